@@ -1,0 +1,3 @@
+from chaos.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,57 @@
+"""The ``chaos`` command. Each subcommand lives beside the code it drives and
+registers itself here through a ``register(subparsers)`` function that sets
+``func`` on its parser; this module only dispatches and turns errors into
+messages and exit codes (never a traceback for bad input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from chaos.errors import ChaosError
+
+# Modules that contribute subcommands, in the order ``chaos --help`` shows them.
+SUBCOMMAND_MODULES = [
+    "chaos.proxy.cli",
+    "chaos.images.cli",
+    "chaos.cluster.cli",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="chaos",
+        description="Chaos testing for distributed TensorFlow training.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # a part not built yet; the others still work
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except ChaosError as exc:
+        print(exc.render(), file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted; everything this run created was torn down", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The system under test: N TF workers behind the proxy, as Docker containers."""

@@ -1,0 +1,212 @@
+"""The event contract between workers, the runner and the checks.
+
+A worker prints one JSON object per line on stdout; anything else it prints is a
+log line. The runner adds its own events (inject, heal, exit, restart, phase).
+Everything is parsed here, at the boundary, into typed values: nothing downstream
+handles raw dicts. This module imports nothing heavy: the worker harness (inside
+the TF image) and the runner (on the host) share it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar
+
+RUNNER = "runner"
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base of every event. ``source`` is ``worker-N`` or ``runner``."""
+
+    kind: ClassVar[str] = "event"
+    t: float
+    source: str
+
+    @property
+    def worker(self) -> int | None:
+        """The worker index for worker events, None for runner events."""
+        if self.source.startswith("worker-"):
+            return int(self.source.split("-", 1)[1])
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"event": self.kind, **asdict(self)}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+
+# --- worker events ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StartEvent(Event):
+    """The worker started: versions and an environment fingerprint."""
+
+    kind: ClassVar[str] = "start"
+    tf_version: str = ""
+    keras_version: str = ""
+    python_version: str = ""
+    # name -> value: package versions, selected env vars, image id, ...
+    fingerprint: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RestoredEvent(Event):
+    """Training resumed from a checkpoint: ``epoch``/``step`` are where it resumes."""
+
+    kind: ClassVar[str] = "restored"
+    epoch: int = 0
+    step: int = 0
+    checkpoint: str = ""
+    weights_digest: str = ""
+
+
+@dataclass(frozen=True)
+class StepEvent(Event):
+    """One training step finished. ``step`` is the global step count (1-based)."""
+
+    kind: ClassVar[str] = "step"
+    epoch: int = 0
+    step: int = 0
+    loss: float = 0.0  # mean over all workers (all-reduced)
+    local_loss: float = 0.0  # this worker's own batch
+    batch_digest: str = ""  # digest of the batch this worker consumed
+
+
+@dataclass(frozen=True)
+class EpochEndEvent(Event):
+    kind: ClassVar[str] = "epoch_end"
+    epoch: int = 0
+    step: int = 0
+    loss: float = 0.0
+
+
+@dataclass(frozen=True)
+class CheckpointEvent(Event):
+    kind: ClassVar[str] = "checkpoint"
+    epoch: int = 0
+    step: int = 0
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class DoneEvent(Event):
+    kind: ClassVar[str] = "done"
+    epoch: int = 0
+    step: int = 0
+    weights_digest: str = ""
+
+
+@dataclass(frozen=True)
+class ErrorEvent(Event):
+    kind: ClassVar[str] = "error"
+    error_class: str = ""  # fully qualified, e.g. tensorflow.python.framework.errors_impl.UnavailableError
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class LogLine(Event):
+    """A non-JSON line a worker printed (stdout or stderr)."""
+
+    kind: ClassVar[str] = "log"
+    text: str = ""
+
+
+# --- runner events ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PhaseEvent(Event):
+    """The runner entered a phase: bring_up, training, fault, recover, teardown."""
+
+    kind: ClassVar[str] = "phase"
+    phase: str = ""
+
+
+@dataclass(frozen=True)
+class InjectEvent(Event):
+    kind: ClassVar[str] = "inject"
+    fault: str = ""  # registered fault name
+    target: str = ""  # e.g. worker-1
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HealEvent(Event):
+    kind: ClassVar[str] = "heal"
+    fault: str = ""
+    target: str = ""
+
+
+@dataclass(frozen=True)
+class ExitEvent(Event):
+    """A worker container exited (``source`` is the worker)."""
+
+    kind: ClassVar[str] = "exit"
+    exit_code: int = 0
+    oom_killed: bool = False
+
+
+@dataclass(frozen=True)
+class RestartEvent(Event):
+    """The runner (re)started a worker container (``source`` is the worker)."""
+
+    kind: ClassVar[str] = "restart"
+    reason: str = ""
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.kind: cls
+    for cls in (
+        StartEvent,
+        RestoredEvent,
+        StepEvent,
+        EpochEndEvent,
+        CheckpointEvent,
+        DoneEvent,
+        ErrorEvent,
+        LogLine,
+        PhaseEvent,
+        InjectEvent,
+        HealEvent,
+        ExitEvent,
+        RestartEvent,
+    )
+}
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """Build a typed event; unknown keys are ignored, unknown kinds raise ValueError."""
+    kind = data.get("event")
+    cls = EVENT_TYPES.get(kind)  # type: ignore[arg-type]
+    if cls is None:
+        raise ValueError(f"unknown event kind {kind!r}; valid: {sorted(EVENT_TYPES)}")
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def parse_line(line: str, source: str, t: float | None = None) -> Event:
+    """Parse one line a worker printed: a JSON event, or else a log line.
+
+    ``source`` and ``t`` are authoritative when the line carries none (log
+    lines); a JSON event carries its own ``t`` stamped by the worker.
+    """
+    stripped = line.strip()
+    now = time.time() if t is None else t
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(stripped)
+        except json.JSONDecodeError:
+            data = None
+        if isinstance(data, dict) and data.get("event") in EVENT_TYPES:
+            data.setdefault("t", now)
+            data["source"] = data.get("source") or source
+            try:
+                return event_from_dict(data)
+            except (TypeError, ValueError):
+                pass
+    return LogLine(t=now, source=source, text=line.rstrip("\n"))
