@@ -1,0 +1,5 @@
+import sys
+
+from chaos.worker.harness import main
+
+sys.exit(main())

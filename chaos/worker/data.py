@@ -1,0 +1,59 @@
+"""Deterministic synthetic data: every batch is a pure function of (seed, step, shard).
+
+That is what makes exact recovery possible: BackupAndRestore restores the model,
+the optimizer and the epoch, but not an input pipeline's position (FINDINGS.md).
+Because batch ``s`` depends on nothing but ``s``, the harness restarts the input
+at the restored global step and the resumed run sees the very batches the
+uninterrupted run saw. NumPy only, so the digests can be recomputed anywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+
+def _true_weights(seed: int, features: int) -> np.ndarray:
+    return np.random.default_rng([seed, 7919]).normal(size=(features, 1)).astype(np.float32)
+
+
+def make_batch(
+    seed: int, step: int, shard: int, local_batch: int, features: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The batch that shard ``shard`` consumes at 0-based global step ``step``."""
+    rng = np.random.default_rng([seed, step, shard])
+    x = rng.normal(size=(local_batch, features)).astype(np.float32)
+    noise = rng.normal(scale=0.1, size=(local_batch, 1)).astype(np.float32)
+    y = np.tanh(x @ _true_weights(seed, features)) + noise
+    return x, y.astype(np.float32)
+
+
+def make_shard(
+    seed: int, shard: int, start_step: int, total_steps: int, local_batch: int, features: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Batches ``start_step .. total_steps-1`` stacked: shape [steps, local_batch, ...]."""
+    steps = range(start_step, total_steps)
+    if not steps:
+        empty = np.zeros((0, local_batch, features), np.float32)
+        return empty, np.zeros((0, local_batch, 1), np.float32)
+    pairs = [make_batch(seed, s, shard, local_batch, features) for s in steps]
+    return np.stack([p[0] for p in pairs]), np.stack([p[1] for p in pairs])
+
+
+def batch_digest(x: np.ndarray, y: np.ndarray) -> str:
+    """Short content digest of one batch, comparable across workers and runs."""
+    h = hashlib.sha256()
+    h.update(np.ascontiguousarray(x).tobytes())
+    h.update(np.ascontiguousarray(y).tobytes())
+    return h.hexdigest()[:16]
+
+
+def weights_digest(arrays: list[np.ndarray]) -> str:
+    """Bit-exact digest of a model's weights (order and dtype included)."""
+    h = hashlib.sha256()
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(str((a.dtype.str, a.shape)).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()[:16]

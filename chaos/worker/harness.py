@@ -1,0 +1,122 @@
+"""Train with MultiWorkerMirroredStrategy from TF_CONFIG and report events.
+
+Order matters: the coordination service (our heartbeat timeout) must be
+configured before the strategy is created, and the backup is peeked *before*
+the input is built, so the input starts at the restored global step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from chaos.events import DoneEvent, ErrorEvent, RestoredEvent, StartEvent
+from chaos.worker import data, tfcompat
+from chaos.worker.callback import latest_backup, make_callback_class, resume_position
+from chaos.worker.emit import Emitter
+from chaos.worker.fingerprint import environment_fingerprint, python_version
+from chaos.worker.model import build_model
+from chaos.worker.settings import WorkerSettings
+
+
+def train(settings: WorkerSettings, emitter: Emitter) -> None:
+    tf, keras = tfcompat.load()
+    emitter.emit(
+        StartEvent,
+        tf_version=tf.__version__,
+        keras_version=getattr(keras, "__version__", ""),
+        python_version=python_version(),
+        fingerprint=environment_fingerprint(),
+    )
+    tf_config = json.loads(os.environ["TF_CONFIG"])
+    num_workers = len(tf_config["cluster"]["worker"])
+    index = int(tf_config["task"]["index"])
+    local_batch = settings.local_batch(num_workers)
+
+    keras.utils.set_random_seed(settings.seed)
+    tf.config.experimental.enable_op_determinism()
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    tfcompat.configure_heartbeat(tf, resolver.cluster_spec(), settings.heartbeat_timeout_s)
+    options = tf.distribute.experimental.CommunicationOptions(
+        timeout_seconds=settings.collective_timeout_s or None
+    )
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(
+        cluster_resolver=resolver, communication_options=options
+    )
+
+    checkpoint = latest_backup(settings.backup_dir)
+    epoch0, step_in_epoch0 = (
+        resume_position(checkpoint, settings.save_freq, settings.steps_per_epoch)
+        if checkpoint
+        else (0, 0)
+    )
+    start_step = epoch0 * settings.steps_per_epoch + step_in_epoch0
+    shard = index if settings.shard_data else 0
+    xs, ys = data.make_shard(
+        settings.seed, shard, start_step, settings.total_steps, local_batch, settings.features
+    )
+
+    def dataset_fn(_input_context):
+        # Each element is one whole local batch; repeat() keeps Keras from
+        # re-creating the iterator each epoch (it would restart the input).
+        return tf.data.Dataset.from_tensor_slices((xs, ys)).repeat()
+
+    dataset = strategy.distribute_datasets_from_function(dataset_fn)
+    with strategy.scope():
+        model = build_model(tf, keras, settings.features, settings.hidden, settings.learning_rate)
+
+    class ReportRestore(keras.callbacks.Callback):
+        # Runs after BackupAndRestore.on_train_begin, so the weights are restored.
+        def on_train_begin(self, logs=None):
+            if checkpoint:
+                emitter.emit(
+                    RestoredEvent,
+                    epoch=epoch0,
+                    step=start_step,
+                    checkpoint=os.path.basename(checkpoint),
+                    weights_digest=data.weights_digest(model.get_weights()),
+                )
+
+    ChaosEvents = make_callback_class(keras)
+    callbacks = [
+        keras.callbacks.BackupAndRestore(settings.backup_dir, save_freq=settings.save_freq),
+        ReportRestore(),
+        ChaosEvents(
+            settings.steps_per_epoch,
+            backup_dir=settings.backup_dir,
+            save_freq=settings.save_freq,
+            batch_digest=lambda step: data.batch_digest(xs[step - start_step], ys[step - start_step]),
+            emitter=emitter,
+        ),
+    ]
+    model.fit(
+        dataset,
+        epochs=settings.epochs,
+        steps_per_epoch=settings.steps_per_epoch,
+        callbacks=callbacks,
+        verbose=0,
+    )
+    emitter.emit(
+        DoneEvent,
+        epoch=settings.epochs - 1,
+        step=settings.total_steps,
+        weights_digest=data.weights_digest(model.get_weights()),
+    )
+
+
+def main() -> int:
+    emitter = Emitter()
+    try:
+        settings = WorkerSettings.from_env(dict(os.environ))
+        train(settings, emitter)
+    except Exception as exc:  # reported as an event; the exit code says it failed
+        cls = type(exc)
+        emitter.emit(
+            ErrorEvent,
+            error_class=f"{cls.__module__}.{cls.__qualname__}",
+            message=str(exc)[:4000],
+        )
+        print(f"worker failed: {cls.__name__}: {exc}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,72 @@
+"""Training settings of one worker, passed from the runner as environment variables.
+
+One dataclass is the single source of truth for both sides: the runner calls
+``to_env()``, the harness inside the container calls ``from_env()``. No
+TensorFlow import here (the runner imports this module on the host).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+
+ENV_VAR = "CHAOS_WORKER_SETTINGS"
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    epochs: int = 5
+    steps_per_epoch: int = 20
+    global_batch: int = 64
+    features: int = 20
+    hidden: int = 32
+    seed: int = 42
+    # "epoch", or an int: back up every N steps (BackupAndRestore save_freq).
+    save_freq: str | int = "epoch"
+    backup_dir: str = "/backup"
+    # Coordination-service heartbeat timeout; TF's default is 10 s.
+    heartbeat_timeout_s: float = 10.0
+    # Per-collective timeout (CommunicationOptions); 0 disables it, as in TF.
+    collective_timeout_s: float = 0.0
+    # False: every worker reads the same shard (the reused-seed fault).
+    shard_data: bool = True
+    learning_rate: float = 0.05
+
+    def __post_init__(self) -> None:
+        for name in ("epochs", "steps_per_epoch", "global_batch", "features", "hidden"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        if self.save_freq != "epoch" and (not isinstance(self.save_freq, int) or self.save_freq < 1):
+            raise ValueError(f"save_freq must be 'epoch' or an int >= 1, got {self.save_freq!r}")
+        if self.heartbeat_timeout_s <= 0 or self.collective_timeout_s < 0:
+            raise ValueError("heartbeat_timeout_s must be > 0 and collective_timeout_s >= 0")
+
+    @property
+    def total_steps(self) -> int:
+        return self.epochs * self.steps_per_epoch
+
+    @property
+    def save_interval_steps(self) -> int:
+        return self.steps_per_epoch if self.save_freq == "epoch" else int(self.save_freq)
+
+    def local_batch(self, num_workers: int) -> int:
+        if self.global_batch % num_workers:
+            raise ValueError(
+                f"global_batch {self.global_batch} is not divisible by {num_workers} workers"
+            )
+        return self.global_batch // num_workers
+
+    def to_env(self) -> dict[str, str]:
+        return {ENV_VAR: json.dumps(asdict(self), sort_keys=True)}
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str]) -> "WorkerSettings":
+        raw = environ.get(ENV_VAR)
+        if not raw:
+            return cls()
+        data = json.loads(raw)
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown worker settings {unknown}; valid: {sorted(known)}")
+        return cls(**data)
