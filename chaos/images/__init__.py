@@ -1,0 +1,33 @@
+"""Offline image builds: base, worker (one per TF version) and proxy images,
+labelled with a hash of their inputs and rebuilt only when those change.
+
+    from chaos.images import ensure_images, worker_image_tag, PROXY_IMAGE
+    tags = ensure_images(tf_versions=("2.20", "2.15"), progress=print)
+    tags["worker:tf2.20"]  # "tfchaos/worker:tf2.20"
+
+See docs/images.md.
+"""
+
+from chaos.images.builder import (
+    DEFAULT_BASE_IMAGE,
+    DEFAULT_TF_VERSIONS,
+    FALLBACK_BASE_TAG,
+    PROXY_IMAGE,
+    ImageState,
+    ensure_images,
+    image_status,
+)
+from chaos.images.versions import TFSpec, parse_tf_version, worker_image_tag
+
+__all__ = [
+    "DEFAULT_BASE_IMAGE",
+    "DEFAULT_TF_VERSIONS",
+    "FALLBACK_BASE_TAG",
+    "PROXY_IMAGE",
+    "ImageState",
+    "TFSpec",
+    "ensure_images",
+    "image_status",
+    "parse_tf_version",
+    "worker_image_tag",
+]

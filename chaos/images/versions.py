@@ -1,0 +1,94 @@
+"""TensorFlow version -> what to install (a "wheel spec") and how to tag it.
+
+* TF 2.12 .. 2.15: ``tensorflow-cpu`` only (Keras 2 is built in) and NO
+  ``TF_USE_LEGACY_KERAS`` (on 2.15 it makes ``tf.keras`` look for tf_keras).
+* TF >= 2.16: ``tensorflow-cpu`` plus ``tf-keras`` of the same minor version,
+  installed with ``--no-deps`` (tf-keras depends on the full ``tensorflow`` wheel,
+  which would be a second 600 MB copy of TF), and ``TF_USE_LEGACY_KERAS=1``.
+
+Versions with a committed lock (``docker/worker/tf<ver>/``) are pinned exactly;
+any other version becomes ``tensorflow-cpu==X.Y.*`` and the downloaded wheelhouse
+is locked on first download.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from chaos.errors import ScenarioError
+
+DOCKER_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "docker")
+WORKER_LOCK_DIR = os.path.join(DOCKER_DIR, "worker")
+
+MIN_MINOR = 12  # first TF with Python 3.11 wheels
+LEGACY_KERAS_FROM = 16  # first TF whose tf.keras is Keras 3
+
+_VERSION_RE = re.compile(r"^(?:tf)?(\d+)\.(\d+)(?:\.(\d+))?$")
+
+
+@dataclass(frozen=True)
+class TFSpec:
+    version: str  # as the user names it: "2.20" or "2.18.1"
+    major: int
+    minor: int
+    patch: int | None
+
+    @property
+    def key(self) -> str:
+        return f"tf{self.version}"
+
+    @property
+    def legacy_keras(self) -> bool:
+        return self.minor >= LEGACY_KERAS_FROM
+
+    @property
+    def lock_dir(self) -> str | None:
+        """The committed lock for this version, if there is one."""
+        path = os.path.join(WORKER_LOCK_DIR, self.key)
+        return path if os.path.isfile(os.path.join(path, "requirements.txt")) else None
+
+    def _pin(self) -> str:
+        return f"=={self.version}" if self.patch is not None else f"=={self.major}.{self.minor}.*"
+
+    def requirements(self) -> list[str]:
+        """Top-level requirements installed with dependencies (unlocked form)."""
+        return [f"tensorflow-cpu{self._pin()}"]
+
+    def nodeps_requirements(self) -> list[str]:
+        """Requirements installed with ``--no-deps``."""
+        return [f"tf-keras{self._pin()}"] if self.legacy_keras else []
+
+    def env(self) -> dict[str, str]:
+        return {"TF_USE_LEGACY_KERAS": "1"} if self.legacy_keras else {}
+
+
+def parse_tf_version(text: str) -> TFSpec:
+    """``"2.20"``, ``"2.18.1"`` or ``"tf2.20"`` -> TFSpec; anything else is an error."""
+    raw = str(text).strip()
+    m = _VERSION_RE.match(raw)
+    if not m:
+        raise ScenarioError(
+            f"bad TensorFlow version {text!r}: expected MAJOR.MINOR or MAJOR.MINOR.PATCH",
+            hint="e.g. --tf 2.20 or --tf 2.18.1",
+        )
+    major, minor = int(m.group(1)), int(m.group(2))
+    patch = int(m.group(3)) if m.group(3) is not None else None
+    if major != 2 or minor < MIN_MINOR:
+        raise ScenarioError(
+            f"TensorFlow {raw.removeprefix('tf')} has no Python 3.11 wheel "
+            f"(the images support 2.{MIN_MINOR} and later)",
+            hint="pick a 2.x version >= 2.12, e.g. --tf 2.15 or --tf 2.20",
+        )
+    version = f"{major}.{minor}" + (f".{patch}" if patch is not None else "")
+    return TFSpec(version, major, minor, patch)
+
+
+def worker_image_tag(tf_version: str) -> str:
+    """``"2.20"`` -> ``"tfchaos/worker:tf2.20"``."""
+    return f"tfchaos/worker:{parse_tf_version(tf_version).key}"
+
+
+def worker_deps_tag(tf_version: str) -> str:
+    return f"tfchaos/worker-deps:{parse_tf_version(tf_version).key}"
