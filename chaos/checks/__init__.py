@@ -1,0 +1,52 @@
+"""Checks: pure functions of the timeline that return a Verdict.
+
+Symptom checks (``expect:``) are in ``SYMPTOM_CHECKS``, recovery checks
+(``recover:``) in ``RECOVERY_CHECKS``; run them with ``run_checks``. Adding a
+check: a ``SymptomCheck`` or ``RecoveryCheck`` subclass decorated with
+``@register_check`` in a module imported below.
+"""
+
+from chaos.checks.base import (
+    RECOVERY_CHECKS,
+    SYMPTOM_CHECKS,
+    Check,
+    RecoveryCheck,
+    SymptomCheck,
+    register_check,
+    run_check,
+    run_checks,
+)
+
+# Import order is registration order, which `chaos list` shows.
+from chaos.checks.symptom_errors import ErrorRaised, ExitCode  # isort: skip
+from chaos.checks.symptom_progress import HangAtBringUp, Slowdown, Stall  # isort: skip
+from chaos.checks.recovery_state import LostWork, RestoredSameCheckpoint, ResumedFrom  # isort: skip
+from chaos.checks.recovery_fidelity import Completed, IdenticalWeights, MatchesUninterrupted  # isort: skip
+from chaos.checks.recovery_timing import NormalSpeed, RecoveredWithin  # isort: skip
+from chaos.checks.verdict import Status, Verdict
+
+__all__ = [
+    "RECOVERY_CHECKS",
+    "SYMPTOM_CHECKS",
+    "Check",
+    "Completed",
+    "ErrorRaised",
+    "ExitCode",
+    "HangAtBringUp",
+    "IdenticalWeights",
+    "LostWork",
+    "MatchesUninterrupted",
+    "NormalSpeed",
+    "RecoveredWithin",
+    "RecoveryCheck",
+    "RestoredSameCheckpoint",
+    "ResumedFrom",
+    "Slowdown",
+    "Stall",
+    "Status",
+    "SymptomCheck",
+    "Verdict",
+    "register_check",
+    "run_check",
+    "run_checks",
+]

@@ -1,0 +1,110 @@
+"""Where training resumed after the restart: which checkpoint, how much was lost."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from chaos.checks.base import RecoveryCheck, register_check
+from chaos.checks.select import first_by_worker, names
+from chaos.checks.verdict import Undecidable, Verdict, failed, passed
+from chaos.events import RestoredEvent, StepEvent
+from chaos.timeline import Timeline
+
+
+def restart_start(timeline: Timeline) -> float:
+    """Start of the last restart round; Undecidable when nothing restarted."""
+    restarts = timeline.last_restart_round()
+    if not restarts:
+        raise Undecidable("no worker was restarted: nothing was restored")
+    return restarts[0].t
+
+
+def restored_after(timeline: Timeline, t0: float) -> dict[int, RestoredEvent]:
+    return first_by_worker([r for r in timeline.restored() if r.t >= t0])
+
+
+def resumed_position(timeline: Timeline, t0: float) -> tuple[int, int, list] | None:
+    """(epoch, step, proof) where training resumed after t0: from the restored
+    events, else from the first step after the restart; None if neither."""
+    restored = restored_after(timeline, t0)
+    if restored:
+        earliest = min(restored.values(), key=lambda r: (r.step, r.epoch))
+        return earliest.epoch, earliest.step, list(restored.values())
+    first = next((s for s in timeline.of(StepEvent) if s.t >= t0), None)
+    if first is None:
+        return None
+    return first.epoch, first.step - 1, [first]
+
+
+@register_check
+class RestoredSameCheckpoint(RecoveryCheck):
+    """After the last restart every worker restored the same checkpoint, epoch and step."""
+
+    name: ClassVar[str] = "restored_same_checkpoint"
+
+    def judge(self, timeline: Timeline) -> Verdict:
+        t0 = restart_start(timeline)
+        restored = restored_after(timeline, t0)
+        missing = [w for w in timeline.workers() if w not in restored]
+        proof = [*timeline.last_restart_round()[:1], *restored.values()]
+        if missing:
+            return failed(f"{names(missing)} emitted no restored event after the restart", proof)
+        points = {(r.checkpoint, r.epoch, r.step) for r in restored.values()}
+        if len(points) > 1:
+            detail = "; ".join(
+                f"worker-{w}: {r.checkpoint or '?'} epoch {r.epoch} step {r.step}" for w, r in sorted(restored.items())
+            )
+            return failed(f"workers restored different checkpoints ({detail})", proof)
+        checkpoint, epoch, step = points.pop()
+        return passed(f"every worker restored {checkpoint or 'the checkpoint'} at epoch {epoch}, step {step}", proof)
+
+
+@register_check
+class ResumedFrom(RecoveryCheck):
+    """Training resumed at or after a given epoch or step, not from 0."""
+
+    name: ClassVar[str] = "resumed_from"
+    epoch: int | None = Field(None, ge=0, description="resume at this epoch or later")
+    step: int | None = Field(None, ge=0, description="resume at this global step or later")
+
+    def judge(self, timeline: Timeline) -> Verdict:
+        t0 = restart_start(timeline)
+        position = resumed_position(timeline, t0)
+        if position is None:
+            return failed("no restored event and no step after the restart: training did not resume")
+        epoch, step, proof = position
+        where = f"epoch {epoch}, step {step}"
+        if step <= 0 and epoch <= 0:
+            return failed(f"training restarted from scratch ({where}): the checkpoint was not used", proof)
+        if self.step is not None and step < self.step:
+            return failed(f"resumed at {where}, before step {self.step}", proof)
+        if self.epoch is not None and epoch < self.epoch:
+            return failed(f"resumed at {where}, before epoch {self.epoch}", proof)
+        return passed(f"resumed at {where}", proof)
+
+
+@register_check
+class LostWork(RecoveryCheck):
+    """Steps lost (last step before the restart minus the step resumed from) are at most one save interval."""
+
+    name: ClassVar[str] = "lost_work"
+    max_steps: int | None = Field(None, ge=0, description="default: the save interval in steps")
+
+    def judge(self, timeline: Timeline) -> Verdict:
+        t0 = restart_start(timeline)
+        before = [s for s in timeline.of(StepEvent) if s.t < t0]
+        if not before:
+            raise Undecidable("no step before the restart: nothing could be lost")
+        last = max(before, key=lambda s: s.step)
+        position = resumed_position(timeline, t0)
+        if position is None:
+            return failed("training did not resume after the restart", [last])
+        _, resumed, proof = position
+        limit = self.max_steps if self.max_steps is not None else timeline.info.save_interval_steps
+        lost = last.step - resumed
+        summary = f"reached step {last.step}, resumed from step {resumed}: {max(lost, 0)} steps lost"
+        if lost <= limit:
+            return passed(f"{summary} (<= {limit})", [last, *proof])
+        return failed(f"{summary} (> {limit})", [last, *proof])

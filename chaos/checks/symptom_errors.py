@@ -1,0 +1,93 @@
+"""Symptoms a worker reports about itself: an error, an exit code."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar, Literal
+
+from pydantic import Field, field_validator
+
+from chaos.checks.base import SymptomCheck, register_check
+from chaos.checks.select import names, short_class
+from chaos.checks.verdict import Verdict, failed, passed
+from chaos.events import ErrorEvent, ExitEvent
+from chaos.timeline import Timeline
+
+
+@register_check
+class ErrorRaised(SymptomCheck):
+    """An error of a class whose message matches a regex, on given workers, soon after the inject."""
+
+    name: ClassVar[str] = "error"
+    class_: str = Field(alias="class", description="exception class: short (UnavailableError) or full name")
+    message: str = Field(".*", description="regular expression searched for in the message")
+    workers: list[int] | None = Field(None, description="each of these must raise it; default: any worker")
+    within_s: float = Field(60.0, gt=0, description="seconds after the fault's inject")
+
+    @field_validator("message")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+    def matches(self, event: ErrorEvent) -> bool:
+        same_class = self.class_ in (event.error_class, short_class(event.error_class))
+        return same_class and re.search(self.message, event.message) is not None
+
+    def judge(self, timeline: Timeline) -> Verdict:
+        window = self.window(timeline)
+        seen = [e for e in timeline.errors() if window.start <= e.t <= window.start + self.within_s]
+        hits = [e for e in seen if self.matches(e)]
+        wanted = f"{self.class_} matching /{self.message}/"
+        if self.workers is None:
+            if hits:
+                first = hits[0]
+                return passed(
+                    f"worker-{first.worker} raised {wanted} {first.t - window.start:.1f} s after the inject",
+                    [window.inject, first],
+                )
+            return failed(
+                f"no {wanted} within {self.within_s:g} s of the inject ({len(seen)} other errors)",
+                [window.inject, *seen[:3]],
+            )
+        missing = [w for w in self.workers if not any(h.worker == w for h in hits)]
+        proof = [window.inject, *[next(h for h in hits if h.worker == w) for w in self.workers if w not in missing]]
+        if missing:
+            return failed(
+                f"{names(missing)} raised no {wanted} within {self.within_s:g} s of the inject",
+                proof + [e for e in seen if e.worker in missing][:3],
+            )
+        return passed(f"{names(self.workers)} raised {wanted} after the inject", proof)
+
+
+@register_check
+class ExitCode(SymptomCheck):
+    """Given workers exited with a given code (or any non-zero), optionally OOM-killed."""
+
+    name: ClassVar[str] = "exit_code"
+    workers: list[int] | None = Field(None, description="each of these must exit so; default: any worker")
+    code: int | Literal["nonzero"] = Field("nonzero", description="the exit code, or nonzero")
+    oom_killed: bool | None = Field(None, description="also require (true) or exclude (false) an OOM kill")
+
+    def matches(self, event: ExitEvent) -> bool:
+        code_ok = event.exit_code != 0 if self.code == "nonzero" else event.exit_code == self.code
+        oom_ok = self.oom_killed is None or event.oom_killed == self.oom_killed
+        return code_ok and oom_ok
+
+    def judge(self, timeline: Timeline) -> Verdict:
+        window = self.window(timeline)
+        exits = [e for e in timeline.exits() if window.contains(e.t)]
+        hits = [e for e in exits if self.matches(e)]
+        wanted = f"exit code {self.code}" + ("" if self.oom_killed is None else f", oom_killed={self.oom_killed}")
+        targets = self.workers
+        if targets is None:
+            if hits:
+                return passed(f"worker-{hits[0].worker} exited with {hits[0].exit_code}", [window.inject, hits[0]])
+            return failed(f"no worker exited with {wanted} in the fault window", [window.inject, *exits[:3]])
+        missing = [w for w in targets if not any(h.worker == w for h in hits)]
+        if missing:
+            return failed(f"{names(missing)} did not exit with {wanted}", [window.inject, *exits[:3]])
+        return passed(f"{names(targets)} exited with {wanted}", [window.inject, *hits[:3]])

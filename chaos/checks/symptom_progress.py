@@ -1,0 +1,126 @@
+"""Symptoms in training progress: a stall, a slowdown, a hang at bring-up."""
+
+from __future__ import annotations
+
+import statistics
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from chaos.checks.base import SymptomCheck, register_check
+from chaos.checks.select import first_by_worker
+from chaos.checks.verdict import Undecidable, Verdict, failed, passed, unknown
+from chaos.events import Event, StartEvent, StepEvent
+from chaos.timeline import FaultWindow, Timeline
+
+
+def longest_gap(steps: list[StepEvent], window: FaultWindow) -> tuple[float, StepEvent | None, StepEvent | None]:
+    """The longest time inside the window with none of these steps, and the
+    steps bounding it (None where the window's edge bounds it)."""
+    inside = [s for s in steps if window.contains(s.t)]
+    bounds: list[tuple[float, StepEvent | None]] = [(window.start, None), *[(s.t, s) for s in inside], (window.end, None)]
+    best = (0.0, None, None)
+    for (t0, s0), (t1, s1) in zip(bounds, bounds[1:]):
+        if t1 - t0 > best[0]:
+            best = (t1 - t0, s0, s1)
+    return best
+
+
+def _proof(window: FaultWindow, *events: Event | None) -> list[Event]:
+    proof: list[Event] = [window.inject, *[e for e in events if e is not None]]
+    if window.heal is not None:
+        proof.append(window.heal)
+    return proof
+
+
+@register_check
+class Stall(SymptomCheck):
+    """No training progress for at least min_s seconds inside the fault window."""
+
+    name: ClassVar[str] = "stall"
+    min_s: float = Field(gt=0, description="seconds without a step event")
+    on: Literal["all", "any"] = Field(
+        "all", description="all: no worker progressed; any: at least one worker did not"
+    )
+
+    def judge(self, timeline: Timeline) -> Verdict:
+        steps = timeline.of(StepEvent)
+        if not steps:
+            raise Undecidable("no step event at all: a stall cannot be told from a run that never trained")
+        window = self.window(timeline)
+        if self.on == "all":
+            gap, before, after = longest_gap(steps, window)
+            who = "any worker"
+        else:
+            gaps = {w: longest_gap(timeline.of(StepEvent, worker=w), window) for w in timeline.workers()}
+            worker, (gap, before, after) = max(gaps.items(), key=lambda item: item[1][0])
+            who = f"worker-{worker}"
+        if gap >= self.min_s:
+            return passed(f"no step from {who} for {gap:.1f} s in the fault window (>= {self.min_s:g} s)", _proof(window, before, after))
+        if window.duration < self.min_s:
+            return unknown(
+                f"the fault window lasted {window.duration:.1f} s, shorter than {self.min_s:g} s", _proof(window)
+            )
+        return failed(
+            f"steps kept coming: the longest gap from {who} in the fault window was {gap:.1f} s < {self.min_s:g} s",
+            _proof(window, before, after),
+        )
+
+
+@register_check
+class Slowdown(SymptomCheck):
+    """Median step time in the fault window is at least factor x the fault-free median before it."""
+
+    name: ClassVar[str] = "slowdown"
+    factor: float = Field(2.0, gt=1, description="required ratio of medians")
+    min_samples: int = Field(3, ge=1, description="step times needed on each side to judge")
+
+    def judge(self, timeline: Timeline) -> Verdict:
+        window = self.window(timeline)
+        durations = timeline.step_durations()
+        before = [d for e, d in durations if e.t < window.start]
+        during = [(e, d) for e, d in durations if e.t - d >= window.start and e.t <= window.end]
+        if len(before) < self.min_samples:
+            raise Undecidable(f"only {len(before)} step times before the fault (need {self.min_samples}) for a baseline")
+        if len(during) < self.min_samples:
+            raise Undecidable(
+                f"only {len(during)} step times inside the fault window (need {self.min_samples})", _proof(window)
+            )
+        base = statistics.median(before)
+        slow = statistics.median(d for _, d in during)
+        ratio = slow / base if base > 0 else float("inf")
+        proof = _proof(window, during[0][0], during[-1][0])
+        summary = f"median step time {slow * 1000:.0f} ms in the window vs {base * 1000:.0f} ms before ({ratio:.1f}x)"
+        if ratio >= self.factor:
+            return passed(f"{summary} >= {self.factor:g}x", proof)
+        return failed(f"{summary} < {self.factor:g}x", proof)
+
+
+@register_check
+class HangAtBringUp(SymptomCheck):
+    """No step at all for at least min_s seconds after the workers started, while the fault was active."""
+
+    name: ClassVar[str] = "hang_at_bring_up"
+    min_s: float = Field(gt=0, description="seconds without any step after every worker started")
+
+    def judge(self, timeline: Timeline) -> Verdict:
+        window = self.window(timeline)
+        starts = first_by_worker([e for e in timeline.of(StartEvent) if e.t >= window.start])
+        if not starts:
+            raise Undecidable("no worker emitted a start event after the inject", _proof(window))
+        started = max(starts.values(), key=lambda e: e.t)  # when the last worker was up
+        first_step = next((s for s in timeline.of(StepEvent) if s.t >= started.t), None)
+        if first_step is not None and first_step.t - started.t < self.min_s:
+            return failed(
+                f"step {first_step.step} came {first_step.t - started.t:.1f} s after the workers started: no hang",
+                _proof(window, started, first_step),
+            )
+        if window.end - started.t < self.min_s:
+            return unknown(
+                f"the fault was active only {window.end - started.t:.1f} s after the workers started (< {self.min_s:g} s)",
+                _proof(window, started),
+            )
+        hung = (first_step.t if first_step else window.end) - started.t
+        return passed(
+            f"no step for {hung:.1f} s after the workers started, with the fault active", _proof(window, started, first_step)
+        )

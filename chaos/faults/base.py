@@ -1,0 +1,75 @@
+"""The Fault base: a frozen value whose fields are its parameters.
+
+The runner drives a fault like this::
+
+    fault.inject(cluster)                       # at its trigger
+    cluster.record(fault.inject_event(time.time()))
+    ...
+    fault.heal(cluster)                         # after ``for`` seconds, and
+    cluster.record(fault.heal_event(time.time()))  # always again in `finally`
+
+``heal`` is idempotent: healing twice, or healing a fault that was never
+injected (or only half injected), does nothing harmful. Faults touch the
+cluster only through ``chaos.cluster.control.ClusterControl``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chaos.cluster.control import ClusterControl
+from chaos.events import RUNNER, HealEvent, InjectEvent
+from chaos.scenario.registry import Registry
+
+
+class Fault(BaseModel):
+    """Base of every fault."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: ClassVar[str] = "fault"
+
+    @property
+    def target(self) -> str:
+        """What the fault acts on, as recorded in inject/heal events."""
+        return "cluster"
+
+    def inject(self, cluster: ClusterControl) -> None:
+        raise NotImplementedError
+
+    def heal(self, cluster: ClusterControl) -> None:
+        """Undo ``inject``; idempotent. Default: nothing to undo."""
+
+    def params(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def inject_event(self, t: float) -> InjectEvent:
+        return InjectEvent(t=t, source=RUNNER, fault=self.name, target=self.target, params=self.params())
+
+    def heal_event(self, t: float) -> HealEvent:
+        return HealEvent(t=t, source=RUNNER, fault=self.name, target=self.target)
+
+
+class WorkerFault(Fault):
+    """A fault aimed at one worker."""
+
+    worker: int = Field(ge=0, le=3, description="worker index; 0 is the chief")
+
+    @property
+    def target(self) -> str:
+        return f"worker-{self.worker}"
+
+
+FAULTS: Registry[Fault] = Registry(
+    "fault",
+    planned={
+        "version_skew": "workers run different TF versions",
+        "device_oom": "a worker's device allocation fails (ResourceExhaustedError)",
+        "host_oom": "a worker's container hits its memory limit (OOM kill, exit 137)",
+        "reused_seed": "every worker reads the same data shard",
+        "cpu_throttle": "a worker's CPU quota is cut",
+    },
+)
+register_fault = FAULTS.register

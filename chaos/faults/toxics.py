@@ -1,0 +1,40 @@
+"""Named toxics on a worker's proxy, added and removed idempotently.
+
+Streams are Toxiproxy's: ``upstream`` is data sent *to* the worker,
+``downstream`` its replies. Toxic names are ``chaos_<fault>_<stream>`` so a heal
+removes exactly what its inject added and nothing a user added by hand.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+try:  # the client's "toxic does not exist" error; absent in unit tests without it
+    from toxiproxy.exceptions import NotFound
+except ImportError:  # pragma: no cover
+    NotFound = LookupError  # type: ignore[misc,assignment]
+
+Stream = Literal["both", "upstream", "downstream"]
+
+
+def streams(stream: Stream) -> list[str]:
+    return ["upstream", "downstream"] if stream == "both" else [stream]
+
+
+def toxic_names(prefix: str, stream: Stream) -> list[str]:
+    return [f"chaos_{prefix}_{s}" for s in streams(stream)]
+
+
+def add_toxics(proxy: Any, prefix: str, toxic_type: str, stream: Stream, attributes: dict[str, Any]) -> None:
+    for s, name in zip(streams(stream), toxic_names(prefix, stream)):
+        proxy.add_toxic(name=name, type=toxic_type, stream=s, toxicity=1.0, attributes=dict(attributes))
+
+
+def remove_toxics(proxy: Any, prefix: str, stream: Stream) -> None:
+    present = set(proxy.toxics())
+    for name in toxic_names(prefix, stream):
+        if name in present:
+            try:
+                proxy.destroy_toxic(name)
+            except NotFound:
+                pass  # already gone: that is what we wanted

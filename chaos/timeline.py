@@ -1,0 +1,252 @@
+"""One ordered history of a run: every worker event and every runner event.
+
+The runner builds it while the run goes (``Timeline(info)`` then ``append`` each
+parsed event, or ``Timeline.from_events``); checks only read it. Besides the
+events it carries the run metadata a check needs and no event holds
+(``RunInfo``): the save interval, the final step, the reference digest of an
+uninterrupted run with the same seed.
+
+Vocabulary of the helpers:
+
+* fault window: the i-th ``inject`` event is the scenario's i-th fault (faults
+  fire in order). Its window runs from the inject to its matching ``heal``
+  (same fault and target), or, for a fault that never heals (a kill), to the
+  first ``restart`` after it, or else to the end of the timeline (open window).
+* recovery start: the later of the last ``heal`` and the start of the last
+  restart round (consecutive ``restart`` events with no ``step`` between them).
+  ``after_recovery()`` is everything from there on.
+
+Serializable to and from JSON for the report (``to_dict`` / ``from_dict``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import statistics
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable, TypeVar
+
+from chaos.events import (
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    ExitEvent,
+    HealEvent,
+    InjectEvent,
+    RestartEvent,
+    RestoredEvent,
+    StartEvent,
+    StepEvent,
+    event_from_dict,
+)
+
+E = TypeVar("E", bound=Event)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """Run metadata the checks need that no event carries."""
+
+    num_workers: int
+    steps_per_epoch: int
+    epochs: int
+    save_interval_steps: int
+    # Final weights digest of an uninterrupted run with the same seed; None when
+    # the runner did not compute one.
+    reference_digest: str | None = None
+    # Final global loss of that run (for matches_uninterrupted's tolerance).
+    reference_final_loss: float | None = None
+
+    @property
+    def final_step(self) -> int:
+        return self.epochs * self.steps_per_epoch
+
+
+@dataclass(frozen=True)
+class FaultWindow:
+    """Where one fault was active: ``start`` at its inject, ``end`` at its heal,
+    at the first restart after it, or at the end of the timeline (``open``)."""
+
+    index: int
+    inject: InjectEvent
+    heal: HealEvent | None
+    start: float
+    end: float
+    open: bool
+
+    @property
+    def fault(self) -> str:
+        return self.inject.fault
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+    def contains(self, t: float) -> bool:
+        return self.start <= t <= self.end
+
+
+@dataclass
+class Timeline:
+    info: RunInfo
+    events: list[Event] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Stable sort: events with equal times keep their arrival order.
+        self.events = sorted(self.events, key=lambda e: e.t)
+
+    @classmethod
+    def from_events(cls, info: RunInfo, events: Iterable[Event]) -> Timeline:
+        return cls(info=info, events=list(events))
+
+    def append(self, event: Event) -> None:
+        """Insert in time order (after any event with the same time)."""
+        index = bisect.bisect_right([e.t for e in self.events], event.t)
+        self.events.insert(index, event)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def __iter__(self):
+        return iter(self.events)
+
+    # --- selection ------------------------------------------------------
+
+    def of(self, kind: type[E], worker: int | None = None) -> list[E]:
+        """Events of one type, optionally from one worker."""
+        return [
+            e
+            for e in self.events
+            if isinstance(e, kind) and (worker is None or e.worker == worker)
+        ]
+
+    def between(self, start: float, end: float = float("inf")) -> Timeline:
+        """A timeline of the events with ``start <= t <= end`` (same info)."""
+        return Timeline(self.info, [e for e in self.events if start <= e.t <= end])
+
+    def workers(self) -> list[int]:
+        """Every worker index of the cluster (from the run info)."""
+        return list(range(self.info.num_workers))
+
+    @property
+    def start(self) -> float | None:
+        return self.events[0].t if self.events else None
+
+    @property
+    def end(self) -> float | None:
+        return self.events[-1].t if self.events else None
+
+    # --- faults and recovery --------------------------------------------
+
+    def fault_windows(self) -> list[FaultWindow]:
+        windows: list[FaultWindow] = []
+        used_heals: set[int] = set()
+        end_of_timeline = self.end or 0.0
+        for index, inject in enumerate(self.of(InjectEvent)):
+            heal = None
+            for position, event in enumerate(self.events):
+                if (
+                    isinstance(event, HealEvent)
+                    and position not in used_heals
+                    and event.t >= inject.t
+                    and event.fault == inject.fault
+                    and event.target == inject.target
+                ):
+                    heal = event
+                    used_heals.add(position)
+                    break
+            if heal is not None:
+                end, is_open = heal.t, False
+            else:
+                restart = next((r for r in self.of(RestartEvent) if r.t >= inject.t), None)
+                end, is_open = (restart.t, False) if restart else (end_of_timeline, True)
+            windows.append(FaultWindow(index, inject, heal, inject.t, max(end, inject.t), is_open))
+        return windows
+
+    def fault_window(self, index: int) -> FaultWindow | None:
+        windows = self.fault_windows()
+        return windows[index] if 0 <= index < len(windows) else None
+
+    def before_first_fault(self) -> Timeline:
+        injects = self.of(InjectEvent)
+        if not injects:
+            return Timeline(self.info, list(self.events))
+        return Timeline(self.info, [e for e in self.events if e.t < injects[0].t])
+
+    def last_restart_round(self) -> list[RestartEvent]:
+        """The last group of restart events with no step event between them."""
+        group: list[RestartEvent] = []
+        for event in reversed(self.events):
+            if isinstance(event, RestartEvent):
+                group.append(event)
+            elif isinstance(event, StepEvent) and group:
+                break
+        return list(reversed(group))
+
+    def recovery_start(self) -> float | None:
+        """The later of the last heal and the start of the last restart round;
+        None when nothing healed and nothing restarted."""
+        candidates = [h.t for h in self.of(HealEvent)[-1:]]
+        restarts = self.last_restart_round()
+        if restarts:
+            candidates.append(restarts[0].t)
+        return max(candidates) if candidates else None
+
+    def after_recovery(self) -> Timeline:
+        start = self.recovery_start()
+        if start is None:
+            return Timeline(self.info, [])
+        return self.between(start)
+
+    # --- training progress ----------------------------------------------
+
+    def step_durations(self, worker: int | None = None) -> list[tuple[StepEvent, float]]:
+        """(step event, seconds since that worker's previous step) for every
+        step that directly follows the previous one (step N+1 after step N)
+        with no restart of that worker in between."""
+        out: list[tuple[StepEvent, float]] = []
+        workers = [worker] if worker is not None else self.workers()
+        for w in workers:
+            previous: StepEvent | None = None
+            for event in self.events:
+                if event.worker != w:
+                    continue
+                if isinstance(event, (RestartEvent, StartEvent)):
+                    previous = None
+                elif isinstance(event, StepEvent):
+                    if previous is not None and event.step == previous.step + 1:
+                        out.append((event, event.t - previous.t))
+                    previous = event
+        return sorted(out, key=lambda pair: pair[0].t)
+
+    def median_step_time(self, worker: int | None = None) -> float | None:
+        durations = [d for _, d in self.step_durations(worker)]
+        return statistics.median(durations) if durations else None
+
+    def last_step(self) -> StepEvent | None:
+        steps = self.of(StepEvent)
+        return max(steps, key=lambda e: (e.step, e.t)) if steps else None
+
+    def errors(self) -> list[ErrorEvent]:
+        return self.of(ErrorEvent)
+
+    def exits(self) -> list[ExitEvent]:
+        return self.of(ExitEvent)
+
+    def restored(self) -> list[RestoredEvent]:
+        return self.of(RestoredEvent)
+
+    def done(self) -> list[DoneEvent]:
+        return self.of(DoneEvent)
+
+    # --- serialization ----------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"info": asdict(self.info), "events": [e.to_dict() for e in self.events]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Timeline:
+        return cls(
+            info=RunInfo(**data["info"]),
+            events=[event_from_dict(e) for e in data.get("events", [])],
+        )
