@@ -1,0 +1,69 @@
+"""``chaos baseline`` (one fault-free run) and ``chaos clean`` (remove what a
+crashed run left, by label)."""
+
+from __future__ import annotations
+
+import time
+
+from chaos import LABEL_RUN
+from chaos.cluster import docker_api
+from chaos.cluster.docker_cluster import ClusterSpec
+from chaos.cluster.eventlog import EventLog
+from chaos.cluster.progress import ProgressPrinter
+from chaos.cluster.topology import MAX_WORKERS
+from chaos.errors import ScenarioError
+from chaos.worker.settings import WorkerSettings
+
+
+def cmd_clean(args) -> int:
+    client = docker_api.connect()
+    labels = {LABEL_RUN: args.run} if args.run else {}
+    counts = docker_api.remove_labelled(client, labels)
+    print(
+        f"removed {counts['containers']} containers, {counts['networks']} networks, "
+        f"{counts['volumes']} volumes labelled by tfchaos" + (f" (run {args.run})" if args.run else "")
+    )
+    return 0
+
+
+def cmd_baseline(args) -> int:
+    from chaos.cluster.training import run_training
+    from chaos.images import PROXY_IMAGE, ensure_images, worker_image_tag
+
+    if not 1 <= args.workers <= MAX_WORKERS:
+        raise ScenarioError(
+            f"--workers {args.workers} is out of range; valid: 1..{MAX_WORKERS}",
+            hint="this machine runs up to 4 TF workers comfortably",
+        )
+    show = ProgressPrinter()
+    show.phase("images")
+    ensure_images((args.tf,), progress=show.line)
+    spec = ClusterSpec(
+        images=tuple(worker_image_tag(args.tf) for _ in range(args.workers)),
+        proxy_image=PROXY_IMAGE,
+        settings=WorkerSettings(epochs=args.epochs, seed=args.seed),
+    )
+    events = EventLog()
+    events.subscribe(show.event)
+    show.phase(f"baseline: {args.workers} workers, TF {args.tf}, {args.epochs} epochs")
+    result = run_training(spec, events=events)
+    for worker, digest in sorted(result.digests.items()):
+        print(f"  {worker}: final weights digest {digest}")
+    print(
+        f"bring-up {result.bring_up_s:.1f}s, training {result.training_s:.1f}s, total {result.total_s:.1f}s; "
+        + ("identical weights on every worker" if result.identical else "WEIGHTS DIFFER between workers")
+    )
+    return 0 if result.identical else 1
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("clean", help="remove every container, network and volume a run left")
+    p.add_argument("--run", metavar="ID", help="only this run's objects (default: all of tfchaos)")
+    p.set_defaults(func=cmd_clean)
+
+    b = subparsers.add_parser("baseline", help="one fault-free training run; prints digests and timings")
+    b.add_argument("--workers", type=int, default=2)
+    b.add_argument("--tf", default="2.20", metavar="VERSION")
+    b.add_argument("--epochs", type=int, default=WorkerSettings.epochs)
+    b.add_argument("--seed", type=int, default=WorkerSettings.seed)
+    b.set_defaults(func=cmd_baseline)

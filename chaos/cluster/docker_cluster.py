@@ -1,0 +1,235 @@
+"""The real cluster: TF worker containers behind the proxy, on a private network.
+
+Everything created carries the project label and this run's id, and is torn
+down in ``__exit__`` (also on failure and Ctrl-C); ``chaos clean`` removes what
+a crashed run left. A restarted worker is a *new* container (generation g+1)
+with the same config and network alias, the way an orchestrator replaces a pod;
+its predecessor's exit is recorded first.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+
+from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT
+from chaos.cluster import docker_api
+from chaos.cluster.eventlog import EventLog
+from chaos.cluster.logs import LogFollower
+from chaos.cluster.proxy_client import ProxyClient
+from chaos.cluster.topology import PROXY_ALIAS, PROXY_API_PORT, Topology
+from chaos.cluster.waits import container_report, wait_until
+from chaos.errors import InfrastructureError
+from chaos.events import Event, ExitEvent, RestartEvent
+from chaos.worker.emit import WORKER_INDEX_ENV
+from chaos.worker.settings import WorkerSettings
+
+BACKUP_MOUNT = "/backup"
+STOP_GRACE_S = 3  # a worker hung in TF ignores SIGTERM (FINDINGS.md): then SIGKILL
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """What to bring up. ``images`` has one image tag per worker."""
+
+    images: tuple[str, ...]
+    proxy_image: str
+    settings: WorkerSettings = field(default_factory=WorkerSettings)
+    # Per worker index: extra environment variables and container limits.
+    env: dict[int, dict[str, str]] = field(default_factory=dict)
+    resources: dict[int, dict[str, Any]] = field(default_factory=dict)
+    bring_up_timeout_s: float = 60.0
+
+    @property
+    def num_workers(self) -> int:
+        return len(self.images)
+
+
+@dataclass
+class _Worker:
+    index: int
+    generation: int
+    container: Any
+    follower: LogFollower
+    watcher: threading.Thread
+
+
+class DockerCluster:
+    """Context manager: ``with DockerCluster(spec) as cluster: cluster.start_workers()``."""
+
+    def __init__(self, spec: ClusterSpec, *, events: EventLog | None = None, client=None) -> None:
+        self.spec = spec
+        self.topology = Topology(spec.num_workers)
+        self.num_workers = spec.num_workers
+        self.run_id = uuid.uuid4().hex[:8]
+        self.prefix = f"{PROJECT}-{self.run_id}"
+        self.events = events or EventLog()
+        self.client = client or docker_api.connect()
+        self.labels = {LABEL_PROJECT: PROJECT, LABEL_RUN: self.run_id}
+        self.network = None
+        self.volume = None
+        self.proxy_container = None
+        self.proxies: ProxyClient | None = None
+        self.workers: dict[int, _Worker] = {}
+        self._lock = threading.Lock()
+
+    # --- lifecycle -------------------------------------------------------
+
+    def __enter__(self) -> "DockerCluster":
+        try:
+            self.start_infrastructure()
+        except BaseException:
+            self.teardown()
+            raise
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.teardown()
+
+    def start_infrastructure(self) -> None:
+        """Network, shared backup volume, the proxy and one route per worker."""
+        for image in {*self.spec.images, self.spec.proxy_image}:
+            docker_api.require_image(self.client, image)
+        self.network = self.client.networks.create(
+            self.prefix, driver="bridge", labels=self.labels, check_duplicate=True
+        )
+        self.volume = self.client.volumes.create(f"{self.prefix}-backup", labels=self.labels)
+        self.proxy_container = docker_api.create_container(
+            self.client,
+            self.spec.proxy_image,
+            name=f"{self.prefix}-proxy",
+            labels={**self.labels, "io.tfchaos.role": "proxy"},
+            network=self.network.name,
+            aliases=[PROXY_ALIAS],
+            ports={PROXY_API_PORT: ("127.0.0.1", None)},
+        )
+        self.proxy_container.start()
+        port = docker_api.host_port(self.proxy_container, PROXY_API_PORT)
+        api = f"http://127.0.0.1:{port}"
+        wait_until(
+            lambda: requests.get(f"{api}/version", timeout=1).ok,
+            timeout=20,
+            what=f"the proxy API at {api}",
+            containers=[self.proxy_container],
+            hint="check the proxy image with `chaos images status`; its log is above",
+        )
+        self.proxies = ProxyClient("127.0.0.1", port)
+        self.proxies.populate(self.topology.routes())
+
+    def start_workers(self, indices: list[int] | None = None) -> None:
+        for i in range(self.num_workers) if indices is None else indices:
+            self._start_worker(i, generation=0)
+
+    def wait_started(self, timeout: float | None = None) -> None:
+        """Wait until every worker printed its ``start`` event (TF imported)."""
+        started = lambda evs: {e.source for e in evs if e.kind == "start"} >= {
+            self.worker_name(i) for i in range(self.num_workers)
+        }
+        if not self.events.wait_for(started, timeout or self.spec.bring_up_timeout_s):
+            raise InfrastructureError(
+                "workers did not start in time\n"
+                + "\n".join(container_report(w.container) for w in self.workers.values()),
+                hint="a worker that exits at once usually means a broken image: "
+                "run `chaos images build` and check the log above",
+            )
+
+    def teardown(self) -> None:
+        """Remove everything labelled with this run. Safe to call twice."""
+        docker_api.remove_labelled(self.client, {LABEL_RUN: self.run_id})
+        for w in self.workers.values():
+            w.follower.join(timeout=2)
+            w.watcher.join(timeout=2)
+
+    # --- ClusterControl --------------------------------------------------
+
+    def worker_name(self, index: int) -> str:
+        return self.topology.worker_name(index)
+
+    def container(self, index: int):
+        return self.workers[index].container
+
+    def signal(self, index: int, signal: str) -> None:
+        docker_api.ignore_gone(self.container(index).kill, signal=signal)
+
+    def pause(self, index: int) -> None:
+        self.container(index).pause()
+
+    def unpause(self, index: int) -> None:
+        docker_api.unpause_if_paused(self.container(index))
+
+    def disconnect(self, index: int) -> None:
+        self.network.disconnect(self.container(index), force=True)
+
+    def reconnect(self, index: int) -> None:
+        container = self.container(index)
+        container.reload()
+        if self.network.name not in container.attrs["NetworkSettings"]["Networks"]:
+            self.network.connect(container, aliases=[self.worker_name(index)])
+
+    def proxy(self, index: int):
+        return self.proxies.proxy(self.worker_name(index))
+
+    def update_resources(self, index: int, **limits: Any) -> None:
+        self.container(index).update(**limits)
+
+    def restart(self, indices: list[int], reason: str) -> None:
+        for i in indices:
+            old = self.workers[i]
+            docker_api.stop(old.container, grace_s=STOP_GRACE_S)
+            old.watcher.join(timeout=10)
+            old.follower.join(timeout=5)
+            docker_api.ignore_gone(old.container.remove, force=True)
+        for i in indices:
+            self._start_worker(i, generation=self.workers[i].generation + 1)
+            self.record(RestartEvent(t=time.time(), source=self.worker_name(i), reason=reason))
+
+    def record(self, event: Event) -> None:
+        self.events.append(event)
+
+    # --- internals -------------------------------------------------------
+
+    def _start_worker(self, index: int, generation: int) -> None:
+        name = self.worker_name(index)
+        env = {
+            "TF_CONFIG": self.topology.tf_config(index),
+            WORKER_INDEX_ENV: str(index),
+            **self.spec.settings.to_env(),
+            **self.spec.env.get(index, {}),
+        }
+        container = docker_api.create_container(
+            self.client,
+            self.spec.images[index],
+            name=f"{self.prefix}-{name}-g{generation}",
+            labels={**self.labels, "io.tfchaos.role": "worker", "io.tfchaos.worker": str(index)},
+            network=self.network.name,
+            aliases=[name],
+            environment=env,
+            volumes={self.volume.name: BACKUP_MOUNT},
+            resources=self.spec.resources.get(index, {}),
+        )
+        follower = LogFollower(container, name, self.events)
+        watcher = threading.Thread(
+            target=self._watch_exit, args=(container, name), name=f"exit-{name}", daemon=True
+        )
+        container.start()
+        follower.start()
+        watcher.start()
+        self.workers[index] = _Worker(index, generation, container, follower, watcher)
+
+    def _watch_exit(self, container, source: str) -> None:
+        try:
+            result = container.wait()
+            container.reload()
+            oom = bool(container.attrs["State"].get("OOMKilled"))
+        except Exception:  # removed during teardown
+            return
+        self.events.append(
+            ExitEvent(
+                t=time.time(), source=source, exit_code=int(result.get("StatusCode", -1)), oom_killed=oom
+            )
+        )

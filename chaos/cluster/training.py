@@ -1,0 +1,71 @@
+"""Run one fault-free training on a fresh cluster: the baseline job, and the
+reference (uninterrupted) digest that recovery checks compare against."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from chaos.cluster.docker_cluster import ClusterSpec, DockerCluster
+from chaos.cluster.eventlog import EventLog
+from chaos.errors import InfrastructureError
+from chaos.events import DoneEvent, Event, ExitEvent, StepEvent
+
+
+@dataclass(frozen=True)
+class TrainingResult:
+    digests: dict[str, str]  # worker -> final weights digest
+    bring_up_s: float  # cluster creation until the first training step
+    training_s: float  # first step until every worker is done
+    total_s: float
+    events: list[Event]
+
+    @property
+    def identical(self) -> bool:
+        return len(set(self.digests.values())) == 1 and bool(self.digests)
+
+
+def finished(num_workers: int):
+    """Predicate: every worker is done, or some worker exited."""
+
+    def check(events: list[Event]) -> bool:
+        done = {e.source for e in events if isinstance(e, DoneEvent)}
+        exited = [e for e in events if isinstance(e, ExitEvent)]
+        return len(done) == num_workers and len(exited) >= num_workers or any(
+            e.exit_code != 0 for e in exited
+        )
+
+    return check
+
+
+def run_training(spec: ClusterSpec, *, events: EventLog | None = None, timeout_s: float = 300) -> TrainingResult:
+    events = events or EventLog()
+    t0 = time.time()
+    with DockerCluster(spec, events=events) as cluster:
+        cluster.start_workers()
+        if not events.wait_for(finished(spec.num_workers), timeout_s):
+            raise InfrastructureError(
+                f"training did not finish within {timeout_s:g}s",
+                hint="a hang with no error usually means a worker cannot reach a peer; "
+                "check the proxy and the worker logs",
+            )
+        history = events.snapshot()
+    end = time.time()
+    failures = [e for e in history if isinstance(e, ExitEvent) and e.exit_code != 0]
+    if failures:
+        errors = [e for e in history if e.kind == "error"]
+        detail = "; ".join(f"{e.source}: {e.error_class}: {e.message[:200]}" for e in errors[:2])
+        raise InfrastructureError(
+            f"a fault-free training run failed ({failures[0].source} exited {failures[0].exit_code}) {detail}",
+            hint="check the worker image with `chaos images status`",
+        )
+    steps = [e.t for e in history if isinstance(e, StepEvent)]
+    done = [e for e in history if isinstance(e, DoneEvent)]
+    first_step = min(steps) if steps else end
+    return TrainingResult(
+        digests={e.source: e.weights_digest for e in done},
+        bring_up_s=first_step - t0,
+        training_s=max(e.t for e in done) - first_step if done else 0.0,
+        total_s=end - t0,
+        events=history,
+    )
