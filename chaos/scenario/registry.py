@@ -9,8 +9,9 @@ default and description live in one place: the field.
 from __future__ import annotations
 
 import difflib
+import types
 from dataclasses import dataclass
-from typing import Generic, Iterator, TypeVar
+from typing import Generic, Iterator, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -45,9 +46,17 @@ class ParamInfo:
 
 
 def _type_name(annotation: object) -> str:
-    text = getattr(annotation, "__name__", None) if isinstance(annotation, type) else None
-    text = text or str(annotation)
-    return text.replace("typing.", "").replace("NoneType", "None")
+    """A short, YAML-minded spelling: ``'a' | 'b'``, ``list[int] | None``."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        return " | ".join(repr(a) for a in args)
+    if origin in (Union, types.UnionType):
+        return " | ".join(_type_name(a) for a in args)
+    if origin is not None and args:
+        return f"{getattr(origin, '__name__', origin)}[{', '.join(_type_name(a) for a in args)}]"
+    if annotation is type(None):
+        return "None"
+    return getattr(annotation, "__name__", str(annotation))
 
 
 def params_of(cls: type[BaseModel]) -> list[ParamInfo]:

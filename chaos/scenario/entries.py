@@ -1,0 +1,134 @@
+"""The YAML shape of a fault step and a check: one key that names it.
+
+In YAML a fault step is ``{kill_worker: {worker: 1}, at: {epoch: 2}, for: 5}``
+and a check is ``{error: {class: UnavailableError}}``. Pydantic parses them
+through a tagged union of one small model per registered name (built here
+from the registries), so errors point at the exact field and the JSON Schema
+lists every fault and check. After parsing, the union yields plain values:
+``FaultStep`` for a fault step, the ``Check`` itself for a check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Optional, Union
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PlainSerializer,
+    Tag,
+    create_model,
+    model_validator,
+)
+
+from chaos.checks.base import Check
+from chaos.faults.base import Fault
+from chaos.scenario.registry import Registry
+from chaos.scenario.triggers import AnyTrigger, Trigger
+
+STEP_KEYS = ("at", "for")
+
+
+@dataclass(frozen=True)
+class FaultStep:
+    """One fault with its trigger; healed ``for_s`` seconds after it fired
+    (None: the runner heals it only at teardown; a kill needs no heal)."""
+
+    fault: Fault
+    at: Trigger
+    for_s: float | None = None
+
+    @property
+    def name(self) -> str:
+        return self.fault.name
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {self.fault.name: self.fault.params(), "at": self.at.model_dump(mode="json")}
+        if self.for_s is not None:
+            data["for"] = self.for_s
+        return data
+
+
+class _FaultEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    tag: ClassVar[str] = ""
+
+    at: AnyTrigger = Field(description="bring_up, {step: N}, {epoch: N} or {seconds: S}")
+    for_: Optional[float] = Field(None, alias="for", gt=0, description="heal this many seconds after it fired")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_step(cls, value: Any) -> Any:
+        if isinstance(value, FaultStep):
+            return {value.name: value.fault, "at": value.at, "for": value.for_s}
+        return value
+
+    def step(self) -> FaultStep:
+        return FaultStep(getattr(self, self.tag), self.at, self.for_)
+
+
+class _CheckEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    tag: ClassVar[str] = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_check(cls, value: Any) -> Any:
+        return {value.name: value} if isinstance(value, Check) else value
+
+    def check(self) -> Check:
+        return getattr(self, self.tag)
+
+
+def _none_to_empty(value: Any) -> Any:
+    return {} if value is None else value  # `completed:` with nothing after it
+
+
+def _discriminator(registry: Registry, reserved: tuple[str, ...]):
+    def tag(value: Any) -> str | None:
+        if isinstance(value, FaultStep):
+            return value.name
+        if isinstance(value, (Fault, Check)):
+            return value.name
+        if isinstance(value, dict):
+            keys = [str(k) for k in value if k not in reserved]
+            known = [k for k in keys if k in registry]
+            return (known or keys or [None])[0]
+        return None
+
+    return tag
+
+
+def _union(registry: Registry, base: type[BaseModel], reserved: tuple[str, ...], suffix: str) -> Any:
+    members = []
+    for name, cls in registry.items():
+        annotation = Annotated[Optional[cls], BeforeValidator(_none_to_empty)] if base is _CheckEntry else cls
+        model = create_model(f"{cls.__name__}{suffix}", __base__=base, **{name: (annotation, ...)})
+        model.tag = name
+        members.append(Annotated[model, Tag(name)])
+    return Union[tuple(members)], Discriminator(_discriminator(registry, reserved))
+
+
+def fault_step_type(registry: Registry) -> Any:
+    union, discriminator = _union(registry, _FaultEntry, STEP_KEYS, "Step")
+    return Annotated[
+        union,
+        discriminator,
+        AfterValidator(lambda entry: entry.step()),
+        PlainSerializer(lambda step: step.to_dict()),
+    ]
+
+
+def check_type(registry: Registry) -> Any:
+    union, discriminator = _union(registry, _CheckEntry, (), "Entry")
+    return Annotated[
+        union,
+        discriminator,
+        AfterValidator(lambda entry: entry.check()),
+        PlainSerializer(lambda check: {check.name: check.params()}),
+    ]
