@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 
 from chaos.errors import ChaosError
@@ -43,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    # SIGTERM (CI cancelling a job) tears down like Ctrl-C does.
+    signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         return int(args.func(args) or 0)
     except ChaosError as exc:
@@ -51,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; everything this run created was torn down", file=sys.stderr)
         return 130
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

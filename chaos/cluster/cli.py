@@ -56,6 +56,20 @@ def cmd_baseline(args) -> int:
     return 0 if result.identical else 1
 
 
+def cmd_compose(args) -> int:
+    from pathlib import Path
+
+    from chaos.cluster import compose
+
+    if args.write:
+        root = Path(__file__).resolve().parents[2]
+        for path in compose.write(root):
+            print(f"wrote {path.relative_to(root)}")
+    else:
+        print(compose.render_compose(), end="")
+    return 0
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("clean", help="remove every container, network and volume a run left")
     p.add_argument("--run", metavar="ID", help="only this run's objects (default: all of tfchaos)")
@@ -67,3 +81,7 @@ def register(subparsers) -> None:
     b.add_argument("--epochs", type=int, default=WorkerSettings.epochs)
     b.add_argument("--seed", type=int, default=WorkerSettings.seed)
     b.set_defaults(func=cmd_baseline)
+
+    c = subparsers.add_parser("compose", help="print (or --write) docker-compose.yml from the topology")
+    c.add_argument("--write", action="store_true", help="write docker-compose.yml and docker/compose/proxies.json")
+    c.set_defaults(func=cmd_compose)

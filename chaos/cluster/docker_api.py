@@ -9,7 +9,7 @@ from typing import Any
 import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
-from chaos import LABEL_PROJECT, PROJECT
+from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT
 from chaos.errors import InfrastructureError
 
 
@@ -115,6 +115,23 @@ def stop(container, grace_s: float) -> None:
     """SIGTERM, then SIGKILL after ``grace_s`` (a paused container is thawed first)."""
     unpause_if_paused(container)
     ignore_gone(container.stop, timeout=int(grace_s))
+
+
+def list_labelled(client, labels: dict[str, str] | None = None, *, any_run: bool = False) -> list[str]:
+    """Names of the containers, networks and volumes carrying ``labels``.
+
+    ``any_run`` narrows to objects that belong to some run (image builds
+    label their temporary containers with the project label only).
+    """
+    wanted = [f"{k}={v}" for k, v in {LABEL_PROJECT: PROJECT, **(labels or {})}.items()]
+    if any_run:
+        wanted.append(LABEL_RUN)
+    filters = {"label": wanted}
+    return (
+        [f"container {c.name}" for c in client.containers.list(all=True, filters=filters)]
+        + [f"network {n.name}" for n in client.networks.list(filters=filters)]
+        + [f"volume {v.name}" for v in client.volumes.list(filters=filters)]
+    )
 
 
 def remove_labelled(client, labels: dict[str, str]) -> dict[str, int]:
