@@ -39,7 +39,7 @@ class Stall(SymptomCheck):
 
     name: ClassVar[str] = "stall"
     min_s: float = Field(gt=0, description="seconds without a step event")
-    on: Literal["all", "any"] = Field(
+    scope: Literal["all", "any"] = Field(
         "all", description="all: no worker progressed; any: at least one worker did not"
     )
 
@@ -48,7 +48,7 @@ class Stall(SymptomCheck):
         if not steps:
             raise Undecidable("no step event at all: a stall cannot be told from a run that never trained")
         window = self.window(timeline)
-        if self.on == "all":
+        if self.scope == "all":
             gap, before, after = longest_gap(steps, window)
             who = "any worker"
         else:

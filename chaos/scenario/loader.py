@@ -8,6 +8,7 @@ Python object. Duplicate keys are errors (YAML would silently keep the last).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,18 @@ SCENARIO_SUFFIXES = (".yaml", ".yml")
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that rejects a key given twice in one mapping."""
+    """SafeLoader that rejects a key given twice in one mapping, and reads only
+    true/false as booleans (YAML 1.2): YAML 1.1 turns on/off/yes/no into
+    booleans, so `on: all` would silently become `True: all`."""
+
+
+_UniqueKeyLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_UniqueKeyLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
 
 
 def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
