@@ -124,6 +124,18 @@ class Timeline:
         """A timeline of the events with ``start <= t <= end`` (same info)."""
         return Timeline(self.info, [e for e in self.events if start <= e.t <= end])
 
+    def before(self, event: Event) -> Timeline:
+        """The events ahead of this one in the history (by position, so events
+        with the same time stay on the side they arrived on)."""
+        return Timeline(self.info, self.events[: self._position(event)])
+
+    def after(self, event: Event) -> Timeline:
+        """This event and everything after it in the history."""
+        return Timeline(self.info, self.events[self._position(event) :])
+
+    def _position(self, event: Event) -> int:
+        return next(i for i, e in enumerate(self.events) if e is event)
+
     def workers(self) -> list[int]:
         """Every worker index of the cluster (from the run info)."""
         return list(range(self.info.num_workers))

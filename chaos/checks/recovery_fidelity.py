@@ -7,7 +7,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from chaos.checks.base import RecoveryCheck, register_check
-from chaos.checks.recovery_state import restored_after
+from chaos.checks.recovery_state import restored_in
 from chaos.checks.select import last_by_worker, names, short_digest
 from chaos.checks.verdict import Undecidable, Verdict, failed, passed
 from chaos.events import DoneEvent, StepEvent
@@ -59,7 +59,7 @@ class IdenticalWeights(RecoveryCheck):
         rounds = timeline.last_restart_round()
         where = "at the end (nothing restarted, so no restore to compare)"
         if rounds:
-            restored = restored_after(timeline, rounds[0].t)
+            restored = restored_in(timeline.after(rounds[0]))
             absent = [w for w in timeline.workers() if w not in restored]
             if absent:
                 return failed(f"{names(absent)} emitted no restored event after the restart", proof)

@@ -13,26 +13,26 @@ from chaos.events import RestoredEvent, StepEvent
 from chaos.timeline import Timeline
 
 
-def restart_start(timeline: Timeline) -> float:
-    """Start of the last restart round; Undecidable when nothing restarted."""
+def restart_split(timeline: Timeline) -> tuple[Timeline, Timeline]:
+    """(before, after) the last restart round; Undecidable when nothing restarted."""
     restarts = timeline.last_restart_round()
     if not restarts:
         raise Undecidable("no worker was restarted: nothing was restored")
-    return restarts[0].t
+    return timeline.before(restarts[0]), timeline.after(restarts[0])
 
 
-def restored_after(timeline: Timeline, t0: float) -> dict[int, RestoredEvent]:
-    return first_by_worker([r for r in timeline.restored() if r.t >= t0])
+def restored_in(after: Timeline) -> dict[int, RestoredEvent]:
+    return first_by_worker(after.restored())
 
 
-def resumed_position(timeline: Timeline, t0: float) -> tuple[int, int, list] | None:
-    """(epoch, step, proof) where training resumed after t0: from the restored
-    events, else from the first step after the restart; None if neither."""
-    restored = restored_after(timeline, t0)
+def resumed_position(after: Timeline) -> tuple[int, int, list] | None:
+    """(epoch, step, proof) where training resumed: from the restored events,
+    else from the first step after the restart; None if neither."""
+    restored = restored_in(after)
     if restored:
         earliest = min(restored.values(), key=lambda r: (r.step, r.epoch))
         return earliest.epoch, earliest.step, list(restored.values())
-    first = next((s for s in timeline.of(StepEvent) if s.t >= t0), None)
+    first = next(iter(after.of(StepEvent)), None)
     if first is None:
         return None
     return first.epoch, first.step - 1, [first]
@@ -45,8 +45,8 @@ class RestoredSameCheckpoint(RecoveryCheck):
     name: ClassVar[str] = "restored_same_checkpoint"
 
     def judge(self, timeline: Timeline) -> Verdict:
-        t0 = restart_start(timeline)
-        restored = restored_after(timeline, t0)
+        _, after = restart_split(timeline)
+        restored = restored_in(after)
         missing = [w for w in timeline.workers() if w not in restored]
         proof = [*timeline.last_restart_round()[:1], *restored.values()]
         if missing:
@@ -70,8 +70,8 @@ class ResumedFrom(RecoveryCheck):
     step: int | None = Field(None, ge=0, description="resume at this global step or later")
 
     def judge(self, timeline: Timeline) -> Verdict:
-        t0 = restart_start(timeline)
-        position = resumed_position(timeline, t0)
+        _, after = restart_split(timeline)
+        position = resumed_position(after)
         if position is None:
             return failed("no restored event and no step after the restart: training did not resume")
         epoch, step, proof = position
@@ -93,12 +93,12 @@ class LostWork(RecoveryCheck):
     max_steps: int | None = Field(None, ge=0, description="default: the save interval in steps")
 
     def judge(self, timeline: Timeline) -> Verdict:
-        t0 = restart_start(timeline)
-        before = [s for s in timeline.of(StepEvent) if s.t < t0]
+        head, after = restart_split(timeline)
+        before = head.of(StepEvent)
         if not before:
             raise Undecidable("no step before the restart: nothing could be lost")
         last = max(before, key=lambda s: s.step)
-        position = resumed_position(timeline, t0)
+        position = resumed_position(after)
         if position is None:
             return failed("training did not resume after the restart", [last])
         _, resumed, proof = position

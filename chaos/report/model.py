@@ -1,0 +1,91 @@
+"""The Report of one scenario run: what was tested, what was judged, how long
+each phase took, where the artifacts are, and the one command to run it again.
+
+The runner builds it with ``build_report`` once the checks have run (or with
+``error=`` when the run itself broke, e.g. an InfrastructureError).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from chaos.checks.verdict import Status, Verdict
+from chaos.timeline import Timeline
+
+
+@dataclass(frozen=True)
+class PhaseTimings:
+    """Seconds; None when the phase did not happen or cannot be measured."""
+
+    bring_up_s: float | None = None  # bring-up phase start -> training started
+    time_to_symptom_s: float | None = None  # first inject -> first sign of the symptom
+    time_to_recover_s: float | None = None  # heal/restart -> first step after it
+    total_s: float | None = None  # first event -> last event
+
+
+@dataclass(frozen=True)
+class Report:
+    scenario: str
+    file: str  # as given to the runner, e.g. scenarios/<name>.yaml
+    description: str
+    explain: dict[str, str]  # symptom, cause, fix
+    verdicts: list[Verdict]
+    timeline: Timeline
+    timings: PhaseTimings = PhaseTimings()
+    artifacts: dict[str, str] = field(default_factory=dict)  # label -> path
+    error: str | None = None  # why the run itself broke, if it did
+
+    @property
+    def reproduce(self) -> str:
+        return f"chaos run {self.file}"
+
+    @property
+    def status(self) -> Status:
+        """fail if any check failed; unknown if the run broke, no check ran, or
+        any check could not judge; pass only when every check passed."""
+        statuses = {v.status for v in self.verdicts}
+        if Status.FAIL in statuses:
+            return Status.FAIL
+        if self.error or not self.verdicts or Status.UNKNOWN in statuses:
+            return Status.UNKNOWN
+        return Status.PASS
+
+    def numbered(self) -> list[tuple[str, Verdict]]:
+        """(``expect[0] error``-style label, verdict), in scenario order."""
+        counters: dict[str, int] = {}
+        out = []
+        for verdict in self.verdicts:
+            index = counters.get(verdict.role, 0)
+            counters[verdict.role] = index + 1
+            out.append((f"{verdict.role}[{index}] {verdict.check}", verdict))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario,
+            "file": self.file,
+            "description": self.description,
+            "explain": dict(self.explain),
+            "status": self.status.value,
+            "reproduce": self.reproduce,
+            "error": self.error,
+            "timings": vars(self.timings).copy(),
+            "verdicts": [v.to_dict() for v in self.verdicts],
+            "artifacts": dict(self.artifacts),
+            "timeline": self.timeline.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        return cls(
+            scenario=data["scenario"],
+            file=data["file"],
+            description=data.get("description", ""),
+            explain=data.get("explain", {}),
+            verdicts=[Verdict.from_dict(v) for v in data.get("verdicts", [])],
+            timeline=Timeline.from_dict(data["timeline"]),
+            timings=PhaseTimings(**data.get("timings", {})),
+            artifacts=data.get("artifacts", {}),
+            error=data.get("error"),
+        )
