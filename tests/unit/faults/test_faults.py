@@ -1,0 +1,144 @@
+import pytest
+from pydantic import ValidationError
+
+from chaos.errors import ScenarioError
+from chaos.faults import FAULTS, Bandwidth, BlockedPort, KillWorker, Latency, Partition, PauseWorker
+from chaos.scenario.registry import one_line, params_of
+from fake_cluster import FakeCluster
+
+
+@pytest.fixture
+def cluster():
+    return FakeCluster()
+
+
+def test_kill_worker_sends_the_signal_and_heal_is_a_no_op(cluster):
+    KillWorker(worker=0).inject(cluster)
+    KillWorker(worker=1, signal="SIGTERM").inject(cluster)
+    KillWorker(worker=1).heal(cluster)
+    assert cluster.calls == [("signal", 0, "SIGKILL"), ("signal", 1, "SIGTERM")]
+
+
+def test_kill_worker_rejects_other_signals():
+    with pytest.raises(ValidationError):
+        KillWorker(worker=1, signal="SIGHUP")
+
+
+def test_pause_and_unpause_with_idempotent_heal(cluster):
+    fault = PauseWorker(worker=1)
+    fault.heal(cluster)  # never injected: nothing to do
+    fault.inject(cluster)
+    assert cluster.paused == {1}
+    fault.heal(cluster)
+    fault.heal(cluster)
+    assert cluster.paused == set()
+    assert cluster.calls == [("pause", 1), ("unpause", 1)]
+
+
+def test_blocked_port_refused_disables_the_proxy_and_heal_enables_it(cluster):
+    fault = BlockedPort(worker=1, mode="refused")
+    fault.inject(cluster)
+    assert cluster.proxies[1].enabled is False
+    fault.heal(cluster)
+    fault.heal(cluster)
+    assert cluster.proxies[1].enabled is True
+    assert cluster.proxies[0].enabled is True
+
+
+def test_blocked_port_blackholed_adds_timeout_zero_toxics_on_both_streams(cluster):
+    fault = BlockedPort(worker=1, mode="blackholed")
+    fault.inject(cluster)
+    toxics = cluster.proxies[1].toxics()
+    assert {t.stream for t in toxics.values()} == {"upstream", "downstream"}
+    assert all(t.type == "timeout" and t.attributes == {"timeout": 0} for t in toxics.values())
+    fault.heal(cluster)
+    fault.heal(cluster)
+    assert cluster.proxies[1].toxics() == {}
+
+
+def test_latency_adds_and_removes_named_toxics(cluster):
+    fault = Latency(worker=0, latency_ms=100, jitter_ms=10)
+    fault.inject(cluster)
+    toxics = cluster.proxies[0].toxics()
+    assert sorted(toxics) == ["chaos_latency_downstream", "chaos_latency_upstream"]
+    assert toxics["chaos_latency_upstream"].attributes == {"latency": 100, "jitter": 10}
+    assert toxics["chaos_latency_upstream"].stream == "upstream"
+    fault.heal(cluster)
+    assert cluster.proxies[0].toxics() == {}
+
+
+def test_latency_on_one_stream_and_heal_leaves_other_toxics_alone(cluster):
+    proxy = cluster.proxies[1]
+    proxy.add_toxic(name="users_own", type="slow_close", stream="downstream", attributes={"delay": 1})
+    fault = Latency(worker=1, latency_ms=50, stream="downstream")
+    fault.inject(cluster)
+    assert sorted(proxy.toxics()) == ["chaos_latency_downstream", "users_own"]
+    fault.heal(cluster)
+    assert sorted(proxy.toxics()) == ["users_own"]
+
+
+def test_heal_of_a_toxic_fault_never_injected_is_fine(cluster):
+    for fault in (Latency(worker=1, latency_ms=5), Bandwidth(worker=1, rate_kbps=800), BlockedPort(worker=1, mode="blackholed")):
+        fault.heal(cluster)
+    assert not any(call[1] == "destroy_toxic" for call in cluster.calls if len(call) > 1)
+
+
+def test_heal_after_a_half_injection_removes_what_was_added(cluster):
+    proxy = cluster.proxies[1]
+    proxy.add_toxic(name="chaos_latency_downstream", type="latency", stream="downstream")  # makes inject fail midway
+    fault = Latency(worker=1, latency_ms=5)
+    with pytest.raises(Exception):
+        fault.inject(cluster)
+    fault.heal(cluster)
+    assert proxy.toxics() == {}
+
+
+def test_bandwidth_converts_kilobits_to_toxiproxy_kilobytes(cluster):
+    Bandwidth(worker=1, rate_kbps=800).inject(cluster)
+    toxics = cluster.proxies[1].toxics()
+    assert {t.type for t in toxics.values()} == {"bandwidth"}
+    assert all(t.attributes == {"rate": 100} for t in toxics.values())
+
+
+def test_partition_disconnects_and_reconnects_once(cluster):
+    fault = Partition(worker=1)
+    fault.heal(cluster)
+    fault.inject(cluster)
+    assert cluster.disconnected == {1}
+    fault.heal(cluster)
+    fault.heal(cluster)
+    assert cluster.calls == [("disconnect", 1), ("reconnect", 1)]
+
+
+def test_inject_and_heal_events_name_the_fault_its_target_and_params():
+    fault = Latency(worker=1, latency_ms=100)
+    inject = fault.inject_event(12.5)
+    assert (inject.fault, inject.target, inject.t, inject.source) == ("latency", "worker-1", 12.5, "runner")
+    assert inject.params == {"worker": 1, "latency_ms": 100, "jitter_ms": 0, "stream": "both"}
+    heal = fault.heal_event(13.0)
+    assert (heal.fault, heal.target) == ("latency", "worker-1")
+
+
+def test_faults_are_frozen_values():
+    fault = KillWorker(worker=1)
+    with pytest.raises(ValidationError):
+        fault.worker = 0  # type: ignore[misc]
+    assert fault == KillWorker(worker=1, signal="SIGKILL")
+
+
+def test_registry_lists_every_fault_with_documented_params():
+    assert FAULTS.names() == ["kill_worker", "pause_worker", "blocked_port", "latency", "bandwidth", "partition"]
+    for cls in FAULTS:
+        assert one_line(cls)
+        assert all(p.doc for p in params_of(cls)), cls.name
+    rows = {p.name: p for p in params_of(Latency)}
+    assert rows["jitter_ms"].default == 0 and not rows["jitter_ms"].required
+    assert rows["latency_ms"].required
+
+
+def test_registry_reserves_the_planned_faults():
+    assert {"version_skew", "device_oom", "host_oom", "reused_seed", "cpu_throttle"} <= set(FAULTS.planned)
+    with pytest.raises(ScenarioError, match="planned but not implemented"):
+        FAULTS.get("version_skew")
+    with pytest.raises(ScenarioError, match="did you mean 'latency'"):
+        FAULTS.get("latncy")
