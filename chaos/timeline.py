@@ -181,9 +181,7 @@ class Timeline:
 
     def before_first_fault(self) -> Timeline:
         injects = self.of(InjectEvent)
-        if not injects:
-            return Timeline(self.info, list(self.events))
-        return Timeline(self.info, [e for e in self.events if e.t < injects[0].t])
+        return self.before(injects[0]) if injects else Timeline(self.info, list(self.events))
 
     def last_restart_round(self) -> list[RestartEvent]:
         """The last group of restart events with no step event between them."""
