@@ -523,6 +523,105 @@ def _build_deps_dockerfile(client, plan: ImagePlan, base: BaseRef, wheel_dir: st
         shutil.rmtree(ctx, ignore_errors=True)
 
 
+def dockerfile_instructions(text: str) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) of a Dockerfile, continuation lines joined,
+    comments dropped."""
+    out: list[tuple[str, str]] = []
+    pending = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not pending and (not line or line.startswith("#")):
+            continue
+        if line.endswith("\\"):
+            pending += line[:-1].strip() + " "
+            continue
+        line = pending + line
+        pending = ""
+        word, _, rest = line.partition(" ")
+        out.append((word.upper(), rest.strip()))
+    return out
+
+
+# Instructions `docker commit --change` accepts; COPY is done with put_archive.
+_COMMIT_CHANGES = {"CMD", "ENTRYPOINT", "ENV", "EXPOSE", "LABEL", "USER", "VOLUME", "WORKDIR"}
+
+
+def _code_tar(files: list[str], dest: str, src_prefix: str) -> bytes:
+    """A tar of REPO_ROOT/<files under src_prefix> placed at <dest> (absolute)."""
+    import io  # noqa: PLC0415
+    import tarfile  # noqa: PLC0415
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        made: set[str] = set()
+
+        def add_dir(path: str) -> None:
+            parts = path.strip("/").split("/")
+            for i in range(1, len(parts) + 1):
+                d = "/".join(parts[:i])
+                if d and d not in made:
+                    made.add(d)
+                    info = tarfile.TarInfo(d)
+                    info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, 0
+                    tar.addfile(info)
+
+        add_dir(dest)
+        for rel in files:
+            if not rel.startswith(src_prefix):
+                continue
+            target = dest.rstrip("/") + "/" + rel[len(src_prefix):]
+            add_dir(os.path.dirname(target))
+            with open(os.path.join(REPO_ROOT, rel), "rb") as fh:
+                data = fh.read()
+            info = tarfile.TarInfo(target.strip("/"))
+            info.size, info.mode, info.mtime = len(data), 0o644, 0
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _build_app_commit(client, plan: ImagePlan, deps_tag: str, files: list[str], progress: Progress) -> str:
+    """Apply the app Dockerfile in one step: create a container from the deps
+    image, put the COPY sources in with put_archive, and commit it with the
+    Dockerfile's other instructions as ``changes`` (the classic builder spends
+    ~12 s per instruction on a 1.8 GB image here)."""
+    import docker.errors  # noqa: PLC0415
+
+    changes: list[str] = []
+    copies: list[tuple[str, str]] = []
+    for word, rest in dockerfile_instructions(_read(plan.dockerfile)):
+        if word in ("ARG", "FROM"):
+            continue
+        if word == "COPY":
+            src, dest = rest.split()
+            copies.append((src, dest))
+        elif word in _COMMIT_CHANGES:
+            changes.append(f"{word} {rest}")
+        else:
+            raise InfrastructureError(f"{plan.dockerfile}: instruction {word} is not supported by the commit builder",
+                                      hint="set TFCHAOS_BUILD_METHOD=dockerfile to use docker build")
+    if any(c.startswith("ENTRYPOINT ") for c in changes) and not any(c.startswith("CMD ") for c in changes):
+        changes.append("CMD []")  # as docker build does: a new ENTRYPOINT drops the inherited CMD
+    changes += [f"LABEL {k}={v}" for k, v in _labels_for(plan).items()]
+    container = None
+    try:
+        container = client.containers.create(
+            deps_tag, command=["true"], entrypoint=[],
+            name=f"tfchaos-build-{plan.name.replace(':', '-')}-{uuid.uuid4().hex[:8]}",
+            labels={LABEL_PROJECT: PROJECT, LABEL_KIND: "build"}, network_disabled=True)
+        for src, dest in copies:
+            n = sum(1 for f in files if f.startswith(src))
+            progress(f"  copy {src} -> {dest} ({n} files)")
+            container.put_archive("/", _code_tar(files, dest, src))
+        progress(f"  committing {plan.tag}")
+        return client.api.commit(container.id, changes=changes)["Id"]
+    except docker.errors.APIError as exc:
+        raise InfrastructureError(f"docker failed while building {plan.tag}: {exc.explanation}") from None
+    finally:
+        if container is not None:
+            with contextlib.suppress(Exception):
+                container.remove(force=True, v=True)
+
+
 def _prepare_deps(plan: ImagePlan, base: BaseRef, progress: Progress) -> tuple[str, str, list[str]]:
     """Fill the wheelhouse and compute the deps hash. Returns (wheel dir, lock dir, wheel files)."""
     wheel_dir, lock, files = wheelhouse.ensure_wheelhouse(plan.wheelhouse_name, plan.lock, plan.unlocked,
@@ -554,20 +653,25 @@ def _ensure_pair(client, deps: ImagePlan, app: ImagePlan, base: BaseRef, force: 
     else:
         progress(f"{deps.tag}: up to date")
     t1 = time.monotonic()
-    progress(f"{app.tag}: building")
-    ctx = tempfile.mkdtemp(prefix="tfchaos-ctx-", dir=os.environ.get("TFCHAOS_TMP"))
-    try:
-        shutil.copy(app.dockerfile, os.path.join(ctx, "Dockerfile"))
-        for rel in hashing.collect_files(REPO_ROOT, app.patterns):
-            dst = os.path.join(ctx, rel)
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            shutil.copy(os.path.join(REPO_ROOT, rel), dst)
-        os.makedirs(os.path.join(ctx, "chaos"), exist_ok=True)
-        app.inputs = _app_inputs(app)  # the files as copied (they may be changing under us)
-        image_id = _stream_build(client, progress, path=ctx, buildargs={"DEPS_IMAGE": deps.tag},
-                                 labels=_labels_for(app))
-    finally:
-        shutil.rmtree(ctx, ignore_errors=True)
+    method = os.environ.get("TFCHAOS_BUILD_METHOD", "commit")
+    progress(f"{app.tag}: building (method {method})")
+    files = hashing.collect_files(REPO_ROOT, app.patterns)
+    app.inputs = _app_inputs(app)
+    if method == "dockerfile":
+        ctx = tempfile.mkdtemp(prefix="tfchaos-ctx-", dir=os.environ.get("TFCHAOS_TMP"))
+        try:
+            shutil.copy(app.dockerfile, os.path.join(ctx, "Dockerfile"))
+            os.makedirs(os.path.join(ctx, "chaos"), exist_ok=True)
+            for rel in files:
+                dst = os.path.join(ctx, rel)
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                shutil.copy(os.path.join(REPO_ROOT, rel), dst)
+            image_id = _stream_build(client, progress, path=ctx, buildargs={"DEPS_IMAGE": deps.tag},
+                                     labels=_labels_for(app))
+        finally:
+            shutil.rmtree(ctx, ignore_errors=True)
+    else:
+        image_id = _build_app_commit(client, app, deps.tag, files, progress)
     _retag(client, image_id, app.tag, progress)
     progress(f"{app.tag}: built in {time.monotonic() - t1:.0f}s")
     return app.tag
