@@ -10,7 +10,7 @@ from chaos.checks.base import RecoveryCheck, register_check
 from chaos.checks.recovery_state import restored_in
 from chaos.checks.select import last_by_worker, names, short_digest
 from chaos.checks.verdict import Undecidable, Verdict, failed, passed
-from chaos.events import DoneEvent, StepEvent
+from chaos.events import DoneEvent
 from chaos.timeline import Timeline
 
 

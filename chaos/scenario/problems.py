@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import types
-from typing import Any, Union, get_args, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, Tag, ValidationError
 
@@ -27,7 +27,7 @@ def _unwrap(tp: Any) -> tuple[Any, dict[str, Any] | None]:
     """Strip Annotated and Optional; a tagged union comes back with its members by tag."""
     while True:
         origin = get_origin(tp)
-        if origin is not None and str(origin) == "typing.Annotated" or hasattr(tp, "__metadata__"):
+        if origin is Annotated:
             tp = get_args(tp)[0]
             continue
         if origin in (Union, types.UnionType):
