@@ -101,6 +101,9 @@ class Timeline:
 
     def append(self, event: Event) -> None:
         """Insert in time order (after any event with the same time)."""
+        if not self.events or event.t >= self.events[-1].t:  # the usual case
+            self.events.append(event)
+            return
         index = bisect.bisect_right([e.t for e in self.events], event.t)
         self.events.insert(index, event)
 
