@@ -15,9 +15,11 @@ from chaos.errors import ChaosError
 
 # Modules that contribute subcommands, in the order ``chaos --help`` shows them.
 SUBCOMMAND_MODULES = [
+    "chaos.scenario.cli",
     "chaos.proxy.cli",
     "chaos.images.cli",
     "chaos.cluster.cli",
+    "chaos.runner.cli",
 ]
 
 

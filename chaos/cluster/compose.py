@@ -46,6 +46,8 @@ def compose_dict(
         PROXY_ALIAS: {
             "image": proxy_image,
             "command": ["--config", ROUTES_MOUNT],
+            # The proxy rejects upstreams that do not resolve yet: workers first.
+            "depends_on": [topology.worker_name(i) for i in range(topology.num_workers)],
             "ports": [f"127.0.0.1:{PROXY_API_PORT}:{PROXY_API_PORT}"],
             "volumes": [f"./{ROUTES_FILE}:{ROUTES_MOUNT}:ro"],
             "networks": {"cluster": {"aliases": [PROXY_ALIAS]}},
@@ -57,7 +59,6 @@ def compose_dict(
         services[name] = {
             "image": worker_image,
             "init": True,
-            "depends_on": [PROXY_ALIAS],
             "environment": {
                 "TF_CONFIG": topology.tf_config(i),
                 WORKER_INDEX_ENV: str(i),

@@ -92,7 +92,7 @@ class DockerCluster:
         self.teardown()
 
     def start_infrastructure(self) -> None:
-        """Network, shared backup volume, the proxy and one route per worker."""
+        """Network, shared backup volume and the proxy (routes come with the workers)."""
         for image in {*self.spec.images, self.spec.proxy_image}:
             docker_api.require_image(self.client, image)
         self.network = self.client.networks.create(
@@ -119,11 +119,30 @@ class DockerCluster:
             hint="check the proxy image with `chaos images status`; its log is above",
         )
         self.proxies = ProxyClient("127.0.0.1", port)
-        self.proxies.populate(self.topology.routes())
 
-    def start_workers(self, indices: list[int] | None = None) -> None:
-        for i in range(self.num_workers) if indices is None else indices:
+    def start_workers(self) -> None:
+        """Start every worker, then route the proxy to them.
+
+        Routes are created once the workers' names resolve on the network (the
+        proxy rejects an unresolvable upstream). TF needs seconds to import
+        before it contacts a peer, so a fault injected right after this call
+        (``at: bring_up``) is in place before any training traffic.
+        """
+        for i in range(self.num_workers):
             self._start_worker(i, generation=0)
+        wait_until(
+            self._populate_routes,
+            timeout=20,
+            what="the proxy to accept routes to the workers",
+            containers=[self.proxy_container] + [w.container for w in self.workers.values()],
+            hint="a worker that exits at once cannot be routed to; see its log above",
+        )
+
+    def _populate_routes(self) -> bool:
+        existing = {p for p in self.proxies.names()}
+        missing = [r for r in self.topology.routes() if r.name not in existing]
+        self.proxies.populate(missing)
+        return True
 
     def wait_started(self, timeout: float | None = None) -> None:
         """Wait until every worker printed its ``start`` event (TF imported)."""

@@ -21,7 +21,13 @@ class ProxyClient:
         self.server.update_api_consumer(host, port)
 
     def populate(self, routes: list[ProxyRoute]) -> None:
-        self.server.populate([r.to_dict() for r in routes])
+        self.server.update_api_consumer(self.host, self.port)
+        if routes:
+            self.server.populate([r.to_dict() for r in routes])
+
+    def names(self) -> list[str]:
+        self.server.update_api_consumer(self.host, self.port)
+        return list(self.server.proxies())
 
     def proxy(self, name: str):
         self.server.update_api_consumer(self.host, self.port)

@@ -1,0 +1,2 @@
+"""The scenario runner: bring up, inject at triggers, supervise (play the
+orchestrator MWMS needs), heal, judge, report."""

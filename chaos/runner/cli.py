@@ -1,0 +1,84 @@
+"""``chaos run [SCENARIO...]``: run scenarios (default: the whole suite).
+
+Exit codes: 0 all passed, 1 a check failed or was unknown, 2 invalid
+scenario, 3 infrastructure error.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from chaos.checks.verdict import Status
+from chaos.cluster.eventlog import EventLog
+from chaos.cluster.progress import ProgressPrinter
+from chaos.errors import ChaosError, InfrastructureError
+from chaos.report import terminal_summary, write_json, write_junit
+from chaos.scenario.loader import load_scenario, scenario_files
+
+SUITE_DIR = Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def resolve(paths: list[str]) -> list[Path]:
+    if not paths:
+        return scenario_files(SUITE_DIR)
+    out: list[Path] = []
+    for p in map(Path, paths):
+        out.extend(scenario_files(p) if p.is_dir() else [p])
+    return out
+
+
+def display_path(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def cmd_run(args) -> int:
+    from chaos.images import PROXY_IMAGE, ensure_images, worker_image_tag
+    from chaos.runner.run import run_scenario
+
+    files = resolve(args.scenarios)
+    # Validate everything before starting anything (exit 2 on the first bad file).
+    scenarios = [(load_scenario(f), display_path(f)) for f in files]
+    show = ProgressPrinter()
+    versions = sorted({sc.cluster.tf_version_of(i) for sc, _ in scenarios for i in range(sc.cluster.workers)})
+    show.phase(f"images (TF {', '.join(versions)})")
+    ensure_images(tuple(versions), progress=show.line)
+    images = {v: worker_image_tag(v) for v in versions}
+    report_dir = Path(args.report_dir) if args.report_dir else None
+
+    reports = []
+    infra_failed = False
+    for index, (scenario, file) in enumerate(scenarios, 1):
+        show.phase(f"scenario {index}/{len(scenarios)}: {scenario.name}")
+        events = EventLog()
+        events.subscribe(show.event)
+        try:
+            report = run_scenario(
+                scenario, file, images=images, proxy_image=PROXY_IMAGE,
+                report_dir=report_dir, events=events, progress=show.line,
+            )
+        except InfrastructureError as exc:
+            print(exc.render(), file=sys.stderr)
+            infra_failed = True
+            continue
+        reports.append(report)
+        show.line(f"{scenario.name}: {report.status.value.upper()}")
+        if report_dir is not None:
+            write_json(report, report_dir / f"{scenario.name}.json")
+    if report_dir is not None and reports:
+        write_junit(reports, report_dir / "junit.xml")
+    if reports:
+        print(terminal_summary(reports))
+    if infra_failed:
+        return InfrastructureError.exit_code
+    return 0 if all(r.status == Status.PASS for r in reports) else 1
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("run", help="run scenarios (default: the whole suite in scenarios/)")
+    p.add_argument("scenarios", nargs="*", metavar="SCENARIO", help="scenario files or folders")
+    p.add_argument("--report-dir", metavar="DIR", help="write a JSON report per scenario, junit.xml and worker logs")
+    p.set_defaults(func=cmd_run)

@@ -1,0 +1,153 @@
+"""Drive one scenario on a live cluster: fire faults at their triggers, heal
+them after their duration, and play the orchestrator MWMS needs.
+
+MWMS has no elasticity: when a worker fails, the collectives abort everywhere
+and "the user is responsible to bring jobs back". The supervisor does that by
+the scenario's recovery policy: once the symptom has settled (every worker
+exited, or the symptom timeout passed) or training stalled, it heals every
+fault and restarts the failed workers (or all), and BackupAndRestore resumes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from chaos.cluster.docker_cluster import DockerCluster
+from chaos.events import DoneEvent, Event, ExitEvent, PhaseEvent, RUNNER, StepEvent
+from chaos.scenario.model import Scenario
+
+POLL_S = 0.2
+
+
+@dataclass
+class _Active:
+    step: object  # the scenario's FaultStep
+    injected_at: float
+    healed: bool = False
+
+
+@dataclass
+class Outcome:
+    finished: bool  # every worker completed training
+    reason: str = ""  # why the run ended otherwise
+    restarts: int = 0
+
+
+@dataclass
+class Supervisor:
+    scenario: Scenario
+    cluster: DockerCluster
+    progress: object = None  # callable(str) or None
+    _active: list[_Active] = field(default_factory=list)
+
+    def _say(self, text: str) -> None:
+        if self.progress:
+            self.progress(text)
+
+    def _phase(self, name: str) -> None:
+        self.cluster.record(PhaseEvent(t=time.time(), source=RUNNER, phase=name))
+
+    # --- faults ----------------------------------------------------------
+
+    def _inject(self, step) -> None:
+        step.fault.inject(self.cluster)
+        now = time.time()
+        self.cluster.record(step.fault.inject_event(now))
+        self._active.append(_Active(step, now))
+
+    def _heal(self, active: _Active) -> None:
+        if active.healed:
+            return
+        active.step.fault.heal(self.cluster)
+        active.healed = True
+        self.cluster.record(active.step.fault.heal_event(time.time()))
+
+    def heal_all(self) -> None:
+        """Heal every injected fault; used before restarts and in ``finally``."""
+        errors = []
+        for active in self._active:
+            try:
+                self._heal(active)
+            except Exception as exc:  # keep healing the others
+                errors.append(f"{active.step.fault.name}: {exc}")
+        if errors:
+            self._say("heal failed: " + "; ".join(errors))
+
+    def _timed_fault_active(self) -> bool:
+        return any(a.step.for_s is not None and not a.healed for a in self._active)
+
+    # --- the run ---------------------------------------------------------
+
+    def run(self) -> Outcome:
+        sc = self.scenario
+        n = sc.cluster.workers
+        pending = list(sc.faults)
+        self._phase("bring_up")
+        self.cluster.start_workers()
+        for step in [s for s in pending if s.at.before_start]:
+            self._inject(step)
+        pending = [s for s in pending if not s.at.before_start]
+        self.cluster.wait_started(sc.timeouts.bring_up)
+        self._phase("training")
+        t_train = time.time()
+        deadline = t_train + sc.timeouts.total
+        generation_start = t_train  # events of the current worker generation
+        last_progress = t_train
+        first_failure: float | None = None
+        restarts = 0
+
+        while True:
+            now = time.time()
+            if now > deadline:
+                return Outcome(False, f"total timeout of {sc.timeouts.total:g}s reached", restarts)
+            events = self.cluster.events.snapshot()
+            current = [e for e in events if e.t >= generation_start]
+            steps = [e for e in current if isinstance(e, StepEvent)]
+            max_step = max((e.step for e in steps), default=0)
+            epoch = max((e.epoch for e in steps), default=0)
+            if steps:
+                last_progress = max(last_progress, steps[-1].t)
+
+            # Faults fire in order: the next one only after the previous fired.
+            while pending and pending[0].at.due(step=max_step, epoch=epoch, elapsed_s=now - t_train):
+                self._inject(pending.pop(0))
+                last_progress = max(last_progress, time.time())
+            for active in self._active:
+                if active.step.for_s is not None and not active.healed and now >= active.injected_at + active.step.for_s:
+                    self._heal(active)
+                    last_progress = max(last_progress, time.time())
+
+            done = {e.source for e in current if isinstance(e, DoneEvent)}
+            exits = [e for e in current if isinstance(e, ExitEvent)]
+            exited = {e.source for e in exits}
+            failed = {e.source for e in exits if e.exit_code != 0}
+            if len(done) == n and len(exited) == n and not failed:
+                return Outcome(True, "", restarts)
+
+            if failed and first_failure is None:
+                first_failure = now
+            stalled = now - last_progress > sc.timeouts.symptom
+            if not (failed or stalled) or self._timed_fault_active():
+                time.sleep(POLL_S)
+                continue
+            # Let the symptom settle: the peers of a failed worker fail too.
+            if failed and len(exited) < n and now - first_failure < sc.timeouts.symptom:
+                time.sleep(POLL_S)
+                continue
+
+            why = f"{', '.join(sorted(failed))} failed" if failed else f"no progress for {sc.timeouts.symptom:g}s"
+            self.heal_all()
+            policy = sc.cluster.recovery
+            if policy.restart == "none" or restarts >= policy.max_restarts:
+                return Outcome(False, f"{why}; recovery policy allows no (further) restart", restarts)
+            if policy.restart == "failed" and failed:
+                indices = sorted(int(s.split("-")[1]) for s in failed)
+            else:
+                indices = list(range(n))
+            self._phase("recover")
+            self._say(f"restarting {', '.join(f'worker-{i}' for i in indices)} ({why})")
+            self.cluster.restart(indices, reason=why)
+            restarts += 1
+            generation_start = last_progress = time.time()
+            first_failure = None
