@@ -1,0 +1,174 @@
+"""A proxied TCP connection: two socket sides and two pipes between them.
+
+Both sides are asyncio BufferedProtocols (recv_into a pipe-owned buffer).
+Flow control: when a side's write buffer fills, reading from the other side
+pauses until it drains, so memory stays bounded at any speed mismatch.
+Half-closes travel through: EOF from one side becomes a FIN on the other, and
+the connection closes once both directions have ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import struct
+from typing import Any
+
+from chaos.proxy.model import Stream
+from chaos.proxy.pipe import Pipe
+
+log = logging.getLogger("chaos.proxy")
+
+DIAL_TIMEOUT = 10.0  # seconds to reach the upstream before giving up on a client
+
+
+class Side(asyncio.BufferedProtocol):
+    def __init__(self, conn: "Connection", role: str) -> None:
+        self.conn = conn
+        self.role = role
+        self.transport: Any = None
+        self.out: Pipe  # the pipe that carries what this side sends
+        self.pauses: set[str] = set()
+        self._drain: asyncio.Future | None = None
+
+    # asyncio protocol callbacks
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
+        if self.pauses:
+            transport.pause_reading()
+        self.conn.side_made(self)
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.out.buffer
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.out.feed(nbytes)
+
+    def eof_received(self) -> bool:
+        self.out.feed_eof()
+        return True  # keep the socket open: the other direction may still flow
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._release()
+        self.conn.close()
+
+    def pause_writing(self) -> None:
+        self.conn.other(self).pause("drain")
+
+    def resume_writing(self) -> None:
+        self.conn.other(self).resume("drain")
+        self._release()
+
+    # used by the pipes
+    def pause(self, reason: str) -> None:
+        if not self.pauses and self.transport is not None and not self.transport.is_closing():
+            self.transport.pause_reading()
+        self.pauses.add(reason)
+
+    def resume(self, reason: str) -> None:
+        if reason not in self.pauses:
+            return
+        self.pauses.discard(reason)
+        if not self.pauses and self.transport is not None and not self.transport.is_closing():
+            self.transport.resume_reading()
+
+    async def drained(self) -> None:
+        """Return once our write buffer is below the transport's high-water mark."""
+        while "drain" in self.conn.other(self).pauses and not self.conn.closed:
+            if self._drain is None:
+                self._drain = self.conn.loop.create_future()
+            await self._drain
+
+    def _release(self) -> None:
+        if self._drain is not None and not self._drain.done():
+            self._drain.set_result(None)
+        self._drain = None
+
+
+class Connection:
+    def __init__(self, proxy: Any) -> None:
+        self.proxy = proxy
+        self.loop = proxy.loop
+        self.closed = False
+        self.client = Side(self, "client")
+        self.upstream = Side(self, "upstream")
+        self.up = Pipe(self, Stream.UPSTREAM, self.client, self.upstream)
+        self.down = Pipe(self, Stream.DOWNSTREAM, self.upstream, self.client)
+        self.client.out, self.upstream.out = self.up, self.down
+        self.client.pauses.add("dial")  # read nothing until the upstream answers
+        self._dial: asyncio.Task | None = None
+
+    def other(self, side: Side) -> Side:
+        return self.upstream if side is self.client else self.client
+
+    def side_made(self, side: Side) -> None:
+        if side is self.client:
+            self.proxy.connections.add(self)
+            self._dial = self.loop.create_task(self._connect_upstream())
+
+    async def _connect_upstream(self) -> None:
+        host, port = self.proxy.upstream.host, self.proxy.upstream.port
+        try:
+            await asyncio.wait_for(self.loop.create_connection(lambda: self.upstream, host, port), DIAL_TIMEOUT)
+        except (OSError, asyncio.TimeoutError) as exc:
+            log.warning("proxy %s: cannot reach upstream %s: %s", self.proxy.name, self.proxy.upstream, exc or "timeout")
+            self.close()
+            return
+        if self.closed:
+            return
+        self.apply_toxics()
+        self.up.start_pump()
+        self.client.resume("dial")
+
+    def apply_toxics(self) -> None:
+        toxics = self.proxy.toxics
+        self.up.set_toxics(toxics.chain(Stream.UPSTREAM))
+        self.down.set_toxics(toxics.chain(Stream.DOWNSTREAM))
+
+    def half_closed(self, pipe: Pipe) -> None:
+        """``pipe``'s source sent EOF and it has gone through: pass the FIN on."""
+        if self.closed:
+            return
+        transport = pipe.dst.transport
+        try:
+            if transport is not None and not transport.is_closing() and transport.can_write_eof():
+                transport.write_eof()
+        except OSError:
+            self.close()
+            return
+        if self.up.eof_done and self.down.eof_done:
+            self.close()
+
+    def close(self) -> None:
+        """Close both sockets (pending writes are flushed first)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.proxy.connections.discard(self)
+        if self._dial is not None:
+            self._dial.cancel()
+        for pipe in (self.up, self.down):
+            pipe.shutdown()
+        for side in (self.client, self.upstream):
+            side._release()
+            if side.transport is not None and not side.transport.is_closing():
+                side.transport.close()
+
+    def reset(self, side: Side) -> None:
+        """Abort ``side`` with a TCP RST (SO_LINGER 0), close the other normally."""
+        transport = side.transport
+        if transport is not None and not transport.is_closing():
+            sock = transport.get_extra_info("socket")
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            except (OSError, AttributeError):
+                pass
+            transport.abort()
+        self.close()

@@ -1,0 +1,203 @@
+"""One direction of one proxied connection: read from ``src``, write to ``dst``.
+
+Fast path: no toxic applies and nothing is queued -> the bytes just read are
+written straight to the other socket inside the read callback (no task switch,
+no copy unless the kernel did not take them all).
+
+Toxic path: chunks are queued with their arrival time and a pump task runs each
+through the toxics that apply *now* (the chain is replaced whenever toxics
+change, and re-read per chunk and per stage), so a change reaches connections
+that are already open. Sleeping toxics wake up early when toxics change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections import deque
+from typing import Any
+
+from chaos.proxy.model import Stream, Toxic
+
+log = logging.getLogger("chaos.proxy")
+
+BUFFER_SIZE = 256 * 1024            # one recv_into; large so bulk transfers take few callbacks
+QUEUE_HIGH = 4 * 1024 * 1024        # toxic path: stop reading the source above this...
+QUEUE_LOW = 1 * 1024 * 1024         # ...and resume below this
+
+
+class Pipe:
+    def __init__(self, conn: Any, stream: Stream, src: Any, dst: Any) -> None:
+        self.conn = conn
+        self.stream = stream
+        self.src = src
+        self.dst = dst
+        self.loop = conn.loop
+        self.buffer = memoryview(bytearray(BUFFER_SIZE))
+        self.chain: tuple[Toxic, ...] = ()      # toxics that apply to this connection, in order
+        self.states: dict[int, Any] = {}         # uid -> per-connection state of an applying toxic
+        self._by_uid: dict[int, Toxic] = {}
+        self.rolls: dict[int, bool] = {}         # uid -> toxicity decision for this connection
+        self.queue: deque[tuple[bytes | None, float]] = deque()
+        self.queued = 0
+        self.pump: asyncio.Task | None = None
+        self.wake: asyncio.Future = self.loop.create_future()
+        self.eof_done = False
+
+    # -- reading (called from the source protocol) ---------------------------
+    def feed(self, n: int) -> None:
+        transport = self.dst.transport
+        if not self.chain and self.pump is None and not self.queue and transport is not None:
+            if self.conn.closed:
+                return
+            transport.write(self.buffer[:n])
+            if transport.get_write_buffer_size():
+                # The transport may keep a view of our buffer: read into a new one.
+                self.buffer = memoryview(bytearray(BUFFER_SIZE))
+            return
+        self._enqueue(bytes(self.buffer[:n]))
+
+    def feed_eof(self) -> None:
+        if not self.chain and self.pump is None and not self.queue and self.dst.transport is not None:
+            self._finish_eof()
+        else:
+            self._enqueue(None)
+
+    def _enqueue(self, data: bytes | None) -> None:
+        self.queue.append((data, self.loop.time()))
+        if data is not None:
+            self.queued += len(data)
+            if self.queued > QUEUE_HIGH:
+                self.src.pause("queue")
+        self.start_pump()
+
+    def start_pump(self) -> None:
+        # Until the other side is connected, chunks wait in the queue
+        # (uvloop may deliver data even when reading is paused in connection_made).
+        if self.pump is None and self.queue and self.dst.transport is not None:
+            self.pump = self.loop.create_task(self._run_pump())
+
+    # -- the toxic path ------------------------------------------------------
+    async def _run_pump(self) -> None:
+        try:
+            while self.queue and not self.conn.closed:
+                data, stamp = self.queue.popleft()
+                if data is None:
+                    await self._through_eof(self.chain)
+                    continue
+                self.queued -= len(data)
+                if self.queued <= QUEUE_LOW:
+                    self.src.resume("queue")
+                await self._through(self.chain, 0, data, stamp)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a toxic bug must cost one connection, not the server
+            log.exception("toxic pipeline failed; closing the connection")
+            self.conn.close()
+        finally:
+            self.pump = None
+
+    async def _through(self, chain: tuple[Toxic, ...], i: int, data: bytes, stamp: float) -> None:
+        # Skip stages whose toxic was removed since this chunk started.
+        while i < len(chain) and chain[i].uid not in self.states:
+            i += 1
+        if i == len(chain):
+            await self._write(data)
+            return
+        toxic = chain[i]
+
+        async def emit(piece: bytes) -> None:
+            await self._through(chain, i + 1, piece, stamp)
+
+        await toxic.kind.on_data(self, toxic, self.states[toxic.uid], data, stamp, emit)
+
+    async def _through_eof(self, chain: tuple[Toxic, ...]) -> None:
+        for toxic in chain:
+            if toxic.uid in self.states:
+                await toxic.kind.on_eof(self, toxic, self.states[toxic.uid])
+        self._finish_eof()
+
+    async def _write(self, data: bytes) -> None:
+        transport = self.dst.transport
+        if not data or self.conn.closed or transport is None:
+            return
+        transport.write(data)
+        await self.dst.drained()
+
+    def _finish_eof(self) -> None:
+        self.eof_done = True
+        self.conn.half_closed(self)
+
+    # -- toxic changes -------------------------------------------------------
+    def set_toxics(self, toxics: tuple[Toxic, ...]) -> None:
+        """Install the proxy's current toxics for this direction (all of them;
+        toxicity is rolled here once per connection and toxic version)."""
+        current = {t.uid for t in toxics}
+        for uid in [u for u in self.states if u not in current]:
+            old = self._by_uid.pop(uid)
+            old.kind.on_deactivate(self, old, self.states.pop(uid))
+        self.rolls = {u: r for u, r in self.rolls.items() if u in current}
+        chain = []
+        for toxic in toxics:
+            if toxic.uid not in self.rolls:
+                self.rolls[toxic.uid] = random.random() < toxic.toxicity
+            if self.rolls[toxic.uid]:
+                chain.append(toxic)
+        self.chain = tuple(chain)
+        for toxic in self.chain:
+            if toxic.uid not in self.states:
+                self.states[toxic.uid] = toxic.kind.new_state(toxic.attributes)
+                self._by_uid[toxic.uid] = toxic
+                toxic.kind.on_activate(self, toxic, self.states[toxic.uid])
+        self._wake_sleepers()
+
+    def shutdown(self) -> None:
+        """The connection closed: stop timers, wake and stop the pump."""
+        self.set_toxics(())
+        self.queue.clear()
+        if self.pump is not None and self.pump is not asyncio.current_task():
+            self.pump.cancel()
+
+    def _wake_sleepers(self) -> None:
+        wake, self.wake = self.wake, self.loop.create_future()
+        wake.set_result(None)
+
+    # -- what toxics may call (the ``ctx`` of toxics.base) --------------------
+    def now(self) -> float:
+        return self.loop.time()
+
+    def call_later(self, delay: float, callback: Any) -> asyncio.TimerHandle:
+        return self.loop.call_later(delay, callback)
+
+    async def sleep(self, seconds: float, toxic: Toxic) -> bool:
+        return await self.sleep_until(self.loop.time() + seconds, toxic)
+
+    async def sleep_until(self, deadline: float, toxic: Toxic) -> bool:
+        """Wait until ``deadline``; False if the toxic stopped applying first
+        (removed, updated, connection closed), True if the time ran out."""
+        while toxic.uid in self.states and not self.conn.closed:
+            remaining = deadline - self.loop.time()
+            if remaining <= 0:
+                return True
+            waiter = self.loop.create_future()
+
+            def done(_: Any = None) -> None:
+                if not waiter.done():
+                    waiter.set_result(None)
+
+            wake = self.wake
+            wake.add_done_callback(done)
+            timer = self.loop.call_later(remaining, done)
+            try:
+                await waiter
+            finally:
+                timer.cancel()
+                wake.remove_done_callback(done)
+        return False
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def reset(self) -> None:
+        self.conn.reset(self.dst)

@@ -1,0 +1,74 @@
+"""One proxy: a listener, its open connections and its toxics."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+from chaos.proxy.connection import Connection
+from chaos.proxy.model import Address
+from chaos.proxy.net import bind_listen
+from chaos.proxy.toxic_set import ToxicSet
+
+BACKLOG = 512
+
+
+class Proxy:
+    def __init__(self, name: str, listen: Address, upstream: Address) -> None:
+        self.name = name
+        self.listen = listen          # as requested until bound, then the real address
+        self.upstream = upstream
+        self.loop = asyncio.get_running_loop()
+        self.toxics = ToxicSet(self._toxics_changed)
+        self.connections: set[Connection] = set()
+        self._server: asyncio.AbstractServer | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self._server is not None
+
+    async def bind(self, listen: Address | None = None) -> socket.socket:
+        """Bind (but do not serve) ``listen`` or the current address; raises ApiError."""
+        return await bind_listen(listen or self.listen)
+
+    async def serve(self, sock: socket.socket) -> None:
+        """Start accepting on a socket from ``bind`` (replacing any listener)."""
+        self.stop()
+        try:
+            self._server = await self.loop.create_server(lambda: Connection(self).client, sock=sock,
+                                                         backlog=BACKLOG)
+        except BaseException:
+            sock.close()
+            raise
+        host, port = sock.getsockname()[:2]
+        self.listen = Address(host, port)
+
+    async def start(self) -> None:
+        if not self.enabled:
+            await self.serve(await self.bind())
+
+    def stop(self) -> None:
+        """Stop listening and close every open connection."""
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        self.drop_connections()
+
+    def drop_connections(self) -> None:
+        for conn in list(self.connections):
+            conn.close()
+
+    def _toxics_changed(self) -> None:
+        for conn in list(self.connections):
+            if not conn.closed:
+                conn.apply_toxics()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "listen": str(self.listen),
+            "upstream": str(self.upstream),
+            "enabled": self.enabled,
+            "toxics": [t.to_json() for t in self.toxics.all()],
+        }
