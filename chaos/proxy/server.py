@@ -61,9 +61,10 @@ class ProxyServer:
         sock = bind_api_socket(self.host, self.port)
         self.loop = asyncio.get_running_loop()
         self.collection = Collection()
-        self._runner = web.AppRunner(build_app(self.collection), access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(build_app(self.collection), access_log=None, handle_signals=False,
+                                      shutdown_timeout=1.0)
         await self._runner.setup()
-        await web.SockSite(self._runner, sock, shutdown_timeout=1.0).start()
+        await web.SockSite(self._runner, sock).start()
         self.port = sock.getsockname()[1]
         log.info("toxiproxy-compatible server %s listening on %s (%s)", VERSION, self.api_url, loop_name(self.loop))
 
