@@ -521,6 +521,9 @@ def _build_deps_dockerfile(client, plan: ImagePlan, base: BaseRef, wheel_dir: st
                              labels=_labels_for(plan))
     finally:
         shutil.rmtree(ctx, ignore_errors=True)
+        # the untagged "install" stage (base + wheels + venv, ~2 GB) is garbage now
+        with contextlib.suppress(Exception):
+            client.images.prune(filters={"dangling": True, "label": f"{LABEL_PROJECT}={PROJECT}"})
 
 
 def dockerfile_instructions(text: str) -> list[tuple[str, str]]:
