@@ -111,6 +111,7 @@ class Connection:
     def side_made(self, side: Side) -> None:
         if side is self.client:
             self.proxy.connections.add(self)
+            self.apply_toxics()  # before any byte can arrive from either side
             self._dial = self.loop.create_task(self._connect_upstream())
 
     async def _connect_upstream(self) -> None:
@@ -123,7 +124,6 @@ class Connection:
             return
         if self.closed:
             return
-        self.apply_toxics()
         self.up.start_pump()
         self.client.resume("dial")
 

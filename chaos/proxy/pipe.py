@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections import deque
 from typing import Any
 
@@ -65,7 +66,7 @@ class Pipe:
             self._enqueue(None)
 
     def _enqueue(self, data: bytes | None) -> None:
-        self.queue.append((data, self.loop.time()))
+        self.queue.append((data, time.monotonic()))
         if data is not None:
             self.queued += len(data)
             if self.queued > QUEUE_HIGH:
@@ -164,20 +165,22 @@ class Pipe:
         wake.set_result(None)
 
     # -- what toxics may call (the ``ctx`` of toxics.base) --------------------
+    # Deadlines use time.monotonic(), not loop.time(): uvloop's clock is cached
+    # per iteration with 1 ms resolution, which let delays come out short.
     def now(self) -> float:
-        return self.loop.time()
+        return time.monotonic()
 
     def call_later(self, delay: float, callback: Any) -> asyncio.TimerHandle:
         return self.loop.call_later(delay, callback)
 
     async def sleep(self, seconds: float, toxic: Toxic) -> bool:
-        return await self.sleep_until(self.loop.time() + seconds, toxic)
+        return await self.sleep_until(time.monotonic() + seconds, toxic)
 
     async def sleep_until(self, deadline: float, toxic: Toxic) -> bool:
         """Wait until ``deadline``; False if the toxic stopped applying first
         (removed, updated, connection closed), True if the time ran out."""
         while toxic.uid in self.states and not self.conn.closed:
-            remaining = deadline - self.loop.time()
+            remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return True
             waiter = self.loop.create_future()

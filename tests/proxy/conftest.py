@@ -186,3 +186,22 @@ def serves(port: int) -> bool:
     """A proxy at ``port`` passes an echo round trip."""
     with connect(port) as sock:
         return roundtrip(sock, b"still here")[0] == b"still here"
+
+
+class _BannerHandler(_EchoHandler):
+    """Says BANNER as soon as a client connects (downstream-only data), then echoes."""
+
+    def handle(self) -> None:
+        try:
+            self.request.sendall(BANNER)
+        except OSError:
+            return
+        super().handle()
+
+
+BANNER = b"hello from upstream"
+
+
+@pytest.fixture(scope="session")
+def banner_addr() -> Iterator[tuple[str, int]]:
+    yield from _serve(_BannerHandler)

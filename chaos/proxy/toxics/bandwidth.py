@@ -18,7 +18,7 @@ class _Clock:
     __slots__ = ("next_at",)
 
     def __init__(self) -> None:
-        self.next_at = 0.0  # loop time when the next byte may leave
+        self.next_at = 0.0  # time.monotonic() when the next slice may leave
 
 
 class Bandwidth(ToxicType):
