@@ -175,13 +175,20 @@ def find_base(client, base_image: str | None = None) -> BaseRef | None:
 
 def ensure_base(client, base_image: str | None = None, *, force: bool = False,
                 progress: Progress = _noop) -> BaseRef:
+    """The base to build on: the configured stock image if present locally (a
+    stock image is never "rebuilt", even with ``force``), else the bootstrapped
+    Debian base if current, else a pull of the configured image, else debootstrap."""
     explicit = bool(base_image or os.environ.get("TFCHAOS_BASE_IMAGE"))
     configured = base_image or os.environ.get("TFCHAOS_BASE_IMAGE") or DEFAULT_BASE_IMAGE
+    img = _get_image(client, configured)
+    if img is not None:
+        progress(f"base: {configured} (stock image, present locally)")
+        return BaseRef(configured, img.id, "stock")
     found = None if force else find_base(client, base_image)
-    if found is not None and (found.kind == "stock" or not explicit):
+    if found is not None and not explicit:
         progress(f"base: {found.tag} ({found.kind}) up to date")
         return found
-    if not force:
+    if explicit or found is None and not force:
         # Only try the registry when we have nothing, or the user named an image.
         progress(f"base: pulling {configured}")
         try:
@@ -257,7 +264,7 @@ def bootstrap_base(client, *, progress: Progress = _noop) -> BaseRef:
         progress(f"base: debootstrap {DEBIAN_SUITE} from {mirror_url} (about a minute)")
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         tail: list[str] = []
-        phase = ""
+        seen: set[str] = set()  # one line per phase ("Retrieving", "Unpacking", ...)
         try:
             assert proc.stdout is not None
             for line in proc.stdout:
@@ -265,8 +272,8 @@ def bootstrap_base(client, *, progress: Progress = _noop) -> BaseRef:
                 tail = (tail + [line])[-20:]
                 if line.startswith("I: "):
                     word = line[3:].split(" ", 1)[0]
-                    if word != phase:
-                        phase = word
+                    if word not in seen:
+                        seen.add(word)
                         progress(f"  debootstrap: {line[3:][:100]}")
             rc = proc.wait()
         finally:

@@ -120,3 +120,57 @@ def test_bad_version_in_status_is_clear():
 
     with pytest.raises(ChaosError):
         image_status(("2.x",), client=FakeClient({}))
+
+
+class PullFails(FakeClient):
+    def __init__(self, images):
+        super().__init__(images)
+        self.pulls = []
+
+        def pull(repo, tag=None):
+            self.pulls.append(f"{repo}:{tag}")
+            raise docker.errors.APIError("no such host")
+
+        self.images.pull = pull
+
+
+@pytest.fixture
+def no_bootstrap(monkeypatch):
+    calls = []
+    monkeypatch.delenv("TFCHAOS_BASE_IMAGE", raising=False)
+    monkeypatch.setattr(builder, "bootstrap_base",
+                        lambda client, progress=None: calls.append(1) or builder.BaseRef("boot", "sha256:new", "debootstrap"))
+    return calls
+
+
+def test_base_choice_stock_present_wins_even_with_force(no_bootstrap):
+    client = PullFails({"python:3.11-slim-bookworm": FakeImage("sha256:stock"), builder.FALLBACK_BASE_TAG: _base()})
+    for force in (False, True):
+        ref = builder.ensure_base(client, force=force)
+        assert (ref.tag, ref.kind) == ("python:3.11-slim-bookworm", "stock")
+    assert client.pulls == [] and no_bootstrap == []
+
+
+def test_base_choice_current_fallback_needs_no_network(no_bootstrap):
+    client = PullFails({builder.FALLBACK_BASE_TAG: _base()})
+    assert builder.ensure_base(client).tag == builder.FALLBACK_BASE_TAG
+    assert client.pulls == [] and no_bootstrap == []
+
+
+def test_base_choice_pull_fails_then_bootstrap(no_bootstrap):
+    client = PullFails({builder.FALLBACK_BASE_TAG: _base(recipe="old")})
+    assert builder.ensure_base(client).id == "sha256:new"
+    assert client.pulls == ["python:3.11-slim-bookworm"] and no_bootstrap == [1]
+
+
+def test_base_choice_explicit_image_is_pulled_then_falls_back(no_bootstrap):
+    client = PullFails({builder.FALLBACK_BASE_TAG: _base()})
+    ref = builder.ensure_base(client, "python:3.11-slim")
+    assert client.pulls == ["python:3.11-slim"] and ref.tag == builder.FALLBACK_BASE_TAG
+    assert no_bootstrap == []
+
+
+def test_base_choice_force_rebootstraps_without_pulling(no_bootstrap):
+    client = PullFails({builder.FALLBACK_BASE_TAG: _base()})
+    assert builder.ensure_base(client, force=True).id == "sha256:new"
+    assert client.pulls == [] and no_bootstrap == [1]
