@@ -35,6 +35,9 @@ class Side(asyncio.BufferedProtocol):
     # asyncio protocol callbacks
     def connection_made(self, transport: Any) -> None:
         self.transport = transport
+        if self.conn.closed:  # an upstream that answered after the client left
+            transport.close()
+            return
         sock = transport.get_extra_info("socket")
         if sock is not None:
             try:

@@ -24,6 +24,7 @@ from chaos.proxy.model import Stream, Toxic
 log = logging.getLogger("chaos.proxy")
 
 BUFFER_SIZE = 256 * 1024            # one recv_into; large so bulk transfers take few callbacks
+START_SIZE = 16 * 1024              # idle connections stay small; a full read grows the buffer
 QUEUE_HIGH = 4 * 1024 * 1024        # toxic path: stop reading the source above this...
 QUEUE_LOW = 1 * 1024 * 1024         # ...and resume below this
 
@@ -35,7 +36,7 @@ class Pipe:
         self.src = src
         self.dst = dst
         self.loop = conn.loop
-        self.buffer = memoryview(bytearray(BUFFER_SIZE))
+        self.buffer = memoryview(bytearray(START_SIZE))
         self.chain: tuple[Toxic, ...] = ()      # toxics that apply to this connection, in order
         self.states: dict[int, Any] = {}         # uid -> per-connection state of an applying toxic
         self._by_uid: dict[int, Toxic] = {}
@@ -53,11 +54,14 @@ class Pipe:
             if self.conn.closed:
                 return
             transport.write(self.buffer[:n])
-            if transport.get_write_buffer_size():
-                # The transport may keep a view of our buffer: read into a new one.
-                self.buffer = memoryview(bytearray(BUFFER_SIZE))
+            if transport.get_write_buffer_size() or n == len(self.buffer) < BUFFER_SIZE:
+                # The transport may keep a view of our buffer (or it was too
+                # small for this stream): read into a new one.
+                self.buffer = memoryview(bytearray(BUFFER_SIZE if n == len(self.buffer) else len(self.buffer)))
             return
         self._enqueue(bytes(self.buffer[:n]))
+        if n == len(self.buffer) < BUFFER_SIZE:
+            self.buffer = memoryview(bytearray(BUFFER_SIZE))
 
     def feed_eof(self) -> None:
         if not self.chain and self.pump is None and not self.queue and self.dst.transport is not None:
