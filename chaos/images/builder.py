@@ -716,6 +716,10 @@ def ensure_images(tf_versions: Iterable[str] = DEFAULT_TF_VERSIONS, *, proxy: bo
                 progress("proxy: note: chaos/proxy/__main__.py does not exist yet; the image will not start "
                          "until it does (it is rebuilt automatically then)")
             out[app.name] = _ensure_pair(client, deps, app, base, force, progress)
+        # Images replaced while a container still used them are left untagged;
+        # drop those that are free now (prune never touches images in use).
+        with contextlib.suppress(Exception):
+            client.images.prune(filters={"dangling": True, "label": f"{LABEL_PROJECT}={PROJECT}"})
     progress(f"done in {time.monotonic() - t0:.1f}s")
     return out
 
