@@ -165,12 +165,15 @@ class Connection:
                 side.transport.close()
 
     def reset(self, side: Side) -> None:
-        """Abort ``side`` with a TCP RST (SO_LINGER 0), close the other normally."""
-        transport = side.transport
-        if transport is not None and not transport.is_closing():
-            sock = transport.get_extra_info("socket")
+        """Abort both sockets with a TCP RST (SO_LINGER 0), as the official
+        server does for reset_peer; ``side`` is the one the toxic writes to."""
+        for each in (side, self.other(side)):
+            transport = each.transport
+            if transport is None or transport.is_closing():
+                continue
             try:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                                              struct.pack("ii", 1, 0))
             except (OSError, AttributeError):
                 pass
             transport.abort()

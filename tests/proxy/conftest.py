@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import socket
 import socketserver
+import sys
 import threading
-import time
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -15,7 +16,11 @@ import requests
 
 from chaos.proxy import ProxyServer
 
-IO_TIMEOUT = 5.0
+# The project runs pytest with --import-mode=importlib, which keeps test
+# directories off sys.path; the tests here share proxy_helpers.py.
+sys.path.insert(0, str(Path(__file__).parent))
+
+from proxy_helpers import BANNER, IO_TIMEOUT, addr, port_of  # noqa: E402
 
 
 class _EchoHandler(socketserver.BaseRequestHandler):
@@ -105,14 +110,6 @@ def client(server: ProxyServer):
     APIConsumer.host, APIConsumer.port = old
 
 
-def addr(host_port: tuple[str, int]) -> str:
-    return f"{host_port[0]}:{host_port[1]}"
-
-
-def port_of(listen: str) -> int:
-    return int(listen.rsplit(":", 1)[1])
-
-
 @pytest.fixture
 def make_proxy(api: str, echo_addr):
     """Create a proxy (to the echo server unless told) and return its listen port."""
@@ -128,64 +125,6 @@ def make_proxy(api: str, echo_addr):
     return make
 
 
-def add_toxic(api: str, proxy: str, **body) -> dict:
-    r = requests.post(f"{api}/proxies/{proxy}/toxics", json=body, timeout=IO_TIMEOUT)
-    assert r.status_code == 200, r.text
-    return r.json()
-
-
-def remove_toxic(api: str, proxy: str, name: str) -> None:
-    r = requests.delete(f"{api}/proxies/{proxy}/toxics/{name}", timeout=IO_TIMEOUT)
-    assert r.status_code == 204, r.text
-
-
-def connect(port: int, timeout: float = IO_TIMEOUT) -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return sock
-
-
-def recv_exact(sock: socket.socket, n: int, deadline: float = IO_TIMEOUT) -> bytes:
-    end = time.monotonic() + deadline
-    chunks, got = [], 0
-    while got < n:
-        if time.monotonic() > end:
-            raise TimeoutError(f"got {got} of {n} bytes")
-        data = sock.recv(n - got)
-        if not data:
-            raise ConnectionError(f"closed after {got} of {n} bytes")
-        chunks.append(data)
-        got += len(data)
-    return b"".join(chunks)
-
-
-def roundtrip(sock: socket.socket, payload: bytes) -> tuple[bytes, float]:
-    """Send, read the echo back; returns (echo, seconds)."""
-    start = time.monotonic()
-    sock.sendall(payload)
-    data = recv_exact(sock, len(payload))
-    return data, time.monotonic() - start
-
-
-def wait_closed(sock: socket.socket, deadline: float = IO_TIMEOUT) -> tuple[str, float]:
-    """Read until the peer closes; returns ("eof"|"reset", seconds)."""
-    start = time.monotonic()
-    sock.settimeout(deadline)
-    while True:
-        try:
-            data = sock.recv(65536)
-        except ConnectionResetError:
-            return "reset", time.monotonic() - start
-        if not data:
-            return "eof", time.monotonic() - start
-        if time.monotonic() - start > deadline:
-            raise TimeoutError("peer did not close")
-
-
-def serves(port: int) -> bool:
-    """A proxy at ``port`` passes an echo round trip."""
-    with connect(port) as sock:
-        return roundtrip(sock, b"still here")[0] == b"still here"
 
 
 class _BannerHandler(_EchoHandler):
@@ -198,8 +137,6 @@ class _BannerHandler(_EchoHandler):
             return
         super().handle()
 
-
-BANNER = b"hello from upstream"
 
 
 @pytest.fixture(scope="session")

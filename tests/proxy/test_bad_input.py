@@ -8,7 +8,7 @@ import socket
 import pytest
 import requests
 
-from tests.proxy.conftest import IO_TIMEOUT, addr, serves
+from proxy_helpers import IO_TIMEOUT, addr, serves
 
 T = IO_TIMEOUT
 

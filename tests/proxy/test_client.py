@@ -8,7 +8,7 @@ import pytest
 from toxiproxy.exceptions import InvalidToxic, NotFound, ProxyExists
 from toxiproxy.proxy import Proxy
 
-from tests.proxy.conftest import addr, connect, port_of, roundtrip, wait_closed
+from proxy_helpers import addr, connect, port_of, roundtrip, wait_closed
 
 
 def test_version_and_running(client):

@@ -9,7 +9,7 @@ import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.proxy.conftest import IO_TIMEOUT, addr, serves
+from proxy_helpers import IO_TIMEOUT, addr, serves
 
 NAMES = st.sampled_from(["fz", "ghost", "latency_downstream", "t1", "", "%20", "a b", "ü"])
 PATHS = st.one_of(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import requests
 
-from tests.proxy.conftest import IO_TIMEOUT, addr, port_of
+from proxy_helpers import IO_TIMEOUT, addr, port_of
 
 T = IO_TIMEOUT
 

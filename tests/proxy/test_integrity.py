@@ -7,7 +7,7 @@ import hashlib
 import random
 import threading
 
-from tests.proxy.conftest import add_toxic, connect, recv_exact, remove_toxic
+from proxy_helpers import add_toxic, connect, recv_exact, remove_toxic
 
 CONNECTIONS = 24
 SIZE = 256 * 1024

@@ -8,7 +8,7 @@ import time
 
 import requests
 
-from tests.proxy.conftest import IO_TIMEOUT, addr, add_toxic, connect, remove_toxic, roundtrip, wait_closed
+from proxy_helpers import IO_TIMEOUT, addr, add_toxic, connect, remove_toxic, roundtrip, wait_closed
 
 
 def test_toxic_added_to_open_connection_then_removed(api, make_proxy):

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tests.proxy.conftest import (BANNER, addr, add_toxic, connect, recv_exact, remove_toxic, roundtrip,
+from proxy_helpers import (BANNER, addr, add_toxic, connect, recv_exact, remove_toxic, roundtrip,
                                   wait_closed)
 
 SLACK = 0.25  # scheduling allowance on a loaded 2-core machine

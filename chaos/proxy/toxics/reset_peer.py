@@ -1,5 +1,5 @@
 """reset_peer: on the next data, wait ``timeout`` ms then reset the connection
-(RST via SO_LINGER 0), so the peer sees ECONNRESET."""
+(RST via SO_LINGER 0 on both sockets), so the peers see ECONNRESET."""
 
 from __future__ import annotations
 
