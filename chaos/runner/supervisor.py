@@ -51,17 +51,20 @@ class Supervisor:
     # --- faults ----------------------------------------------------------
 
     def _inject(self, step) -> None:
-        step.fault.inject(self.cluster)
+        # Stamp before acting: the fault's effects (an exit, an error) can be
+        # reported before a slow Docker call returns.
         now = time.time()
+        step.fault.inject(self.cluster)
         self.cluster.record(step.fault.inject_event(now))
         self._active.append(_Active(step, now))
 
     def _heal(self, active: _Active) -> None:
         if active.healed:
             return
+        now = time.time()
         active.step.fault.heal(self.cluster)
         active.healed = True
-        self.cluster.record(active.step.fault.heal_event(time.time()))
+        self.cluster.record(active.step.fault.heal_event(now))
 
     def heal_all(self) -> None:
         """Heal every injected fault; used before restarts and in ``finally``."""
