@@ -76,16 +76,42 @@ class ProxyServer:
             self._runner = None
 
     # -- foreground ----------------------------------------------------------
-    def serve(self) -> None:
-        """Run until SIGINT/SIGTERM; raises InfrastructureError if it cannot start."""
+    def serve(self, config: str | None = None) -> None:
+        """Run until SIGINT/SIGTERM; raises InfrastructureError if it cannot start.
+
+        ``config``: a JSON file of proxies created at start, like the official
+        server's ``-config`` (the format of ``POST /populate``).
+        """
         loop = new_event_loop()
         try:
-            loop.run_until_complete(self._serve())
+            loop.run_until_complete(self._serve(config))
         finally:
             loop.close()
 
-    async def _serve(self) -> None:
+    async def load_config(self, path: str) -> None:
+        from chaos.proxy.apierror import ApiError
+        from chaos.proxy.schema import parse_json, parse_populate
+
+        try:
+            with open(path, "rb") as f:
+                specs = parse_populate(parse_json(f.read()))
+        except OSError as exc:
+            raise InfrastructureError(f"cannot read --config {path}: {exc.strerror}",
+                                      hint="pass a readable JSON file of proxies") from None
+        except ApiError as exc:
+            raise InfrastructureError(f"--config {path}: {exc}", hint="use the format of POST /populate") from None
+        _, error = await self.collection.populate(specs)
+        if error is not None:
+            raise InfrastructureError(f"--config {path}: {error}", hint="fix the proxy it names")
+
+    async def _serve(self, config: str | None = None) -> None:
         await self.start()
+        if config:
+            try:
+                await self.load_config(config)
+            except BaseException:
+                await self.stop()
+                raise
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

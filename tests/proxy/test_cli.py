@@ -77,3 +77,34 @@ def test_chaos_cli_has_proxy_subcommand(capsys):
         taken.listen()
         assert main(["proxy", "--port", str(taken.getsockname()[1])]) == 3
     assert "in use" in capsys.readouterr().err
+
+
+def test_config_file_creates_proxies_at_start(tmp_path):
+    config = tmp_path / "proxies.json"
+    config.write_text('[{"name": "svc", "listen": "127.0.0.1:0", "upstream": "127.0.0.1:9"}]')
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "chaos.proxy", "--port", str(port), "--config", str(config)],
+                            env=ENV, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                proxies = requests.get(f"http://127.0.0.1:{port}/proxies", timeout=1).json()
+                break
+            except requests.ConnectionError:
+                assert time.monotonic() < deadline, proc.stderr.read() if proc.poll() is not None else "no API"
+                time.sleep(0.1)
+        assert proxies["svc"]["upstream"] == "127.0.0.1:9" and proxies["svc"]["enabled"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=10)
+
+
+def test_bad_config_file_is_one_clear_error(tmp_path):
+    config = tmp_path / "proxies.json"
+    config.write_text('[{"name": "svc", "upstream": "127.0.0.1:9", "enabled": "yes"}]')
+    result = _run("--port", str(_free_port()), "--config", str(config))
+    assert result.returncode == 3
+    assert "Traceback" not in result.stderr
+    assert f"--config {config}" in result.stderr and "enabled" in result.stderr
+    assert "\nhint: " in result.stderr
