@@ -10,7 +10,7 @@ from pydantic import Field
 from chaos.checks.base import SymptomCheck, register_check
 from chaos.checks.select import first_by_worker
 from chaos.checks.verdict import Undecidable, Verdict, failed, passed, unknown
-from chaos.events import Event, StartEvent, StepEvent
+from chaos.events import ErrorEvent, Event, ExitEvent, StartEvent, StepEvent
 from chaos.timeline import FaultWindow, Timeline
 
 
@@ -120,7 +120,20 @@ class HangAtBringUp(SymptomCheck):
                 f"the fault was active only {window.end - started.t:.1f} s after the workers started (< {self.min_s:g} s)",
                 _proof(window, started),
             )
-        hung = (first_step.t if first_step else window.end) - started.t
+        hung_until = first_step.t if first_step else window.end
+        # A hang means live workers making no progress; one that died is a crash.
+        died = [
+            e
+            for e in timeline.events
+            if isinstance(e, (ExitEvent, ErrorEvent)) and started.t <= e.t <= min(hung_until, started.t + self.min_s)
+        ]
+        if died:
+            return failed(
+                f"{died[0].source} {'exited' if isinstance(died[0], ExitEvent) else 'raised an error'} "
+                f"{died[0].t - started.t:.1f} s after the workers started: a crash, not a hang",
+                _proof(window, started, died[0]),
+            )
+        hung = hung_until - started.t
         return passed(
             f"no step for {hung:.1f} s after the workers started, with the fault active", _proof(window, started, first_step)
         )

@@ -146,6 +146,16 @@ def test_hang_at_bring_up_fails_when_training_started_anyway():
     assert "no hang" in verdict.reason
 
 
+def test_hang_at_bring_up_fails_when_the_workers_crashed_instead():
+    # Measured: a port refused at bring-up makes TF 2.20 fail fast, not hang;
+    # "no step" alone must not pass for a hang.
+    b = TimelineBuilder().inject("blocked_port").wait(1).start().wait(1)
+    b.error(0, UNAVAILABLE, "Connection refused").exit(0, 1).wait(25).heal("blocked_port")
+    verdict = judge(HangAtBringUp(min_s=15), b.build())
+    assert verdict.status is Status.FAIL
+    assert "not a hang" in verdict.reason
+
+
 def test_hang_at_bring_up_is_unknown_without_start_or_inject_or_long_enough_fault():
     no_start = TimelineBuilder().inject("blocked_port").wait(30).heal("blocked_port").build()
     assert judge(HangAtBringUp(min_s=15), no_start).status is Status.UNKNOWN
