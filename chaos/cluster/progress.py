@@ -25,6 +25,17 @@ class ProgressPrinter:
             self.line(text)
 
 
+def headline(message: str) -> str:
+    """The informative line of a TF error (its first line is often just
+    "Graph execution error:" followed by a Python stack)."""
+    lines = [l.strip() for l in message.splitlines() if l.strip()]
+    for line in lines:
+        if "aborted by" in line or "timed out" in line or "OOM" in line:
+            return line
+    useful = [l for l in lines if not l.startswith(("File ", "Detected at node", "[[", "Graph execution error"))]
+    return (useful or lines or [""])[0]
+
+
 def describe(e: Event) -> str | None:
     """One line for the events worth showing live; None for the rest."""
     kind = e.kind
@@ -39,7 +50,7 @@ def describe(e: Event) -> str | None:
     if kind == "done":
         return f"{e.source}: done at step {e.step}, weights {e.weights_digest}"
     if kind == "error":
-        return f"{e.source}: ERROR {e.error_class.rsplit('.', 1)[-1]}: {e.message[:160]}"
+        return f"{e.source}: ERROR {e.error_class.rsplit('.', 1)[-1]}: {headline(e.message)[:200]}"
     if kind == "exit":
         return f"{e.source}: exited {e.exit_code}" + (" (OOMKilled)" if e.oom_killed else "")
     if kind == "restart":
