@@ -71,7 +71,9 @@ def test_interrupted_and_resumed_run_ends_with_the_uninterrupted_digest(images, 
         assert killed_at < SETTINGS.total_steps, "training finished before the kill"
 
         cluster.restart([0, 1], reason="test: resume after kill")
-        assert events.wait_for(finished(2), 180)
+        # (finished() would see the kill's exits at once: wait for both done events.)
+        both_done = lambda evs: len({e.source for e in evs if isinstance(e, DoneEvent)}) == 2
+        assert events.wait_for(both_done, 180), "the restarted workers did not finish"
         history = events.snapshot()
 
     restored = [e for e in history if isinstance(e, RestoredEvent)]
