@@ -3,7 +3,6 @@ crashed run left, by label)."""
 
 from __future__ import annotations
 
-import time
 
 from chaos import LABEL_RUN
 from chaos.cluster import docker_api
@@ -19,13 +18,6 @@ def cmd_clean(args) -> int:
     client = docker_api.connect()
     labels = {LABEL_RUN: args.run} if args.run else {}
     counts = docker_api.remove_labelled(client, labels)
-    # A create request from a run killed mid-call can still land in the engine.
-    for _ in range(3):
-        if not docker_api.list_labelled(client, labels):
-            break
-        time.sleep(1)
-        more = docker_api.remove_labelled(client, labels)
-        counts = {k: counts[k] + more[k] for k in counts}
     print(
         f"removed {counts['containers']} containers, {counts['networks']} networks, "
         f"{counts['volumes']} volumes labelled by tfchaos" + (f" (run {args.run})" if args.run else "")

@@ -4,6 +4,7 @@ everything that carries a label."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import docker
@@ -134,11 +135,26 @@ def list_labelled(client, labels: dict[str, str] | None = None, *, any_run: bool
     )
 
 
-def remove_labelled(client, labels: dict[str, str]) -> dict[str, int]:
+def remove_labelled(client, labels: dict[str, str], *, passes: int = 5) -> dict[str, int]:
     """Remove containers, then networks and volumes, carrying all ``labels``.
 
     Always scoped to the project label too, so nothing of the user's is touched.
+    Repeated (up to ``passes``) until nothing is left: a create request from a
+    run interrupted (Ctrl-C) or killed mid-call can land in the engine after a
+    pass listed the objects.
     """
+    counts = {"containers": 0, "networks": 0, "volumes": 0}
+    for attempt in range(passes):
+        if attempt:
+            time.sleep(0.5)
+        for kind, n in _remove_once(client, labels).items():
+            counts[kind] += n
+        if not list_labelled(client, labels):
+            break
+    return counts
+
+
+def _remove_once(client, labels: dict[str, str]) -> dict[str, int]:
     filters = {"label": [f"{k}={v}" for k, v in {LABEL_PROJECT: PROJECT, **labels}.items()]}
     counts = {"containers": 0, "networks": 0, "volumes": 0}
     for c in client.containers.list(all=True, filters=filters):

@@ -12,7 +12,7 @@ from pathlib import Path
 from chaos.checks.verdict import Status
 from chaos.cluster.eventlog import EventLog
 from chaos.cluster.progress import ProgressPrinter
-from chaos.errors import ChaosError, InfrastructureError
+from chaos.errors import InfrastructureError
 from chaos.report import terminal_summary, write_json, write_junit
 from chaos.scenario.loader import load_scenario, scenario_files
 

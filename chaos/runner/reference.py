@@ -14,7 +14,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from chaos.cluster.docker_cluster import ClusterSpec
-from chaos.cluster.eventlog import EventLog
 from chaos.cluster.training import run_training
 from chaos.errors import InfrastructureError
 from chaos.events import StepEvent
@@ -46,8 +45,7 @@ def uninterrupted_reference(spec: ClusterSpec, client, progress=None) -> Referen
         return Reference(data["digest"], data.get("final_loss"))
     if progress:
         progress("computing the uninterrupted reference run (cached afterwards)")
-    events = EventLog()
-    result = run_training(spec, events=events)
+    result = run_training(spec)
     if not result.identical:
         raise InfrastructureError(
             f"the uninterrupted reference run ended with different weights per worker: {result.digests}",

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from chaos.cluster.docker_cluster import DockerCluster
-from chaos.events import DoneEvent, Event, ExitEvent, PhaseEvent, RUNNER, StepEvent
+from chaos.events import DoneEvent, ExitEvent, PhaseEvent, RUNNER, StepEvent
 from chaos.scenario.model import Scenario
 
 POLL_S = 0.2

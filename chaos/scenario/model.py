@@ -26,6 +26,7 @@ from chaos.faults import FAULTS
 from chaos.scenario.entries import FaultStep, check_type, fault_step_type
 from chaos.scenario.triggers import AtBringUp, AtEpoch, AtStep
 from chaos.timeline import RunInfo
+from chaos.worker.settings import WorkerSettings
 
 MAX_WORKERS = 4
 DEFAULT_TF_VERSION = "2.20"
@@ -79,13 +80,17 @@ class TrainingSpec(_Strict):
     collective_timeout_s: float = Field(0.0, ge=0, description="per-collective timeout; 0 = none")
     learning_rate: float = Field(0.05, gt=0)
 
+    def to_worker_settings(self) -> WorkerSettings:
+        return WorkerSettings(**self.model_dump())
+
+    # Derived counts come from WorkerSettings, so the worker and the checks agree.
     @property
     def total_steps(self) -> int:
-        return self.epochs * self.steps_per_epoch
+        return self.to_worker_settings().total_steps
 
     @property
     def save_interval_steps(self) -> int:
-        return self.steps_per_epoch if self.save_freq == "epoch" else int(self.save_freq)
+        return self.to_worker_settings().save_interval_steps
 
 
 class RecoveryPolicy(_Strict):

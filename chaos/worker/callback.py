@@ -79,7 +79,8 @@ def make_callback_class(keras):
                 local_loss=float(logs.get("local_loss", logs.get("loss", float("nan")))),
                 batch_digest=self.batch_digest(step - 1) if self.batch_digest else "",
             )
-            self._report_backup(step)
+            if self.save_freq != "epoch":  # else backups only happen at epoch end
+                self._report_backup(step)
 
         def on_epoch_end(self, epoch, logs=None):
             logs = logs or {}

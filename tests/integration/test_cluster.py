@@ -4,13 +4,11 @@ uninterrupted run ends."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from chaos.cluster.docker_cluster import ClusterSpec, DockerCluster
 from chaos.cluster.eventlog import EventLog
-from chaos.cluster.training import finished, run_training
+from chaos.cluster.training import run_training
 from chaos.events import CheckpointEvent, DoneEvent, ExitEvent, RestoredEvent, StepEvent
 from chaos.worker.settings import WorkerSettings
 
