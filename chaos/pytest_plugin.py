@@ -32,6 +32,13 @@ def pytest_addoption(parser):
         help="collect scenario files (*.yaml under a scenarios/ folder) as test items; they start Docker clusters",
     )
     group.addoption("--chaos-report-dir", metavar="DIR", default=None, help="write scenario reports here")
+    group.addoption(
+        "--chaos-proxy-image",
+        metavar="IMAGE",
+        default=None,
+        help="run the proxy from this Toxiproxy-API server image instead of ours (must exist locally and "
+        "serve the API on 0.0.0.0:8474 with its default command)",
+    )
 
 
 def pytest_collect_file(file_path: Path, parent):
@@ -53,13 +60,22 @@ class ScenarioFile(pytest.File):
         yield ScenarioItem.from_parent(self, name=self.path.stem)
 
 
+def _proxy_image(config) -> str:
+    """``--chaos-proxy-image``, or our proxy image."""
+    from chaos.images import PROXY_IMAGE
+
+    return config.getoption("chaos_proxy_image") or PROXY_IMAGE
+
+
 def _images(config, versions: tuple[str, ...]) -> dict[str, str]:
-    from chaos.images import ensure_images, worker_image_tag
+    """Worker image tags; builds what is missing, and our proxy image unless
+    ``--chaos-proxy-image`` names another (which is only required to exist)."""
+    from chaos.images import PROXY_IMAGE, ensure_images, worker_image_tag
 
     built = config.stash.setdefault(_BUILT, set())
     missing = tuple(v for v in versions if v not in built)
     if missing:
-        ensure_images(missing)
+        ensure_images(missing, proxy=_proxy_image(config) == PROXY_IMAGE)
         built.update(missing)
     return {v: worker_image_tag(v) for v in versions}
 
@@ -69,6 +85,8 @@ _BUILT = pytest.StashKey[set]()
 
 class ScenarioItem(pytest.Item):
     def runtest(self) -> None:
+        from dataclasses import replace
+
         from chaos.checks.verdict import Status
         from chaos.images import PROXY_IMAGE
         from chaos.report import write_json
@@ -79,13 +97,16 @@ class ScenarioItem(pytest.Item):
         versions = tuple(sorted({scenario.cluster.tf_version_of(i) for i in range(scenario.cluster.workers)}))
         images = _images(self.config, versions)
         report_dir = self.config.getoption("chaos_report_dir")
+        proxy_image = _proxy_image(self.config)
         report = run_scenario(
             scenario,
             str(self.path.relative_to(self.config.rootpath)) if self.path.is_relative_to(self.config.rootpath) else str(self.path),
             images=images,
-            proxy_image=PROXY_IMAGE,
+            proxy_image=proxy_image,
             report_dir=Path(report_dir) if report_dir else None,
         )
+        if proxy_image != PROXY_IMAGE:
+            report = replace(report, proxy_image=proxy_image)  # in the reproduce command
         if report_dir:
             write_json(report, Path(report_dir) / f"{scenario.name}.json")
         for label, verdict in report.numbered():
@@ -109,11 +130,10 @@ class ScenarioItem(pytest.Item):
 
 @pytest.fixture(scope="session")
 def chaos_images(pytestconfig) -> dict[str, str]:
-    """Tags of the default worker image and the proxy image (built if missing or stale)."""
-    from chaos.images import PROXY_IMAGE
-
+    """Tags of the default worker image and the proxy image (built if missing or
+    stale; ``--chaos-proxy-image`` replaces ours)."""
     images = _images(pytestconfig, ("2.20",))
-    return {"worker": images["2.20"], "proxy": PROXY_IMAGE}
+    return {"worker": images["2.20"], "proxy": _proxy_image(pytestconfig)}
 
 
 @pytest.fixture

@@ -30,9 +30,15 @@ def require_image(client, image: str) -> None:
     try:
         client.images.get(image)
     except ImageNotFound:
+        if image.startswith(f"{PROJECT}/"):
+            raise InfrastructureError(
+                f"image {image!r} is not built",
+                hint="build it with `chaos images build` (see `chaos images status`)",
+            ) from None
+        # Not one of ours (e.g. --proxy-image): the user provides it.
         raise InfrastructureError(
-            f"image {image!r} is not built",
-            hint="build it with `chaos images build` (see `chaos images status`)",
+            f"image {image!r} does not exist in the local Docker engine",
+            hint=f"load or pull it first (`docker load -i FILE`, `docker pull {image}`); `docker images` lists what exists",
         ) from None
 
 

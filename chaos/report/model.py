@@ -7,6 +7,7 @@ The runner builds it with ``build_report`` once the checks have run (or with
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,10 +36,14 @@ class Report:
     timings: PhaseTimings = PhaseTimings()
     artifacts: dict[str, str] = field(default_factory=dict)  # label -> path
     error: str | None = None  # why the run itself broke, if it did
+    proxy_image: str | None = None  # a proxy image given with --proxy-image (None: ours)
 
     @property
     def reproduce(self) -> str:
-        return f"chaos run {self.file}"
+        command = f"chaos run {self.file}"
+        if self.proxy_image:
+            command += f" --proxy-image {shlex.quote(self.proxy_image)}"
+        return command
 
     @property
     def status(self) -> Status:
@@ -70,6 +75,7 @@ class Report:
             "status": self.status.value,
             "reproduce": self.reproduce,
             "error": self.error,
+            "proxy_image": self.proxy_image,
             "timings": vars(self.timings).copy(),
             "verdicts": [v.to_dict() for v in self.verdicts],
             "artifacts": dict(self.artifacts),
@@ -88,4 +94,5 @@ class Report:
             timings=PhaseTimings(**data.get("timings", {})),
             artifacts=data.get("artifacts", {}),
             error=data.get("error"),
+            proxy_image=data.get("proxy_image"),
         )

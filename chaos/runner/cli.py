@@ -7,6 +7,7 @@ scenario, 3 infrastructure error.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from chaos.checks.verdict import Status
@@ -44,8 +45,14 @@ def cmd_run(args) -> int:
     scenarios = [(load_scenario(f), display_path(f)) for f in files]
     show = ProgressPrinter()
     versions = sorted({sc.cluster.tf_version_of(i) for sc, _ in scenarios for i in range(sc.cluster.workers)})
+    proxy_image = args.proxy_image or PROXY_IMAGE
     show.phase(f"images (TF {', '.join(versions)})")
-    ensure_images(tuple(versions), progress=show.line)
+    # Our proxy image is built like the workers; a user-given one only has to exist.
+    ensure_images(tuple(versions), proxy=proxy_image == PROXY_IMAGE, progress=show.line)
+    if proxy_image != PROXY_IMAGE:
+        from chaos.cluster import docker_api
+
+        docker_api.require_image(docker_api.connect(), proxy_image)
     images = {v: worker_image_tag(v) for v in versions}
     report_dir = Path(args.report_dir) if args.report_dir else None
 
@@ -57,9 +64,11 @@ def cmd_run(args) -> int:
         events.subscribe(show.event)
         try:
             report = run_scenario(
-                scenario, file, images=images, proxy_image=PROXY_IMAGE,
+                scenario, file, images=images, proxy_image=proxy_image,
                 report_dir=report_dir, events=events, progress=show.line,
             )
+            if proxy_image != PROXY_IMAGE:
+                report = replace(report, proxy_image=proxy_image)  # in the reproduce command
         except InfrastructureError as exc:
             print(exc.render(), file=sys.stderr)
             infra_failed = True
@@ -81,4 +90,11 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("run", help="run scenarios (default: the whole suite in scenarios/)")
     p.add_argument("scenarios", nargs="*", metavar="SCENARIO", help="scenario files or folders")
     p.add_argument("--report-dir", metavar="DIR", help="write a JSON report per scenario, junit.xml and worker logs")
+    p.add_argument(
+        "--proxy-image",
+        metavar="IMAGE",
+        default=None,
+        help="run the proxy from this Toxiproxy-API server image instead of ours (e.g. the official "
+        "Toxiproxy server); it must exist locally and serve the API on 0.0.0.0:8474 with its default command",
+    )
     p.set_defaults(func=cmd_run)

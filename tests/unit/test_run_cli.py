@@ -1,0 +1,125 @@
+"""``chaos run --proxy-image``: the option reaches run_scenario, our proxy image
+is built only when it is the one used, a user-given image is only required to
+exist, and the reproduce command repeats the option. Docker, the image builds
+and the scenario run are fakes at their boundary."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from docker.errors import ImageNotFound
+
+import chaos.cli
+import chaos.images
+import chaos.runner.run
+from chaos.cluster import docker_api
+from chaos.errors import InfrastructureError
+from chaos.images import PROXY_IMAGE
+from chaos.report import build_report
+from chaos.timeline import Timeline
+
+SCENARIO = """\
+name: killed-worker-recovers
+description: kill worker-1
+explain: {symptom: s, cause: c, fix: f}
+cluster: {training: {epochs: 2, steps_per_epoch: 4}}
+faults:
+  - kill_worker: {worker: 1}
+    at: {step: 2}
+expect:
+  - exit_code: {workers: [1], code: 137}
+"""
+
+
+@pytest.fixture
+def scenario_file(tmp_path):
+    path = tmp_path / "scenarios" / "killed-worker-recovers.yaml"
+    path.parent.mkdir()
+    path.write_text(SCENARIO)
+    return path
+
+
+class FakeImages:
+    """Present images by tag; records what was asked for."""
+
+    def __init__(self, present):
+        self.present = set(present)
+        self.asked = []
+
+    def get(self, tag):
+        self.asked.append(tag)
+        if tag not in self.present:
+            raise ImageNotFound(f"no such image: {tag}")
+        return object()
+
+
+class FakeDocker:
+    def __init__(self, present=()):
+        self.images = FakeImages(present)
+
+
+@pytest.fixture
+def fakes(monkeypatch):
+    calls = {"ensure_images": [], "run_scenario": []}
+    docker = FakeDocker()
+
+    def ensure_images(tf_versions, *, proxy=True, progress=None, **kw):
+        calls["ensure_images"].append({"tf_versions": tuple(tf_versions), "proxy": proxy})
+        return {}
+
+    def run_scenario(scenario, file, *, images, proxy_image, **kw):
+        calls["run_scenario"].append({"file": file, "images": images, "proxy_image": proxy_image})
+        # No verdicts: status unknown, so the summary shows the reproduce command.
+        return build_report(scenario, file, [], Timeline(scenario.run_info(), []))
+
+    monkeypatch.setattr(chaos.images, "ensure_images", ensure_images)
+    monkeypatch.setattr(chaos.runner.run, "run_scenario", run_scenario)
+    monkeypatch.setattr(docker_api, "connect", lambda: docker)
+    monkeypatch.setattr(chaos.cli.signal, "signal", lambda *a: None)  # main() sets a SIGTERM handler
+    calls["docker"] = docker
+    return calls
+
+
+def test_default_runs_and_builds_our_proxy_image(fakes, scenario_file, capsys):
+    assert chaos.cli.main(["run", str(scenario_file)]) == 1  # unknown: the fake report has no verdicts
+    assert fakes["ensure_images"] == [{"tf_versions": ("2.20",), "proxy": True}]
+    (call,) = fakes["run_scenario"]
+    assert call["proxy_image"] == PROXY_IMAGE
+    assert call["images"] == {"2.20": "tfchaos/worker:tf2.20"}
+    assert fakes["docker"].images.asked == []  # ours is built, not just required
+    out = capsys.readouterr().out
+    assert "reproduce: chaos run " in out and "--proxy-image" not in out
+
+
+def test_proxy_image_reaches_the_run_is_not_built_and_is_in_the_reproduce_command(
+    fakes, scenario_file, tmp_path, capsys
+):
+    fakes["docker"].images.present.add("toxiproxy:2.12.0")
+    reports = tmp_path / "reports"
+    argv = ["run", str(scenario_file), "--proxy-image", "toxiproxy:2.12.0", "--report-dir", str(reports)]
+    assert chaos.cli.main(argv) == 1
+    assert fakes["ensure_images"] == [{"tf_versions": ("2.20",), "proxy": False}]
+    assert fakes["docker"].images.asked == ["toxiproxy:2.12.0"]
+    (call,) = fakes["run_scenario"]
+    assert call["proxy_image"] == "toxiproxy:2.12.0"
+    out = capsys.readouterr().out
+    assert " --proxy-image toxiproxy:2.12.0" in out
+    data = json.loads((reports / "killed-worker-recovers.json").read_text())
+    assert data["proxy_image"] == "toxiproxy:2.12.0"
+    assert data["reproduce"].endswith("killed-worker-recovers.yaml --proxy-image toxiproxy:2.12.0")
+
+
+def test_missing_proxy_image_is_one_clear_error_before_any_run(fakes, scenario_file, capsys):
+    assert chaos.cli.main(["run", str(scenario_file), "--proxy-image", "toxiproxy:missing"]) == 3
+    assert fakes["run_scenario"] == []
+    err = capsys.readouterr().err
+    assert "error: image 'toxiproxy:missing' does not exist in the local Docker engine" in err
+    assert "hint: load or pull it first" in err and "chaos images build" not in err
+    assert "Traceback" not in err
+
+
+def test_missing_image_of_ours_still_points_at_chaos_images_build():
+    with pytest.raises(InfrastructureError) as exc:
+        docker_api.require_image(FakeDocker(), PROXY_IMAGE)
+    assert "is not built" in exc.value.message and "chaos images build" in exc.value.hint
