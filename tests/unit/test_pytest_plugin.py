@@ -1,0 +1,196 @@
+"""The pytest plugin (chaos/pytest_plugin.py, entry point ``pytest11: tfchaos``)
+run by pytester: scenarios are collected only with ``--chaos-scenarios``; a
+failing scenario shows the verdict summary and an invalid file its ChaosError
+message, never a traceback; ``--chaos-proxy-image`` reaches the run.
+
+No Docker: the pytester directory's conftest.py replaces the image builds
+(``chaos.images.ensure_images``) and the run (``chaos.runner.run.run_scenario``)
+with fakes that record their calls and return a real Report, built by
+``build_report`` from a real Timeline on which the symptom check fails.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from chaos.images import PROXY_IMAGE
+from chaos.scenario.loader import load_scenario
+
+pytest_plugins = ["pytester"]
+
+NAME = "killed-worker-recovers"
+
+SCENARIO = f"""\
+name: {NAME}
+description: kill worker-1; the chief should fail with UnavailableError
+explain: {{symptom: s, cause: c, fix: f}}
+cluster: {{training: {{epochs: 2, steps_per_epoch: 4}}}}
+faults:
+  - kill_worker: {{worker: 1}}
+    at: {{step: 2}}
+expect:
+  - error: {{class: UnavailableError, workers: [0], within_s: 30}}
+  - exit_code: {{workers: [1], code: 137}}
+"""
+
+# Shared by the pytester conftest and this module (which builds the same report
+# to know the reasons to expect).
+REPORT_CODE = """\
+from chaos.checks import run_checks
+from chaos.events import RUNNER, ExitEvent, InjectEvent, PhaseEvent, StepEvent
+from chaos.report import build_report
+from chaos.timeline import Timeline
+
+
+def failing_report(scenario, file):
+    \"\"\"worker-1 is killed (exit 137) but the chief never raises: the error check fails.\"\"\"
+    events = [PhaseEvent(t=0.0, source=RUNNER, phase="bring_up"), PhaseEvent(t=5.0, source=RUNNER, phase="training")]
+    events += [StepEvent(t=5.0 + s, source=f"worker-{w}", step=s) for s in (1, 2) for w in (0, 1)]
+    events += [
+        InjectEvent(t=7.5, source=RUNNER, fault="kill_worker", target="worker-1", params={"worker": 1}),
+        ExitEvent(t=7.6, source="worker-1", exit_code=137),
+    ]
+    timeline = Timeline(scenario.run_info(), events)
+    return build_report(scenario, file, run_checks(scenario.checks, timeline), timeline)
+"""
+
+CONFTEST = REPORT_CODE + textwrap.dedent(
+    """
+    import json
+    from pathlib import Path
+
+    import pytest
+
+    import chaos.images
+    import chaos.runner.run
+
+    CALLS = Path(__file__).parent / "calls.jsonl"
+    _patch = pytest.MonkeyPatch()
+
+
+    def _record(kind, **data):
+        with CALLS.open("a") as f:
+            f.write(json.dumps({"kind": kind, **data}) + "\\n")
+
+
+    def fake_ensure_images(tf_versions, *, proxy=True, **kw):
+        _record("ensure_images", tf_versions=list(tf_versions), proxy=proxy)
+        return {}
+
+
+    def fake_run_scenario(scenario, file, *, images, proxy_image, **kw):
+        _record("run_scenario", file=file, images=images, proxy_image=proxy_image)
+        return failing_report(scenario, file)
+
+
+    # Scenario items are not Python functions and get no fixtures: patch for the
+    # whole (in-process) session and undo at its end.
+    def pytest_configure(config):
+        _patch.setattr(chaos.images, "ensure_images", fake_ensure_images)
+        _patch.setattr(chaos.runner.run, "run_scenario", fake_run_scenario)
+
+
+    def pytest_unconfigure(config):
+        _patch.undo()
+    """
+)
+
+
+@pytest.fixture
+def project(pytester):
+    pytester.makeconftest(CONFTEST)
+    scenarios = pytester.mkdir("scenarios")
+    (scenarios / f"{NAME}.yaml").write_text(SCENARIO)
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    return pytester
+
+
+def calls(pytester, kind):
+    path = pytester.path / "calls.jsonl"
+    if not path.exists():
+        return []
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    return [r for r in rows if r.pop("kind") == kind]
+
+
+def expected_report(path):
+    namespace: dict = {}
+    exec(REPORT_CODE, namespace)
+    return namespace["failing_report"](load_scenario(path), f"scenarios/{NAME}.yaml")
+
+
+def assert_no_traceback(output: str) -> None:
+    assert "Traceback" not in output
+    assert "def runtest" not in output and "pytest_plugin.py:" not in output
+
+
+def test_plain_pytest_does_not_collect_scenarios(project):
+    result = project.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["test_plain.py::test_plain"])
+    assert NAME not in result.stdout.str()
+    # Named explicitly, the folder still gives no items.
+    result = project.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", "scenarios")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert calls(project, "run_scenario") == []
+
+
+def test_chaos_scenarios_collects_each_scenario_file(project):
+    result = project.runpytest("--chaos-scenarios", "--collect-only", "-p", "no:cacheprovider")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        ["*<Dir scenarios>", f"*<ScenarioFile {NAME}.yaml>", f"*<ScenarioItem {NAME}>", "*<Function test_plain>"]
+    )
+    result.stdout.fnmatch_lines(["*2 tests collected*"])
+    assert calls(project, "run_scenario") == []  # collecting runs nothing
+
+
+def test_failing_scenario_shows_the_verdict_summary_not_a_traceback(project):
+    result = project.runpytest("--chaos-scenarios", "-p", "no:cacheprovider", "scenarios")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    report = expected_report(project.path / "scenarios" / f"{NAME}.yaml")
+    failing = [(label, v) for label, v in report.numbered() if not v.passed]
+    assert [label for label, _ in failing] == ["expect[0] error"]
+    for label, verdict in failing:
+        assert f"fail    {label}: {verdict.reason}" in output
+    assert f"FAIL    {NAME}" in output
+    assert f"reproduce: chaos run scenarios/{NAME}.yaml" in output
+    assert "--proxy-image" not in output
+    assert_no_traceback(output)
+    (run,) = calls(project, "run_scenario")
+    assert run["file"] == f"scenarios/{NAME}.yaml"
+    assert run["proxy_image"] == PROXY_IMAGE
+    assert run["images"] == {"2.20": "tfchaos/worker:tf2.20"}
+    assert calls(project, "ensure_images") == [{"tf_versions": ["2.20"], "proxy": True}]
+
+
+def test_chaos_proxy_image_reaches_the_run_and_is_not_built(project):
+    result = project.runpytest(
+        "--chaos-scenarios", "--chaos-proxy-image", "toxiproxy:2.12.0", "-p", "no:cacheprovider", "scenarios"
+    )
+    result.assert_outcomes(failed=1)
+    (run,) = calls(project, "run_scenario")
+    assert run["proxy_image"] == "toxiproxy:2.12.0"
+    assert calls(project, "ensure_images") == [{"tf_versions": ["2.20"], "proxy": False}]
+    assert f"reproduce: chaos run scenarios/{NAME}.yaml --proxy-image toxiproxy:2.12.0" in result.stdout.str()
+
+
+def test_invalid_scenario_file_shows_the_chaos_error_not_a_traceback(project):
+    bad = project.path / "scenarios" / "bad-one.yaml"
+    bad.write_text(
+        "name: bad-one\ndescription: d\nexplain: {symptom: s, cause: c, fix: f}\n"
+        "faults: [{latncy: {worker: 1}, at: bring_up}]\n"
+    )
+    result = project.runpytest("--chaos-scenarios", "-p", "no:cacheprovider", str(bad))
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    assert f"error: {bad}" in output  # names the file
+    assert "faults[0]: unknown fault 'latncy'" in output and "did you mean 'latency'?" in output  # and the field
+    assert "hint: docs/scenarios.md describes the format" in output
+    assert_no_traceback(output)
+    assert calls(project, "run_scenario") == []
