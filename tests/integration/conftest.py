@@ -1,14 +1,21 @@
 """Integration fixtures: real Docker, real TensorFlow, the real proxy.
 
 Images are built once per session (reused when their inputs did not change).
-After every test, nothing that any run created may be left: containers,
-networks and volumes carrying a run label.
+After every test, nothing that a run the test created may be left: containers,
+networks and volumes carrying its run label (run_scope.py). Runs that existed
+before the test (another test session's, a user's `chaos run`) are left alone.
 """
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
+# --import-mode=importlib keeps test folders off sys.path; conftest shares run_scope.py.
+sys.path.insert(0, str(Path(__file__).parent))
+from run_scope import new_runs, objects_of, remove_runs, run_ids  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -27,19 +34,14 @@ def images(docker_client):
     return {"worker": worker_image_tag("2.20"), "proxy": PROXY_IMAGE}
 
 
-def leftovers(client) -> list[str]:
-    """Every run-labelled container, network and volume still present."""
-    from chaos.cluster.docker_api import list_labelled
-
-    return list_labelled(client, any_run=True)
-
-
 @pytest.fixture(autouse=True)
 def nothing_left_behind(request, docker_client):
+    """Fail a test whose runs left objects behind (naming them), and remove
+    those, only those: runs already present when the test started are not its own."""
+    before = run_ids(docker_client)
     yield
-    left = leftovers(docker_client)
+    runs = new_runs(before, run_ids(docker_client))
+    left = objects_of(docker_client, runs)
     if left:
-        from chaos.cluster import docker_api
-
-        docker_api.remove_labelled(docker_client, {})  # keep the next test clean
+        remove_runs(docker_client, runs)  # keep the next test clean
         pytest.fail(f"{request.node.name} left Docker objects behind: {left}")
