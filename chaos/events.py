@@ -109,6 +109,15 @@ class ErrorEvent(Event):
 
 
 @dataclass(frozen=True)
+class CommandEvent(Event):
+    """A worker applied a runner command (``chaos.worker.control``)."""
+
+    kind: ClassVar[str] = "command"
+    command: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class LogLine(Event):
     """A non-JSON line a worker printed (stdout or stderr)."""
 
@@ -169,6 +178,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         CheckpointEvent,
         DoneEvent,
         ErrorEvent,
+        CommandEvent,
         LogLine,
         PhaseEvent,
         InjectEvent,

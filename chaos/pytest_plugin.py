@@ -94,7 +94,7 @@ class ScenarioItem(pytest.Item):
         from chaos.scenario.loader import load_scenario
 
         scenario = load_scenario(self.path)
-        versions = tuple(sorted({scenario.cluster.tf_version_of(i) for i in range(scenario.cluster.workers)}))
+        versions = tuple(scenario.tf_versions())
         images = _images(self.config, versions)
         report_dir = self.config.getoption("chaos_report_dir")
         proxy_image = _proxy_image(self.config)

@@ -20,9 +20,11 @@ from chaos.checks.base import (
 # Import order is registration order, which `chaos list` shows.
 from chaos.checks.symptom_errors import ErrorRaised, ExitCode  # isort: skip
 from chaos.checks.symptom_progress import HangAtBringUp, Slowdown, Stall  # isort: skip
+from chaos.checks.symptom_silent import EnvironmentSkew, IdenticalBatches, NoError  # isort: skip
 from chaos.checks.recovery_state import LostWork, RestoredSameCheckpoint, ResumedFrom  # isort: skip
 from chaos.checks.recovery_fidelity import Completed, IdenticalWeights, MatchesUninterrupted  # isort: skip
 from chaos.checks.recovery_timing import NormalSpeed, RecoveredWithin  # isort: skip
+from chaos.checks.recovery_environment import DistinctBatches, EnvironmentsMatch  # isort: skip
 from chaos.checks.verdict import Status, Verdict
 
 __all__ = [
@@ -30,12 +32,17 @@ __all__ = [
     "SYMPTOM_CHECKS",
     "Check",
     "Completed",
+    "DistinctBatches",
+    "EnvironmentSkew",
+    "EnvironmentsMatch",
     "ErrorRaised",
     "ExitCode",
     "HangAtBringUp",
+    "IdenticalBatches",
     "IdenticalWeights",
     "LostWork",
     "MatchesUninterrupted",
+    "NoError",
     "NormalSpeed",
     "RecoveredWithin",
     "RecoveryCheck",

@@ -10,7 +10,7 @@ from chaos.checks.base import RecoveryCheck, register_check
 from chaos.checks.recovery_state import restored_in
 from chaos.checks.select import last_by_worker, names, short_digest
 from chaos.checks.verdict import Undecidable, Verdict, failed, passed
-from chaos.events import DoneEvent
+from chaos.events import CheckpointEvent, DoneEvent
 from chaos.timeline import Timeline
 
 
@@ -58,7 +58,9 @@ class IdenticalWeights(RecoveryCheck):
         proof = list(done.values())
         rounds = timeline.last_restart_round()
         where = "at the end (nothing restarted, so no restore to compare)"
-        if rounds:
+        if rounds and not timeline.before(rounds[0]).of(CheckpointEvent):
+            where = "at the end (no backup existed before the restart: training started over)"
+        elif rounds:
             restored = restored_in(timeline.after(rounds[0]))
             absent = [w for w in timeline.workers() if w not in restored]
             if absent:

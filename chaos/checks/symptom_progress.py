@@ -74,10 +74,21 @@ class Slowdown(SymptomCheck):
     name: ClassVar[str] = "slowdown"
     factor: float = Field(2.0, gt=1, description="required ratio of medians")
     min_samples: int = Field(3, ge=1, description="step times needed on each side to judge")
+    workers: list[int] | None = Field(None, description="each of these must slow down; default: all steps together")
 
     def judge(self, timeline: Timeline) -> Verdict:
+        if self.workers is None:
+            return self._judge(timeline, None)
+        verdicts = [self._judge(timeline, w) for w in self.workers]
+        worst = next((v for v in verdicts if not v.passed), None)
+        if worst is not None:
+            return worst
+        return passed("; ".join(v.reason for v in verdicts), [e for v in verdicts for e in v.evidence][:6])
+
+    def _judge(self, timeline: Timeline, worker: int | None) -> Verdict:
         window = self.window(timeline)
-        durations = timeline.step_durations()
+        durations = timeline.step_durations(worker)
+        who = "" if worker is None else f"worker-{worker}: "
         before = [d for e, d in durations if e.t < window.start]
         during = [(e, d) for e, d in durations if e.t - d >= window.start and e.t <= window.end]
         if len(before) < self.min_samples:
@@ -90,7 +101,7 @@ class Slowdown(SymptomCheck):
         slow = statistics.median(d for _, d in during)
         ratio = slow / base if base > 0 else float("inf")
         proof = _proof(window, during[0][0], during[-1][0])
-        summary = f"median step time {slow * 1000:.0f} ms in the window vs {base * 1000:.0f} ms before ({ratio:.1f}x)"
+        summary = f"{who}median step time {slow * 1000:.0f} ms in the window vs {base * 1000:.0f} ms before ({ratio:.1f}x)"
         if ratio >= self.factor:
             return passed(f"{summary} >= {self.factor:g}x", proof)
         return failed(f"{summary} < {self.factor:g}x", proof)

@@ -37,8 +37,31 @@ class ClusterControl(Protocol):
     def update_resources(self, index: int, **limits: Any) -> None:
         """Change a running worker's container limits (cpu_quota, mem_limit, ...)."""
 
-    def restart(self, indices: list[int], reason: str) -> None:
-        """Stop (grace, then kill) and start these workers again, same config."""
+    def memory_usage(self, index: int) -> int:
+        """Bytes the worker's container uses now."""
+
+    def is_running(self, index: int) -> bool:
+        """Whether the worker's current container is running (not exited, not paused)."""
+
+    def command(self, index: int, name: str, params: dict[str, Any]) -> None:
+        """Send a command to the worker's training process (``chaos.worker.control``)."""
+
+    def override(
+        self,
+        index: int,
+        owner: str,
+        *,
+        image: str | None = None,
+        env: dict[str, str] | None = None,
+        settings: dict[str, Any] | None = None,
+    ) -> None:
+        """Create worker ``index`` differently from its next (re)start on (``owner``: the fault)."""
+
+    def clear_override(self, index: int, owner: str) -> None:
+        """Undo ``override``; takes effect at the next (re)start."""
+
+    def restart(self, indices: list[int], reason: str, grace_s: float = 3.0) -> None:
+        """Stop (SIGTERM, ``grace_s``, then SIGKILL) and start these workers again."""
 
     def record(self, event: Event) -> None:
         """Append a runner event to the run's timeline."""

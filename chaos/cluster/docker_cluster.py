@@ -9,6 +9,7 @@ its predecessor's exit is recorded first.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import uuid
@@ -26,6 +27,7 @@ from chaos.cluster.topology import PROXY_ALIAS, PROXY_API_PORT, Topology
 from chaos.cluster.waits import container_report, wait_until
 from chaos.errors import InfrastructureError
 from chaos.events import Event, ExitEvent, RestartEvent
+from chaos.worker.control import control_file_script
 from chaos.worker.emit import WORKER_INDEX_ENV
 from chaos.worker.settings import WorkerSettings
 
@@ -48,6 +50,15 @@ class ClusterSpec:
     @property
     def num_workers(self) -> int:
         return len(self.images)
+
+
+@dataclass(frozen=True)
+class WorkerOverride:
+    """How a fault changes a worker's next container (image, environment, settings)."""
+
+    image: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -76,6 +87,9 @@ class DockerCluster:
         self.proxy_container = None
         self.proxies: ProxyClient | None = None
         self.workers: dict[int, _Worker] = {}
+        # Per worker index, per owner (a fault's name): applied at the next create.
+        self.overrides: dict[int, dict[str, WorkerOverride]] = {}
+        self._command_seq = 0
         self._lock = threading.Lock()
 
     # --- lifecycle -------------------------------------------------------
@@ -204,10 +218,67 @@ class DockerCluster:
     def update_resources(self, index: int, **limits: Any) -> None:
         self.container(index).update(**limits)
 
-    def restart(self, indices: list[int], reason: str) -> None:
+    def memory_usage(self, index: int) -> int:
+        """Bytes the worker's container uses now (its cgroup's usage)."""
+        usage = self.container(index).stats(stream=False, one_shot=True).get("memory_stats", {}).get("usage")
+        if usage is None:  # Docker reports no memory stats for a stopped container
+            raise InfrastructureError(
+                f"{self.worker_name(index)} is not running: its memory use cannot be read",
+                hint="fire the fault while the worker trains (an earlier trigger, or longer training)",
+            )
+        return int(usage)
+
+    def is_running(self, index: int) -> bool:
+        container = self.container(index)
+        try:
+            container.reload()
+        except Exception:  # removed
+            return False
+        return container.status == "running"
+
+    def command(self, index: int, name: str, params: dict[str, Any]) -> None:
+        """Send a command to the worker's training process (``chaos.worker.control``)."""
+        self._command_seq += 1
+        result = self.container(index).exec_run(control_file_script(self._command_seq, name, params))
+        if result.exit_code != 0:
+            raise InfrastructureError(
+                f"could not send {name!r} to {self.worker_name(index)}: exit {result.exit_code}: "
+                f"{result.output.decode(errors='replace').strip()}",
+                hint="the worker must be running (not paused or exited) to take a command",
+            )
+
+    def override(
+        self,
+        index: int,
+        owner: str,
+        *,
+        image: str | None = None,
+        env: dict[str, str] | None = None,
+        settings: dict[str, Any] | None = None,
+    ) -> None:
+        """Change how worker ``index`` is created from its next (re)start on."""
+        if image is not None:
+            docker_api.require_image(self.client, image)
+        if settings:
+            dataclasses.replace(self.spec.settings, **settings)  # fail now on a bad field
+        self.overrides.setdefault(index, {})[owner] = WorkerOverride(image, dict(env or {}), dict(settings or {}))
+
+    def clear_override(self, index: int, owner: str) -> None:
+        self.overrides.get(index, {}).pop(owner, None)
+
+    def worker_config(self, index: int) -> tuple[str, WorkerSettings, dict[str, str]]:
+        """The image, settings and extra environment worker ``index`` is created with."""
+        image, settings, env = self.spec.images[index], self.spec.settings, dict(self.spec.env.get(index, {}))
+        for o in self.overrides.get(index, {}).values():
+            image = o.image or image
+            settings = dataclasses.replace(settings, **o.settings)
+            env.update(o.env)
+        return image, settings, env
+
+    def restart(self, indices: list[int], reason: str, grace_s: float = STOP_GRACE_S) -> None:
         for i in indices:
             old = self.workers[i]
-            docker_api.stop(old.container, grace_s=STOP_GRACE_S)
+            docker_api.stop(old.container, grace_s=grace_s)
             old.watcher.join(timeout=10)
             old.follower.join(timeout=5)
             docker_api.ignore_gone(old.container.remove, force=True)
@@ -222,15 +293,16 @@ class DockerCluster:
 
     def _start_worker(self, index: int, generation: int) -> None:
         name = self.worker_name(index)
+        image, settings, extra_env = self.worker_config(index)
         env = {
             "TF_CONFIG": self.topology.tf_config(index),
             WORKER_INDEX_ENV: str(index),
-            **self.spec.settings.to_env(),
-            **self.spec.env.get(index, {}),
+            **settings.to_env(),
+            **extra_env,
         }
         container = docker_api.create_container(
             self.client,
-            self.spec.images[index],
+            image,
             name=f"{self.prefix}-{name}-g{generation}",
             labels={**self.labels, "io.tfchaos.role": "worker", "io.tfchaos.worker": str(index)},
             network=self.network.name,

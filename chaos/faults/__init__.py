@@ -3,24 +3,32 @@
 Each fault is a frozen pydantic model (its fields are its parameters) with
 ``inject(cluster)`` and an idempotent ``heal(cluster)``; see ``base``. Adding a
 fault: a class in a module here decorated with ``@register_fault``, imported
-below. Names reserved for later: ``FAULTS.planned``.
+below.
 """
 
-from chaos.faults.base import FAULTS, Fault, WorkerFault, register_fault
+from chaos.faults.base import FAULTS, Fault, WorkerFault, WorkersFault, register_fault
 
 # Import order is registration order, which `chaos list` shows.
 from chaos.faults.process import KillWorker, PauseWorker  # isort: skip
 from chaos.faults.network import Bandwidth, BlockedPort, Latency, Partition  # isort: skip
+from chaos.faults.environment import ReusedSeed, VersionSkew  # isort: skip
+from chaos.faults.resources import CpuThrottle, DeviceOOM, HostOOM  # isort: skip
 
 __all__ = [
     "FAULTS",
     "Bandwidth",
     "BlockedPort",
+    "CpuThrottle",
+    "DeviceOOM",
     "Fault",
+    "HostOOM",
     "KillWorker",
     "Latency",
     "Partition",
     "PauseWorker",
+    "ReusedSeed",
+    "VersionSkew",
     "WorkerFault",
+    "WorkersFault",
     "register_fault",
 ]

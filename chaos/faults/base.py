@@ -11,6 +11,12 @@ The runner drives a fault like this::
 ``heal`` is idempotent: healing twice, or healing a fault that was never
 injected (or only half injected), does nothing harmful. Faults touch the
 cluster only through ``chaos.cluster.control.ClusterControl``.
+
+A fault with ``applies_at_create`` changes how workers are *created* (their
+image, environment or settings), so it takes effect when a worker (re)starts:
+injected at ``bring_up`` the workers come up with it; injected mid-training,
+or healed after ``for`` seconds, the runner redeploys every worker, the way an
+operator rolls out a new config, and BackupAndRestore resumes training.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ class Fault(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: ClassVar[str] = "fault"
+    applies_at_create: ClassVar[bool] = False
 
     @property
     def target(self) -> str:
@@ -41,6 +48,10 @@ class Fault(BaseModel):
 
     def heal(self, cluster: ClusterControl) -> None:
         """Undo ``inject``; idempotent. Default: nothing to undo."""
+
+    def tf_versions(self) -> set[str]:
+        """TF versions whose worker images this fault needs built."""
+        return set()
 
     def params(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -62,14 +73,15 @@ class WorkerFault(Fault):
         return f"worker-{self.worker}"
 
 
-FAULTS: Registry[Fault] = Registry(
-    "fault",
-    planned={
-        "version_skew": "workers run different TF versions",
-        "device_oom": "a worker's device allocation fails (ResourceExhaustedError)",
-        "host_oom": "a worker's container hits its memory limit (OOM kill, exit 137)",
-        "reused_seed": "every worker reads the same data shard",
-        "cpu_throttle": "a worker's CPU quota is cut",
-    },
-)
+class WorkersFault(Fault):
+    """A fault aimed at a set of workers."""
+
+    workers: list[int] = Field(min_length=1, description="worker indices; 0 is the chief")
+
+    @property
+    def target(self) -> str:
+        return ",".join(f"worker-{w}" for w in self.workers)
+
+
+FAULTS: Registry[Fault] = Registry("fault")
 register_fault = FAULTS.register

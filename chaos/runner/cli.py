@@ -44,7 +44,7 @@ def cmd_run(args) -> int:
     # Validate everything before starting anything (exit 2 on the first bad file).
     scenarios = [(load_scenario(f), display_path(f)) for f in files]
     show = ProgressPrinter()
-    versions = sorted({sc.cluster.tf_version_of(i) for sc, _ in scenarios for i in range(sc.cluster.workers)})
+    versions = sorted({v for sc, _ in scenarios for v in sc.tf_versions()})
     proxy_image = args.proxy_image or PROXY_IMAGE
     show.phase(f"images (TF {', '.join(versions)})")
     # Our proxy image is built like the workers; a user-given one only has to exist.

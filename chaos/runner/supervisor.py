@@ -6,6 +6,12 @@ and "the user is responsible to bring jobs back". The supervisor does that by
 the scenario's recovery policy: once the symptom has settled (every worker
 exited, or the symptom timeout passed) or training stalled, it heals every
 fault and restarts the failed workers (or all), and BackupAndRestore resumes.
+
+A fault that changes how workers are created (``applies_at_create``: another
+image, environment or data settings) is in place before bring-up when it
+fires ``at: bring_up``; fired or healed during training, it needs a redeploy:
+the supervisor restarts every worker with the new config (not counted as a
+failure restart), as an operator rolling out a config would.
 """
 
 from __future__ import annotations
@@ -14,7 +20,10 @@ import time
 from dataclasses import dataclass, field
 
 from chaos.cluster.docker_cluster import DockerCluster
-from chaos.events import DoneEvent, ExitEvent, PhaseEvent, RUNNER, StepEvent
+from chaos.errors import ChaosError, InfrastructureError
+from chaos.checks.select import first_by_worker
+from chaos.events import DoneEvent, ExitEvent, PhaseEvent, RUNNER, StartEvent, StepEvent
+from chaos.fingerprints import skews
 from chaos.scenario.model import Scenario
 
 POLL_S = 0.2
@@ -25,6 +34,7 @@ class _Active:
     step: object  # the scenario's FaultStep
     injected_at: float
     healed: bool = False
+    recorded: bool = False  # the inject completed and its event is in the timeline
 
 
 @dataclass
@@ -54,9 +64,22 @@ class Supervisor:
         # Stamp before acting: the fault's effects (an exit, an error) can be
         # reported before a slow Docker call returns.
         now = time.time()
-        step.fault.inject(self.cluster)
+        # Recorded first, so heal_all undoes a half-done inject too.
+        active = _Active(step, now)
+        self._active.append(active)
+        try:
+            step.fault.inject(self.cluster)
+        except ChaosError:
+            raise
+        except Exception as exc:
+            raise InfrastructureError(
+                f"fault {step.fault.name} ({step.at.describe()}) could not be injected into "
+                f"{step.fault.target}: {type(exc).__name__}: {exc}",
+                hint="a fault on a worker needs it running: fire it earlier, or train longer "
+                "(steps_per_epoch, epochs)",
+            ) from exc
         self.cluster.record(step.fault.inject_event(now))
-        self._active.append(_Active(step, now))
+        active.recorded = True
 
     def _heal(self, active: _Active) -> None:
         if active.healed:
@@ -64,7 +87,8 @@ class Supervisor:
         now = time.time()
         active.step.fault.heal(self.cluster)
         active.healed = True
-        self.cluster.record(active.step.fault.heal_event(now))
+        if active.recorded:
+            self.cluster.record(active.step.fault.heal_event(now))
 
     def heal_all(self) -> None:
         """Heal every injected fault; used before restarts and in ``finally``."""
@@ -77,8 +101,29 @@ class Supervisor:
         if errors:
             self._say("heal failed: " + "; ".join(errors))
 
+    @staticmethod
+    def _heal_due(active: _Active, *, step: int, epoch: int, now: float, t_train: float) -> bool:
+        s = active.step
+        if s.for_s is not None:
+            return now >= active.injected_at + s.for_s
+        if s.until is not None:
+            return s.until.due(step=step, epoch=epoch, elapsed_s=now - t_train)
+        return False
+
     def _timed_fault_active(self) -> bool:
-        return any(a.step.for_s is not None and not a.healed for a in self._active)
+        return any(a.step.timed and not a.healed for a in self._active)
+
+    def _warn_skew(self, current: list, n: int, generation_start: float) -> float | None:
+        """Once every worker of this generation started, say how their environments differ.
+
+        Returns ``generation_start`` once checked (None: not every worker started yet).
+        """
+        starts = first_by_worker([e for e in current if isinstance(e, StartEvent)])
+        if len(starts) < n:
+            return None
+        for skew in skews(starts):
+            self._say(f"ENVIRONMENT SKEW: {skew.describe()}")
+        return generation_start
 
     # --- the run ---------------------------------------------------------
 
@@ -87,10 +132,13 @@ class Supervisor:
         n = sc.cluster.workers
         pending = list(sc.faults)
         self._phase("bring_up")
-        self.cluster.start_workers()
-        for step in [s for s in pending if s.at.before_start]:
-            self._inject(step)
+        at_bring_up = [s for s in pending if s.at.before_start]
         pending = [s for s in pending if not s.at.before_start]
+        for step in [s for s in at_bring_up if s.fault.applies_at_create]:
+            self._inject(step)  # the workers are created with it
+        self.cluster.start_workers()
+        for step in [s for s in at_bring_up if not s.fault.applies_at_create]:
+            self._inject(step)  # needs the running workers' proxy routes
         self.cluster.wait_started(sc.timeouts.bring_up)
         self._phase("training")
         t_train = time.time()
@@ -98,6 +146,7 @@ class Supervisor:
         generation_start = t_train  # events of the current worker generation
         last_progress = t_train
         first_failure: float | None = None
+        skew_checked_at: float | None = None
         restarts = 0
 
         while True:
@@ -106,6 +155,8 @@ class Supervisor:
                 return Outcome(False, f"total timeout of {sc.timeouts.total:g}s reached", restarts)
             events = self.cluster.events.snapshot()
             current = [e for e in events if e.t >= generation_start]
+            if skew_checked_at != generation_start:
+                skew_checked_at = self._warn_skew(current, n, generation_start)
             steps = [e for e in current if isinstance(e, StepEvent)]
             max_step = max((e.step for e in steps), default=0)
             epoch = max((e.epoch for e in steps), default=0)
@@ -113,13 +164,29 @@ class Supervisor:
                 last_progress = max(last_progress, steps[-1].t)
 
             # Faults fire in order: the next one only after the previous fired.
+            redeploy: list[str] = []
             while pending and pending[0].at.due(step=max_step, epoch=epoch, elapsed_s=now - t_train):
-                self._inject(pending.pop(0))
+                step = pending.pop(0)
+                self._inject(step)
                 last_progress = max(last_progress, time.time())
+                if step.fault.applies_at_create:
+                    redeploy.append(f"{step.fault.name} injected")
             for active in self._active:
-                if active.step.for_s is not None and not active.healed and now >= active.injected_at + active.step.for_s:
+                if not active.healed and self._heal_due(active, step=max_step, epoch=epoch, now=now, t_train=t_train):
                     self._heal(active)
                     last_progress = max(last_progress, time.time())
+                    if active.step.fault.applies_at_create:
+                        redeploy.append(f"{active.step.fault.name} healed")
+            if redeploy:
+                why = "redeploy: " + ", ".join(redeploy)
+                self._phase("recover" if any(r.endswith("healed") for r in redeploy) else "fault")
+                self._say(f"restarting every worker ({why})")
+                # A redeploy replaces healthy, training workers: no grace (it
+                # would only let the old config train on).
+                self.cluster.restart(list(range(n)), reason=why, grace_s=0)
+                generation_start = last_progress = time.time()
+                first_failure = None
+                continue
 
             done = {e.source for e in current if isinstance(e, DoneEvent)}
             exits = [e for e in current if isinstance(e, ExitEvent)]

@@ -18,7 +18,6 @@ _EXPORTS = {
     "Explain": "chaos.scenario.model",
     "Timeouts": "chaos.scenario.model",
     "FaultStep": "chaos.scenario.model",
-    "fault_step": "chaos.scenario.model",
     "AtBringUp": "chaos.scenario.triggers",
     "AtStep": "chaos.scenario.triggers",
     "AtEpoch": "chaos.scenario.triggers",

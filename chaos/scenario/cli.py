@@ -62,7 +62,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    paths = [Path(f) for f in args.files] or scenario_files(scenario_dir(args.dir))
+    paths = [p for f in map(Path, args.files) for p in (scenario_files(f) if f.is_dir() else [f])]
+    paths = paths or scenario_files(scenario_dir(args.dir))
     if not paths:
         raise ScenarioError("no scenario files to validate", hint="give files, or run from the repository root")
     bad = 0
@@ -88,6 +89,6 @@ def register(subparsers) -> None:
         help="validate scenario files (exit 0 when all are valid, 2 otherwise)",
         description="Validate scenario files: every field, every reference, the file name.",
     )
-    v.add_argument("files", nargs="*", metavar="FILE", help="scenario files (default: every file in --dir)")
+    v.add_argument("files", nargs="*", metavar="FILE", help="scenario files or folders (default: every file in --dir)")
     v.add_argument("--dir", help="scenario directory (default: ./scenarios)")
     v.set_defaults(func=cmd_validate)

@@ -31,17 +31,24 @@ from chaos.faults.base import Fault
 from chaos.scenario.registry import Registry
 from chaos.scenario.triggers import AnyTrigger, Trigger
 
-STEP_KEYS = ("at", "for")
+STEP_KEYS = ("at", "for", "until")
 
 
 @dataclass(frozen=True)
 class FaultStep:
-    """One fault with its trigger; healed ``for_s`` seconds after it fired
-    (None: the runner heals it only at teardown; a kill needs no heal)."""
+    """One fault with its trigger; healed ``for_s`` seconds after it fired, or
+    when ``until`` is due (neither: the runner heals it when it restarts
+    failed workers and at teardown; a kill needs no heal)."""
 
     fault: Fault
     at: Trigger
     for_s: float | None = None
+    until: Trigger | None = None
+
+    @property
+    def timed(self) -> bool:
+        """Healed on its own schedule (``for`` or ``until``), not by a failure."""
+        return self.for_s is not None or self.until is not None
 
     @property
     def name(self) -> str:
@@ -51,6 +58,8 @@ class FaultStep:
         data: dict[str, Any] = {self.fault.name: self.fault.params(), "at": self.at.model_dump(mode="json")}
         if self.for_s is not None:
             data["for"] = self.for_s
+        if self.until is not None:
+            data["until"] = self.until.model_dump(mode="json")
         return data
 
 
@@ -60,16 +69,27 @@ class _FaultEntry(BaseModel):
 
     at: AnyTrigger = Field(description="bring_up, {step: N}, {epoch: N} or {seconds: S}")
     for_: Optional[float] = Field(None, alias="for", gt=0, description="heal this many seconds after it fired")
+    until: Optional[AnyTrigger] = Field(
+        None, description="heal when this is due: {step: N}, {epoch: N} or {seconds: S} (of training)"
+    )
 
     @model_validator(mode="before")
     @classmethod
     def _from_step(cls, value: Any) -> Any:
         if isinstance(value, FaultStep):
-            return {value.name: value.fault, "at": value.at, "for": value.for_s}
+            return {value.name: value.fault, "at": value.at, "for": value.for_s, "until": value.until}
         return value
 
+    @model_validator(mode="after")
+    def _one_schedule(self) -> Any:
+        if self.for_ is not None and self.until is not None:
+            raise ValueError("give 'for' (seconds) or 'until' (a trigger), not both")
+        if self.until is not None and self.until.before_start:
+            raise ValueError("'until: bring_up' would heal before training starts; use {step: N}, {epoch: N} or {seconds: S}")
+        return self
+
     def step(self) -> FaultStep:
-        return FaultStep(getattr(self, self.tag), self.at, self.for_)
+        return FaultStep(getattr(self, self.tag), self.at, self.for_, self.until)
 
 
 class _CheckEntry(BaseModel):

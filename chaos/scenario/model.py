@@ -79,6 +79,9 @@ class TrainingSpec(_Strict):
     heartbeat_timeout_s: float = Field(10.0, gt=0, description="coordination service heartbeat timeout")
     collective_timeout_s: float = Field(0.0, ge=0, description="per-collective timeout; 0 = none")
     learning_rate: float = Field(0.05, gt=0)
+    device_memory_mb: int = Field(
+        0, ge=0, description="device memory per worker, MB (0: all); GPU: logical device limit, CPU: address space"
+    )
 
     def to_worker_settings(self) -> WorkerSettings:
         return WorkerSettings(**self.model_dump())
@@ -145,6 +148,13 @@ class Scenario(_Strict):
             raise ScenarioError(render_problems(problems), hint=HINT)
         return self
 
+    def tf_versions(self) -> list[str]:
+        """Every TF version whose worker image this scenario needs (cluster and faults)."""
+        versions = {self.cluster.tf_version_of(i) for i in range(self.cluster.workers)}
+        for step in self.faults:
+            versions |= step.fault.tf_versions()
+        return sorted(versions)
+
     @property
     def checks(self) -> list[Check]:
         return [*self.expect, *self.recover]
@@ -193,6 +203,13 @@ def reference_problems(scenario: Scenario) -> list[str]:
             problems.append(f"{here}.at.step: {step.at.step} is past the last step ({training.total_steps})")
         if isinstance(step.at, AtEpoch) and step.at.epoch >= training.epochs:
             problems.append(f"{here}.at.epoch: {step.at.epoch} is past the last epoch ({training.epochs - 1}, 0-based)")
+        until = step.until
+        if isinstance(until, AtStep) and until.step > training.total_steps:
+            problems.append(f"{here}.until.step: {until.step} is past the last step ({training.total_steps}): it would never heal")
+        if isinstance(until, AtEpoch) and until.epoch >= training.epochs:
+            problems.append(f"{here}.until.epoch: {until.epoch} is past the last epoch ({training.epochs - 1}, 0-based): it would never heal")
+        if type(until) is type(step.at) and isinstance(until, (AtStep, AtEpoch)) and until == step.at:
+            problems.append(f"{here}.until: equals 'at': the fault would heal as it fires")
         if isinstance(step.at, AtBringUp) and started:
             problems.append(f"{here}.at: bring_up must come before faults that fire during training")
         started = started or not isinstance(step.at, AtBringUp)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import sys
 from importlib import metadata
 
@@ -24,7 +25,8 @@ def environment_fingerprint(environ: dict[str, str] | None = None) -> dict[str, 
         "libc": "-".join(platform.libc_ver()),
     }
     for dist in metadata.distributions():
-        name = (dist.metadata.get("Name") or "").lower()
+        # Normalized as PEP 503 does: tensorflow_cpu and tensorflow-cpu are one package.
+        name = re.sub(r"[-_.]+", "-", (dist.metadata.get("Name") or "")).lower()
         if name:
             fp[f"pkg:{name}"] = dist.version
     for key, value in environ.items():

@@ -14,6 +14,13 @@ import sys
 from chaos.events import DoneEvent, ErrorEvent, RestoredEvent, StartEvent
 from chaos.worker import data, tfcompat
 from chaos.worker.callback import latest_backup, make_callback_class, resume_position
+from chaos.worker.control import (
+    ControlChannel,
+    cap_address_space,
+    cap_gpu_memory,
+    make_control_callback,
+    memory_demand_applier,
+)
 from chaos.worker.emit import Emitter
 from chaos.worker.fingerprint import environment_fingerprint, python_version
 from chaos.worker.model import build_model
@@ -34,6 +41,8 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
     index = int(tf_config["task"]["index"])
     local_batch = settings.local_batch(num_workers)
 
+    # A GPU's memory cap must be set before TF initializes the device.
+    has_gpu = bool(settings.device_memory_mb) and cap_gpu_memory(tf, settings.device_memory_mb)
     keras.utils.set_random_seed(settings.seed)
     tf.config.experimental.enable_op_determinism()
     resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
@@ -63,8 +72,12 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
         return tf.data.Dataset.from_tensor_slices((xs, ys)).repeat()
 
     dataset = strategy.distribute_datasets_from_function(dataset_fn)
+    # Outside the strategy scope: a plain local variable, not mirrored or checkpointed.
+    memory_demand = tf.Variable(0, dtype=tf.int64, trainable=False, name="chaos_memory_demand")
     with strategy.scope():
-        model = build_model(tf, keras, settings.features, settings.hidden, settings.learning_rate)
+        model = build_model(
+            tf, keras, settings.features, settings.hidden, settings.learning_rate, memory_demand
+        )
 
     class ReportRestore(keras.callbacks.Callback):
         # Runs after BackupAndRestore.on_train_begin, so the weights are restored.
@@ -79,7 +92,17 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
                 )
 
     ChaosEvents = make_callback_class(keras)
+    ApplyRunnerCommands = make_control_callback(
+        keras,
+        ControlChannel(),
+        {"memory_demand": memory_demand_applier(tf, memory_demand, has_gpu)},
+        emitter,
+    )
+    if settings.device_memory_mb and not has_gpu:
+        # The CPU equivalent of a smaller device: what is mapped now plus the cap.
+        cap_address_space(settings.device_memory_mb)
     callbacks = [
+        ApplyRunnerCommands(),
         keras.callbacks.BackupAndRestore(settings.backup_dir, save_freq=settings.save_freq),
         ReportRestore(),
         ChaosEvents(

@@ -4,12 +4,18 @@ this worker's own loss next to the global one.
 Under MWMS Keras's logged ``loss`` is all-reduced; the reused-seed symptom
 (every worker trains on the same data) only shows in the *local* losses, so
 the train step returns both.
+
+``memory_demand`` (an int64 variable, float32 elements) is extra memory each
+step allocates and touches: 0 normally, raised by the device_oom and host_oom
+faults (``control.py``) the way a larger batch or a longer sequence would. It
+is a plain variable outside the model, so checkpoints and weight digests do
+not see it, and the step's math is the same with or without it.
 """
 
 from __future__ import annotations
 
 
-def build_model(tf, keras, features: int, hidden: int, learning_rate: float):
+def build_model(tf, keras, features: int, hidden: int, learning_rate: float, memory_demand=None):
     class ChaosModel(keras.Model):
         def train_step(self, data):
             x, y = data
@@ -23,7 +29,12 @@ def build_model(tf, keras, features: int, hidden: int, learning_rate: float):
             self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
             ctx = tf.distribute.get_replica_context()
             global_loss = ctx.all_reduce(tf.distribute.ReduceOp.SUM, scaled)
-            return {"loss": global_loss, "local_loss": local_loss}
+            logs = {"loss": global_loss, "local_loss": local_loss}
+            if memory_demand is not None:
+                # Returned, so the allocation is not pruned from the graph.
+                extra = tf.fill(tf.reshape(memory_demand.read_value(), [1]), 1.0)
+                logs["memory_demand"] = tf.reduce_sum(extra)
+            return logs
 
     inputs = keras.Input(shape=(features,))
     h = keras.layers.Dense(hidden, activation="relu")(inputs)

@@ -31,6 +31,9 @@ class WorkerSettings:
     # False: every worker reads the same shard (the reused-seed fault).
     shard_data: bool = True
     learning_rate: float = 0.05
+    # Device memory in MB (0: all of it). GPU: TF's logical device memory
+    # limit; CPU: address space beyond what the process maps before training.
+    device_memory_mb: int = 0
 
     def __post_init__(self) -> None:
         for name in ("epochs", "steps_per_epoch", "global_batch", "features", "hidden"):

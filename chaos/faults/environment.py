@@ -1,0 +1,71 @@
+"""Faults in what workers are created with: their image, environment, data settings.
+
+Both apply when a worker is created (``applies_at_create``): at ``bring_up``
+the workers come up skewed; healing redeploys them with the healthy config.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Optional
+
+from pydantic import Field, PrivateAttr, model_validator
+
+from chaos.cluster.control import ClusterControl
+from chaos.faults.base import Fault, WorkersFault, register_fault
+
+
+@register_fault
+class VersionSkew(WorkersFault):
+    """Run some workers on another TF version's image and/or with other environment variables."""
+
+    name: ClassVar[str] = "version_skew"
+    applies_at_create: ClassVar[bool] = True
+    workers: list[int] = Field([1], min_length=1, description="the skewed workers; 0 is the chief")
+    tf_version: Optional[str] = Field(
+        None, pattern=r"^\d+\.\d+(\.\d+)?$", description="their TF version (an image is built for it), quoted: '2.15'"
+    )
+    env: dict[str, str] = Field(default_factory=dict, description="environment variables set on them only")
+
+    @model_validator(mode="after")
+    def _something_differs(self) -> "VersionSkew":
+        if self.tf_version is None and not self.env:
+            raise ValueError("give tf_version, env or both: otherwise nothing differs")
+        return self
+
+    def tf_versions(self) -> set[str]:
+        return {self.tf_version} if self.tf_version else set()
+
+    def inject(self, cluster: ClusterControl) -> None:
+        from chaos.images import worker_image_tag
+
+        image = worker_image_tag(self.tf_version) if self.tf_version else None
+        for w in self.workers:
+            cluster.override(w, self.name, image=image, env=self.env)
+
+    def heal(self, cluster: ClusterControl) -> None:
+        for w in self.workers:
+            cluster.clear_override(w, self.name)
+
+
+@register_fault
+class ReusedSeed(Fault):
+    """Every worker reads the same batches: one shuffle seed and input sharding off."""
+
+    name: ClassVar[str] = "reused_seed"
+    applies_at_create: ClassVar[bool] = True
+    _workers: list[int] = PrivateAttr(default_factory=list)
+
+    @property
+    def target(self) -> str:
+        return "all workers"
+
+    def inject(self, cluster: ClusterControl) -> None:
+        # The data of worker i is f(seed, step, shard); shard_data off makes
+        # every shard 0, as a shared seed without sharding does in tf.data.
+        self._workers = list(range(cluster.num_workers))
+        for w in self._workers:
+            cluster.override(w, self.name, settings={"shard_data": False})
+
+    def heal(self, cluster: ClusterControl) -> None:
+        for w in self._workers:
+            cluster.clear_override(w, self.name)

@@ -1,0 +1,104 @@
+"""Faults in a worker's resources: device memory, host memory, CPU."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field, PrivateAttr, model_validator
+
+from chaos.cluster.control import ClusterControl
+from chaos.faults.base import WorkerFault, register_fault
+
+MB = 1 << 20
+# Docker cannot remove a memory limit from a running container; heal raises it out of reach.
+UNLIMITED_MEMORY = 1 << 40
+
+
+def _lift_memory_demand(cluster: ClusterControl, worker: int) -> None:
+    # A worker that died of the fault is replaced by a clean container; a live
+    # one is told to stop asking for the extra memory.
+    if cluster.is_running(worker):
+        cluster.command(worker, "memory_demand", {"demand_mb": 0, "cap_mb": None})
+
+
+@register_fault
+class DeviceOOM(WorkerFault):
+    """From the trigger on, the worker's train step needs more device memory than the device has."""
+
+    name: ClassVar[str] = "device_oom"
+    device_memory_mb: int = Field(
+        512, ge=16, description="the device's free memory, MB (CPU: address space beyond what is mapped)"
+    )
+    demand_mb: int = Field(2048, ge=1, description="memory each step asks for from the trigger on, MB")
+    _sent: bool = PrivateAttr(False)
+
+    @model_validator(mode="after")
+    def _outgrows(self) -> "DeviceOOM":
+        if self.demand_mb <= self.device_memory_mb:
+            raise ValueError(f"demand_mb ({self.demand_mb}) must exceed device_memory_mb ({self.device_memory_mb})")
+        return self
+
+    def inject(self, cluster: ClusterControl) -> None:
+        cluster.command(
+            self.worker, "memory_demand", {"demand_mb": self.demand_mb, "cap_mb": self.device_memory_mb}
+        )
+        self._sent = True
+
+    def heal(self, cluster: ClusterControl) -> None:
+        if self._sent:
+            _lift_memory_demand(cluster, self.worker)
+            self._sent = False
+
+
+@register_fault
+class HostOOM(WorkerFault):
+    """The worker's container gets a memory limit it then outgrows: the kernel OOM-kills it."""
+
+    name: ClassVar[str] = "host_oom"
+    headroom_mb: int = Field(256, ge=16, description="the limit: the container's use at the inject plus this, MB")
+    demand_mb: int = Field(1024, ge=1, description="memory each step asks for from the trigger on, MB")
+    _limited: bool = PrivateAttr(False)
+
+    @model_validator(mode="after")
+    def _outgrows(self) -> "HostOOM":
+        if self.demand_mb <= self.headroom_mb:
+            raise ValueError(f"demand_mb ({self.demand_mb}) must exceed headroom_mb ({self.headroom_mb})")
+        return self
+
+    def inject(self, cluster: ClusterControl) -> None:
+        limit = cluster.memory_usage(self.worker) + self.headroom_mb * MB
+        cluster.update_resources(self.worker, mem_limit=limit, memswap_limit=limit)
+        self._limited = True
+        cluster.command(self.worker, "memory_demand", {"demand_mb": self.demand_mb, "cap_mb": None})
+
+    def heal(self, cluster: ClusterControl) -> None:
+        if self._limited:
+            _lift_memory_demand(cluster, self.worker)
+            if cluster.is_running(self.worker):
+                cluster.update_resources(self.worker, mem_limit=UNLIMITED_MEMORY, memswap_limit=-1)
+            self._limited = False
+
+
+@register_fault
+class CpuThrottle(WorkerFault):
+    """Cut a worker's CPU quota: a straggler that slows every step of every worker."""
+
+    name: ClassVar[str] = "cpu_throttle"
+    cpus: float = Field(0.1, gt=0, le=64, description="CPUs the worker may use (CFS quota per 10 ms period)")
+    _throttled: bool = PrivateAttr(False)
+
+    # A short CFS period spreads the quota evenly: every step is slower (a slow
+    # CPU), not a few fast steps and then a 100 ms freeze.
+    PERIOD_US: ClassVar[int] = 10_000
+
+    def inject(self, cluster: ClusterControl) -> None:
+        cluster.update_resources(
+            self.worker, cpu_period=self.PERIOD_US, cpu_quota=max(1000, int(self.cpus * self.PERIOD_US))
+        )
+        self._throttled = True
+
+    def heal(self, cluster: ClusterControl) -> None:
+        if self._throttled:
+            if cluster.is_running(self.worker):
+                cluster.update_resources(self.worker, cpu_quota=-1)
+            self._throttled = False
