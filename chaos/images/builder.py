@@ -49,7 +49,7 @@ DEFAULT_BASE_IMAGE = "python:3.11-slim-bookworm"
 FALLBACK_BASE_TAG = "tfchaos/base:bookworm-py3.11"
 PROXY_IMAGE = "tfchaos/proxy:latest"
 PROXY_DEPS_IMAGE = "tfchaos/proxy-deps:latest"
-DEFAULT_TF_VERSIONS = ("2.20", "2.15")
+DEFAULT_TF_VERSIONS = ("2.20", "2.18", "2.15")
 
 WORKER_FILES = ["chaos/__init__.py", "chaos/events.py", "chaos/errors.py", "chaos/worker/**"]
 PROXY_FILES = ["chaos/__init__.py", "chaos/errors.py", "chaos/proxy/**"]

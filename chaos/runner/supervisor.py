@@ -132,6 +132,7 @@ class Supervisor:
         n = sc.cluster.workers
         pending = list(sc.faults)
         self._phase("bring_up")
+        t_bring_up = time.time()
         at_bring_up = [s for s in pending if s.at.before_start]
         pending = [s for s in pending if not s.at.before_start]
         for step in [s for s in at_bring_up if s.fault.applies_at_create]:
@@ -156,7 +157,10 @@ class Supervisor:
             events = self.cluster.events.snapshot()
             current = [e for e in events if e.t >= generation_start]
             if skew_checked_at != generation_start:
-                skew_checked_at = self._warn_skew(current, n, generation_start)
+                # The first generation started during bring-up, before training.
+                since = t_bring_up if generation_start == t_train else generation_start
+                started = [e for e in events if e.t >= since]
+                skew_checked_at = self._warn_skew(started, n, generation_start)
             steps = [e for e in current if isinstance(e, StepEvent)]
             max_step = max((e.step for e in steps), default=0)
             epoch = max((e.epoch for e in steps), default=0)
