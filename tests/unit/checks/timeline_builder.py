@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from chaos.events import (
     RUNNER,
+    CheckpointEvent,
     DoneEvent,
     ErrorEvent,
     ExitEvent,
@@ -70,6 +71,13 @@ class TimelineBuilder:
             self._add(RestartEvent(t=self.t, source=f"worker-{w}", reason="restart policy: all"))
         return self
 
+    def checkpoint(self, step, workers=None, path="ckpt"):
+        """Every worker reports the backup BackupAndRestore just saved at ``step``."""
+        for w in workers if workers is not None else range(self.info.num_workers):
+            epoch = step // self.info.steps_per_epoch
+            self._add(CheckpointEvent(t=self.t, source=f"worker-{w}", epoch=epoch, step=step, path=f"{path}-{step}"))
+        return self
+
     def restored(self, worker, epoch, step, checkpoint="backup/chief", digest="w-restored"):
         return self._add(
             RestoredEvent(t=self.t, source=f"worker-{worker}", epoch=epoch, step=step, checkpoint=checkpoint, weights_digest=digest)
@@ -87,9 +95,9 @@ UNAVAILABLE = "tensorflow.python.framework.errors_impl.UnavailableError"
 
 
 def killed_and_recovered(builder=None, *, restored_steps=(10, 10), final_digests=("w-final", "w-final"), restored_digests=("w-restored", "w-restored")):
-    """Kill worker-1 at step 15, the chief fails, both restart from step 10 and finish."""
+    """Backup at step 10; kill worker-1 at step 15, the chief fails, both restart from step 10 and finish."""
     b = builder or TimelineBuilder()
-    b.start().steps(1, 15)
+    b.start().steps(1, 10).checkpoint(10).steps(11, 15)
     b.inject("kill_worker", "worker-1", worker=1, signal="SIGKILL")
     b.wait(0.2).exit(1, 137).wait(0.8).error(0, UNAVAILABLE, "Collective ops is aborted by: failed to connect; Connection refused")
     b.exit(0, 1).wait(1).restart().wait(5).start()

@@ -17,7 +17,8 @@ def test_218_gets_tf_keras_without_deps_and_legacy_env():
     assert spec.requirements() == ["tensorflow-cpu==2.18.*"]
     assert spec.nodeps_requirements() == ["tf-keras==2.18.*"]
     assert spec.env() == {"TF_USE_LEGACY_KERAS": "1"}
-    assert spec.lock_dir is None  # resolved by pip and locked in the cache
+    assert spec.lock_dir is not None and spec.lock_dir.endswith("docker/worker/tf2.18")  # committed lock (c1a413e)
+    assert parse_tf_version("2.17").lock_dir is None  # no committed lock: resolved by pip and locked in the cache
 
 
 def test_patch_version_is_pinned_exactly():

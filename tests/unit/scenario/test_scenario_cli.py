@@ -14,7 +14,10 @@ def test_list_shows_faults_checks_params_and_scenarios(capsys):
     assert run(["list"]) == 0
     out = capsys.readouterr().out
     assert "kill_worker" in out and "signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL'" in out
-    assert "matches_uninterrupted" in out and "planned: cpu_throttle" in out
+    assert "matches_uninterrupted" in out and "planned:" not in out
+    for name in ("version_skew", "reused_seed", "device_oom", "host_oom", "cpu_throttle", "environment_skew", "no_error"):
+        assert f"\n  {name} " in out, name
+    assert "cpus: float = 0.1" in out
     assert "killed-worker-recovers-from-checkpoint.yaml" in out and "symptom:" in out
 
 

@@ -1,0 +1,179 @@
+"""device_oom, host_oom, cpu_throttle against a fake ClusterControl."""
+
+import pytest
+from pydantic import ValidationError
+
+from chaos.faults import FAULTS, CpuThrottle, DeviceOOM, HostOOM
+from chaos.faults.resources import MB, UNLIMITED_MEMORY
+from fake_control import ControlFake
+
+LIFT = ("command", 1, "memory_demand", {"demand_mb": 0, "cap_mb": None})
+
+
+@pytest.fixture
+def cluster():
+    return ControlFake(num_workers=2, usage_bytes=300 * MB)
+
+
+# --- device_oom ---------------------------------------------------------------
+
+
+def test_device_oom_sends_the_demand_and_the_cap(cluster):
+    DeviceOOM(worker=1, device_memory_mb=512, demand_mb=2048).inject(cluster)
+    assert cluster.calls == [("command", 1, "memory_demand", {"demand_mb": 2048, "cap_mb": 512})]
+
+
+def test_device_oom_heal_lifts_the_demand_once(cluster):
+    fault = DeviceOOM(worker=1)
+    fault.inject(cluster)
+    fault.heal(cluster)
+    fault.heal(cluster)
+    assert cluster.calls[1:] == [LIFT]
+
+
+def test_device_oom_heal_does_nothing_when_never_injected(cluster):
+    DeviceOOM(worker=1).heal(cluster)
+    assert cluster.calls == []
+
+
+def test_device_oom_heal_sends_nothing_to_a_worker_that_died_of_it(cluster):
+    fault = DeviceOOM(worker=1)
+    fault.inject(cluster)
+    cluster.running.discard(1)  # ResourceExhaustedError ended the process
+    fault.heal(cluster)
+    assert [c for c in cluster.calls if c[0] == "command"] == [cluster.calls[0]]
+
+
+def test_device_oom_heal_does_nothing_after_a_failed_inject(cluster):
+    cluster.fail_on.add("command")
+    fault = DeviceOOM(worker=1)
+    with pytest.raises(RuntimeError):
+        fault.inject(cluster)
+    cluster.fail_on.clear()
+    fault.heal(cluster)
+    assert len(cluster.calls) == 1  # only the failed inject
+
+
+@pytest.mark.parametrize("demand, device", [(512, 512), (100, 512)])
+def test_device_oom_demand_must_exceed_the_device(demand, device):
+    with pytest.raises(ValidationError, match=rf"demand_mb \({demand}\) must exceed device_memory_mb \({device}\)"):
+        DeviceOOM(worker=1, demand_mb=demand, device_memory_mb=device)
+    assert DeviceOOM(worker=1, demand_mb=device + 1, device_memory_mb=device).demand_mb == device + 1
+
+
+def test_device_oom_rejects_bad_parameters():
+    for bad in ({"device_memory_mb": 8}, {"demand_mb": 0}, {"worker": 4}, {"worker": -1}):
+        with pytest.raises(ValidationError):
+            DeviceOOM(**{"worker": 1, **bad})
+
+
+# --- host_oom -----------------------------------------------------------------
+
+
+def test_host_oom_limits_the_container_to_its_use_plus_headroom_then_demands_more(cluster):
+    HostOOM(worker=1, headroom_mb=256, demand_mb=1024).inject(cluster)
+    limit = 300 * MB + 256 * MB
+    assert cluster.calls == [
+        ("memory_usage", 1),
+        ("update_resources", 1, {"mem_limit": limit, "memswap_limit": limit}),  # no swap to escape into
+        ("command", 1, "memory_demand", {"demand_mb": 1024, "cap_mb": None}),
+    ]
+
+
+def test_host_oom_heal_lifts_demand_and_limit_on_a_running_worker_once(cluster):
+    fault = HostOOM(worker=1)
+    fault.inject(cluster)
+    del cluster.calls[:]
+    fault.heal(cluster)
+    fault.heal(cluster)
+    assert cluster.calls == [
+        LIFT,
+        ("update_resources", 1, {"mem_limit": UNLIMITED_MEMORY, "memswap_limit": -1}),
+    ]
+    assert UNLIMITED_MEMORY >= 1 << 40
+
+
+def test_host_oom_heal_leaves_an_oom_killed_worker_alone(cluster):
+    fault = HostOOM(worker=1)
+    fault.inject(cluster)
+    del cluster.calls[:]
+    cluster.running.discard(1)
+    fault.heal(cluster)
+    assert cluster.calls == []
+
+
+def test_host_oom_heal_lifts_the_limit_after_a_half_inject(cluster):
+    cluster.fail_on.add("command")  # the limit is set, the demand never reaches the worker
+    fault = HostOOM(worker=1)
+    with pytest.raises(RuntimeError):
+        fault.inject(cluster)
+    cluster.fail_on.clear()
+    del cluster.calls[:]
+    fault.heal(cluster)
+    assert ("update_resources", 1, {"mem_limit": UNLIMITED_MEMORY, "memswap_limit": -1}) in cluster.calls
+
+
+def test_host_oom_heal_does_nothing_when_the_limit_was_never_set(cluster):
+    cluster.fail_on.add("memory_usage")
+    fault = HostOOM(worker=1)
+    with pytest.raises(RuntimeError):
+        fault.inject(cluster)
+    cluster.fail_on.clear()
+    del cluster.calls[:]
+    fault.heal(cluster)
+    assert cluster.calls == []
+
+
+def test_host_oom_demand_must_exceed_the_headroom():
+    with pytest.raises(ValidationError, match=r"demand_mb \(256\) must exceed headroom_mb \(256\)"):
+        HostOOM(worker=1, headroom_mb=256, demand_mb=256)
+    with pytest.raises(ValidationError):
+        HostOOM(worker=1, headroom_mb=8, demand_mb=100)
+
+
+# --- cpu_throttle -------------------------------------------------------------
+
+
+def test_cpu_throttle_sets_a_cfs_quota_per_short_period(cluster):
+    CpuThrottle(worker=1, cpus=0.5).inject(cluster)
+    assert cluster.calls == [("update_resources", 1, {"cpu_period": 10_000, "cpu_quota": 5_000})]
+
+
+def test_cpu_throttle_quota_never_goes_below_dockers_minimum(cluster):
+    CpuThrottle(worker=0, cpus=0.01).inject(cluster)
+    assert cluster.calls == [("update_resources", 0, {"cpu_period": 10_000, "cpu_quota": 1_000})]
+
+
+def test_cpu_throttle_heal_removes_the_quota_once(cluster):
+    fault = CpuThrottle(worker=1)
+    fault.heal(cluster)  # never injected
+    fault.inject(cluster)
+    fault.heal(cluster)
+    fault.heal(cluster)
+    assert cluster.calls == [
+        ("update_resources", 1, {"cpu_period": 10_000, "cpu_quota": 1_000}),
+        ("update_resources", 1, {"cpu_quota": -1}),
+    ]
+
+
+def test_cpu_throttle_heal_skips_a_worker_that_is_not_running(cluster):
+    fault = CpuThrottle(worker=1)
+    fault.inject(cluster)
+    cluster.running.discard(1)
+    fault.heal(cluster)
+    assert len(cluster.calls) == 1
+    cluster.running.add(1)
+    fault.heal(cluster)  # healed already: the flag was cleared
+    assert len(cluster.calls) == 1
+
+
+@pytest.mark.parametrize("cpus", [0, -1, 65])
+def test_cpu_throttle_rejects_impossible_cpu_counts(cpus):
+    with pytest.raises(ValidationError):
+        CpuThrottle(worker=1, cpus=cpus)
+
+
+def test_resource_faults_are_registered_in_order_and_not_create_time():
+    assert FAULTS.names()[-3:] == ["device_oom", "host_oom", "cpu_throttle"]
+    assert not any(cls.applies_at_create for cls in (DeviceOOM, HostOOM, CpuThrottle))
+    assert DeviceOOM(worker=1).target == "worker-1"

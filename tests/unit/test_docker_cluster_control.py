@@ -1,0 +1,211 @@
+"""The ClusterControl methods DockerCluster gained for the new faults, with a
+fake Docker client and containers (no engine): overrides applied at the next
+create, commands by exec, memory use, running state, restarts without grace."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+from docker.errors import ImageNotFound, NotFound
+
+from chaos.cluster import docker_api
+from chaos.cluster import docker_cluster as dc
+from chaos.cluster.docker_cluster import ClusterSpec, DockerCluster
+from chaos.errors import InfrastructureError
+from chaos.events import RestartEvent
+from chaos.worker.control import control_file_script
+from chaos.worker.settings import ENV_VAR, WorkerSettings
+
+BASE = "tfchaos/worker:tf2.20"
+
+
+class FakeContainer:
+    def __init__(self, name="c", status="running", usage=None, exec_result=(0, b"")):
+        self.name = name
+        self.status = status
+        self.gone = False
+        self.usage = usage
+        self.exec_result = exec_result
+        self.calls: list[tuple] = []
+
+    def reload(self):
+        if self.gone:
+            raise NotFound("no such container")
+
+    @property
+    def attrs(self):
+        return {"State": {"Paused": self.status == "paused", "OOMKilled": False}}
+
+    def stats(self, stream, one_shot):
+        assert stream is False
+        return {"memory_stats": {"usage": self.usage}} if self.usage is not None else {"memory_stats": {}}
+
+    def exec_run(self, argv):
+        self.calls.append(("exec_run", argv))
+        code, output = self.exec_result
+        return SimpleNamespace(exit_code=code, output=output)
+
+    def update(self, **limits):
+        self.calls.append(("update", limits))
+
+    def stop(self, timeout):
+        self.calls.append(("stop", timeout))
+
+    def remove(self, force=False):
+        self.calls.append(("remove", force))
+
+    def start(self):
+        self.calls.append(("start",))
+
+    def wait(self):
+        raise RuntimeError("removed")  # ends the exit watcher thread at once
+
+    def logs(self, **kwargs):
+        return iter(())
+
+
+class FakeClient:
+    def __init__(self, images=(BASE, "tfchaos/worker:tf2.15")):
+        self.images = SimpleNamespace(get=self._get_image)
+        self._images = set(images)
+        self.asked: list[str] = []
+
+    def _get_image(self, tag):
+        self.asked.append(tag)
+        if tag not in self._images:
+            raise ImageNotFound(f"no such image: {tag}")
+        return SimpleNamespace(tags=[tag])
+
+
+@pytest.fixture
+def cluster():
+    spec = ClusterSpec(images=(BASE, BASE), proxy_image="tfchaos/proxy:latest", settings=WorkerSettings(epochs=3))
+    c = DockerCluster(spec, client=FakeClient())
+    c.network = SimpleNamespace(name="net")
+    c.volume = SimpleNamespace(name="vol")
+    return c
+
+
+def attach(cluster, index, container):
+    cluster.workers[index] = dc._Worker(index, 0, container, SimpleNamespace(join=lambda timeout: None), SimpleNamespace(join=lambda timeout: None))
+    return container
+
+
+# --- overrides --------------------------------------------------------------------
+
+
+def test_override_changes_only_the_next_config_of_that_worker(cluster):
+    cluster.override(1, "version_skew", image="tfchaos/worker:tf2.15", env={"LD_LIBRARY_PATH": "/x"})
+    cluster.override(1, "reused_seed", settings={"shard_data": False})
+    image, settings, env = cluster.worker_config(1)
+    assert image == "tfchaos/worker:tf2.15" and env == {"LD_LIBRARY_PATH": "/x"}
+    assert settings.shard_data is False and settings.epochs == 3  # the rest of the spec's settings kept
+    assert cluster.worker_config(0) == (BASE, cluster.spec.settings, {})
+    assert "tfchaos/worker:tf2.15" in cluster.client.asked
+
+
+def test_clear_override_removes_only_its_owner_and_is_idempotent(cluster):
+    cluster.override(1, "version_skew", env={"A": "1"})
+    cluster.override(1, "reused_seed", settings={"shard_data": False})
+    cluster.clear_override(1, "version_skew")
+    cluster.clear_override(1, "version_skew")
+    cluster.clear_override(0, "never_set")
+    image, settings, env = cluster.worker_config(1)
+    assert (image, env, settings.shard_data) == (BASE, {}, False)
+
+
+def test_override_with_a_missing_image_fails_now_and_changes_nothing(cluster):
+    with pytest.raises(InfrastructureError, match="'tfchaos/worker:tf2.11' is not built"):
+        cluster.override(1, "version_skew", image="tfchaos/worker:tf2.11")
+    assert cluster.worker_config(1)[0] == BASE
+
+
+def test_override_with_an_unknown_setting_fails_now(cluster):
+    with pytest.raises(TypeError):
+        cluster.override(1, "reused_seed", settings={"shard_dta": False})
+    assert cluster.overrides.get(1, {}) == {}
+
+
+def test_a_started_worker_gets_the_overridden_image_env_and_settings(cluster, monkeypatch):
+    created = []
+
+    def create_container(client, image, **kwargs):
+        created.append((image, kwargs))
+        return FakeContainer(kwargs["name"])
+
+    monkeypatch.setattr(docker_api, "create_container", create_container)
+    cluster.override(1, "version_skew", image="tfchaos/worker:tf2.15", env={"LD_LIBRARY_PATH": "/x"})
+    cluster.override(1, "reused_seed", settings={"shard_data": False})
+    cluster._start_worker(0, generation=0)
+    cluster._start_worker(1, generation=0)
+    (image0, kw0), (image1, kw1) = created
+    assert image0 == BASE and image1 == "tfchaos/worker:tf2.15"
+    assert "LD_LIBRARY_PATH" not in kw0["environment"] and kw1["environment"]["LD_LIBRARY_PATH"] == "/x"
+    assert json.loads(kw0["environment"][ENV_VAR])["shard_data"] is True
+    assert json.loads(kw1["environment"][ENV_VAR])["shard_data"] is False
+    # healed: the next generation is created as the spec says
+    cluster.clear_override(1, "version_skew")
+    cluster.clear_override(1, "reused_seed")
+    cluster._start_worker(1, generation=1)
+    image2, kw2 = created[-1]
+    assert image2 == BASE and "LD_LIBRARY_PATH" not in kw2["environment"]
+    assert json.loads(kw2["environment"][ENV_VAR])["shard_data"] is True
+
+
+def test_restart_with_zero_grace_stops_at_once_and_records_restarts(cluster, monkeypatch):
+    monkeypatch.setattr(docker_api, "create_container", lambda client, image, **kw: FakeContainer(kw["name"]))
+    old = [attach(cluster, i, FakeContainer(f"old-{i}")) for i in range(2)]
+    cluster.restart([0, 1], reason="redeploy: version_skew healed", grace_s=0)
+    assert [c.calls[:2] for c in old] == [[("stop", 0), ("remove", True)]] * 2
+    restarts = [e for e in cluster.events.snapshot() if isinstance(e, RestartEvent)]
+    assert [(e.source, e.reason) for e in restarts] == [("worker-0", "redeploy: version_skew healed"), ("worker-1", "redeploy: version_skew healed")]
+    assert [cluster.workers[i].generation for i in range(2)] == [1, 1]
+    other = attach(cluster, 0, FakeContainer("other"))
+    cluster.restart([0], reason="failed")
+    assert other.calls[0] == ("stop", dc.STOP_GRACE_S)  # the default grace for a failure restart
+
+
+# --- commands, resources, state -------------------------------------------------------
+
+
+def test_command_writes_the_control_file_by_exec_with_a_new_seq_each_time(cluster):
+    container = attach(cluster, 1, FakeContainer())
+    cluster.command(1, "memory_demand", {"demand_mb": 2048, "cap_mb": 512})
+    cluster.command(1, "memory_demand", {"demand_mb": 0, "cap_mb": None})
+    assert container.calls == [
+        ("exec_run", control_file_script(1, "memory_demand", {"demand_mb": 2048, "cap_mb": 512})),
+        ("exec_run", control_file_script(2, "memory_demand", {"demand_mb": 0, "cap_mb": None})),
+    ]
+
+
+def test_a_failed_command_is_an_infrastructure_error_naming_the_worker(cluster):
+    attach(cluster, 1, FakeContainer(exec_result=(126, b"container is paused\n")))
+    with pytest.raises(InfrastructureError, match=r"could not send 'memory_demand' to worker-1: exit 126: container is paused"):
+        cluster.command(1, "memory_demand", {"demand_mb": 1, "cap_mb": None})
+
+
+def test_memory_usage_reads_the_cgroup_usage_or_says_the_worker_is_not_running(cluster):
+    attach(cluster, 0, FakeContainer(usage=123_456_789))
+    attach(cluster, 1, FakeContainer(usage=None))
+    assert cluster.memory_usage(0) == 123_456_789
+    with pytest.raises(InfrastructureError, match="worker-1 is not running"):
+        cluster.memory_usage(1)
+
+
+def test_is_running_is_false_for_exited_paused_or_removed_containers(cluster):
+    container = attach(cluster, 1, FakeContainer(status="running"))
+    assert cluster.is_running(1)
+    for status in ("exited", "paused", "created"):
+        container.status = status
+        assert not cluster.is_running(1), status
+    container.status = "running"
+    container.gone = True
+    assert not cluster.is_running(1)
+
+
+def test_update_resources_passes_the_limits_to_the_container(cluster):
+    container = attach(cluster, 1, FakeContainer())
+    cluster.update_resources(1, cpu_period=10_000, cpu_quota=1_000)
+    assert container.calls == [("update", {"cpu_period": 10_000, "cpu_quota": 1_000})]

@@ -1,0 +1,353 @@
+"""The supervisor's fault handling, run against a fake cluster.
+
+The fake stands in for DockerCluster at its boundary: it records every call
+in order, keeps fault overrides per worker per owner (applied when a worker
+is (re)created, as DockerCluster does) and "trains": every time the
+supervisor reads the event log, each worker reports one more step; after the
+last step each reports done and exits 0. A restart resumes at the last epoch
+boundary (a per-epoch backup) and the new generation reports its start event
+on the next read, with a fingerprint made of the environment it was created
+with.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from chaos.cluster.eventlog import EventLog
+from chaos.errors import InfrastructureError
+from chaos.events import (
+    DoneEvent,
+    ExitEvent,
+    HealEvent,
+    InjectEvent,
+    PhaseEvent,
+    RestartEvent,
+    StartEvent,
+    StepEvent,
+)
+from chaos.faults.resources import UNLIMITED_MEMORY
+from chaos.runner import supervisor as supervisor_module
+from chaos.runner.supervisor import Supervisor, _Active
+from chaos.scenario.loader import scenario_from_dict
+
+EXPLAIN = {"symptom": "s", "cause": "c", "fix": "f"}
+
+
+class TickingLog(EventLog):
+    """An EventLog that lets the fake cluster advance before each read."""
+
+    def __init__(self, tick):
+        super().__init__()
+        self._tick = tick
+
+    def snapshot(self):
+        self._tick()
+        return super().snapshot()
+
+    def peek(self):
+        """The events so far, without training on."""
+        return super().snapshot()
+
+
+class FakeCluster:
+    def __init__(self, num_workers=2, steps_per_epoch=5, epochs=3):
+        self.num_workers = num_workers
+        self.steps_per_epoch = steps_per_epoch
+        self.final_step = steps_per_epoch * epochs
+        self.events = TickingLog(self._tick)
+        self.calls: list[tuple] = []
+        self.overrides: dict[int, dict[str, dict]] = {}
+        self.created: list[tuple[int, int, dict]] = []  # (generation, worker, config it was created with)
+        self.generation = -1
+        self.step = 0
+        self.finished = False
+        self.announce = False
+        self.fail: dict[str, Exception] = {}  # method name -> exception it raises
+
+    # --- what the supervisor drives ------------------------------------------------
+
+    def start_workers(self):
+        self.calls.append(("start_workers",))
+        self._create(range(self.num_workers))
+
+    def wait_started(self, timeout):
+        self.calls.append(("wait_started",))
+        self._announce()  # TF imported: the start events arrive before this returns
+
+    def restart(self, indices, reason, grace_s=3.0):
+        self.calls.append(("restart", list(indices), reason, grace_s))
+        self.step -= self.step % self.steps_per_epoch  # resume from the last per-epoch backup
+        self._create(indices)
+        for i in indices:
+            self.record(RestartEvent(t=time.time(), source=self.worker_name(i), reason=reason))
+        self.announce = True  # the new generation starts after the restart returns
+
+    def record(self, event):
+        self.events.append(event)
+
+    # --- ClusterControl the faults use -------------------------------------------
+
+    def worker_name(self, index):
+        return f"worker-{index}"
+
+    def _call(self, *call):
+        self.calls.append(call)
+        if call[0] in self.fail:
+            raise self.fail[call[0]]
+
+    def override(self, index, owner, *, image=None, env=None, settings=None):
+        self._call("override", index, owner)
+        self.overrides.setdefault(index, {})[owner] = {"image": image, "env": dict(env or {}), "settings": dict(settings or {})}
+
+    def clear_override(self, index, owner):
+        self._call("clear_override", index, owner)
+        self.overrides.get(index, {}).pop(owner, None)
+
+    def update_resources(self, index, **limits):
+        self._call("update_resources", index, limits)
+
+    def memory_usage(self, index):
+        self._call("memory_usage", index)
+        return 100 << 20
+
+    def command(self, index, name, params):
+        self._call("command", index, name, params)
+
+    def is_running(self, index):
+        return True
+
+    # --- the fake training ---------------------------------------------------------
+
+    def _create(self, indices):
+        self.generation += 1
+        for i in indices:
+            config = {"env": {}, "settings": {}, "image": None}
+            for o in self.overrides.get(i, {}).values():
+                config["env"].update(o["env"])
+                config["settings"].update(o["settings"])
+                config["image"] = o["image"] or config["image"]
+            self.created.append((self.generation, i, config))
+
+    def _config(self, worker):
+        return next(c for g, w, c in reversed(self.created) if w == worker)
+
+    def _announce(self):
+        for w in range(self.num_workers):
+            fingerprint = {f"env:{k}": v for k, v in self._config(w)["env"].items()}
+            self.record(StartEvent(t=time.time(), source=self.worker_name(w), tf_version="2.20", fingerprint=fingerprint))
+        self.announce = False
+
+    def _tick(self):
+        if self.generation < 0:
+            return
+        if self.announce:
+            self._announce()
+        elif self.step < self.final_step:
+            self.step += 1
+            epoch = (self.step - 1) // self.steps_per_epoch
+            for w in range(self.num_workers):
+                self.record(StepEvent(t=time.time(), source=self.worker_name(w), epoch=epoch, step=self.step))
+        elif not self.finished:
+            self.finished = True
+            for w in range(self.num_workers):
+                self.record(DoneEvent(t=time.time(), source=self.worker_name(w), step=self.step))
+                self.record(ExitEvent(t=time.time(), source=self.worker_name(w), exit_code=0))
+
+    # --- reading back ----------------------------------------------------------------
+
+    def of(self, kind):
+        return [e for e in self.events.peek() if isinstance(e, kind)]
+
+    def names(self):
+        return [c[0] for c in self.calls]
+
+
+@pytest.fixture(autouse=True)
+def no_poll_delay(monkeypatch):
+    monkeypatch.setattr(supervisor_module, "POLL_S", 0)
+
+
+def make_scenario(*faults, total=30):
+    return scenario_from_dict(
+        {
+            "name": "x",
+            "description": "d",
+            "explain": EXPLAIN,
+            "cluster": {"workers": 2, "training": {"epochs": 3, "steps_per_epoch": 5}},
+            "faults": list(faults),
+            "timeouts": {"total": total, "symptom": 30},
+        }
+    )
+
+
+def run(scenario, cluster=None):
+    cluster = cluster or FakeCluster()
+    said: list[str] = []
+    supervisor = Supervisor(scenario, cluster, said.append)
+    return supervisor, cluster, said
+
+
+SKEW = {"version_skew": {"workers": [1], "env": {"LD_LIBRARY_PATH": "/opt/cuda-11/lib64"}}, "at": "bring_up"}
+
+
+# --- bring-up order and redeploys -------------------------------------------------------
+
+
+def test_a_create_time_fault_is_injected_before_the_workers_start_and_others_after():
+    throttle = {"cpu_throttle": {"worker": 1}, "at": "bring_up"}  # listed first on purpose
+    supervisor, cluster, said = run(make_scenario(throttle, {**SKEW, "until": {"epoch": 1}}))
+    outcome = supervisor.run()
+    assert outcome.finished, outcome.reason
+    names = cluster.names()
+    assert names.index("override") < names.index("start_workers") < names.index("update_resources") < names.index("wait_started")
+    # The bring-up generation was created skewed, the redeploy healthy.
+    assert cluster.created[1] == (0, 1, {"env": {"LD_LIBRARY_PATH": "/opt/cuda-11/lib64"}, "settings": {}, "image": None})
+    assert cluster.created[0][2]["env"] == {}
+    assert [c for g, w, c in cluster.created if g == 1] == [{"env": {}, "settings": {}, "image": None}] * 2
+    # Inject events in the order the faults acted: the skew before the throttle.
+    assert [e.fault for e in cluster.of(InjectEvent)] == ["version_skew", "cpu_throttle"]
+
+
+def test_a_timed_heal_of_a_create_time_fault_redeploys_every_worker_without_grace():
+    supervisor, cluster, said = run(make_scenario({**SKEW, "until": {"epoch": 1}}))
+    outcome = supervisor.run()
+    assert outcome.finished and outcome.restarts == 0  # a redeploy is not a failure restart
+    restarts = [c for c in cluster.calls if c[0] == "restart"]
+    assert restarts == [("restart", [0, 1], "redeploy: version_skew healed", 0)]
+    assert cluster.names().index("clear_override") < cluster.names().index("restart")
+    heal = cluster.of(HealEvent)
+    assert [(h.fault, h.target) for h in heal] == [("version_skew", "worker-1")]
+    first_epoch_1_step = min(e.t for e in cluster.of(StepEvent) if e.epoch == 1)
+    assert heal[0].t >= first_epoch_1_step  # healed when epoch 1 began, not before
+    assert "recover" in [e.phase for e in cluster.of(PhaseEvent)]
+    assert "restarting every worker (redeploy: version_skew healed)" in said
+
+
+def test_the_skew_of_the_bring_up_generation_is_said_once():
+    supervisor, cluster, said = run(make_scenario({**SKEW, "until": {"epoch": 1}}))
+    supervisor.run()
+    warnings = [s for s in said if s.startswith("ENVIRONMENT SKEW")]
+    assert warnings == ["ENVIRONMENT SKEW: worker-1 differs from worker-0 in env:LD_LIBRARY_PATH: /opt/cuda-11/lib64 vs <absent>"]
+
+
+def test_a_create_time_fault_fired_mid_training_redeploys_on_inject_and_on_heal():
+    reused = {"reused_seed": {}, "at": {"step": 3}, "until": {"step": 8}}
+    supervisor, cluster, said = run(make_scenario(reused))
+    outcome = supervisor.run()
+    assert outcome.finished, outcome.reason
+    assert [c for c in cluster.calls if c[0] == "restart"] == [
+        ("restart", [0, 1], "redeploy: reused_seed injected", 0),
+        ("restart", [0, 1], "redeploy: reused_seed healed", 0),
+    ]
+    by_generation = {}
+    for g, w, c in cluster.created:
+        by_generation.setdefault(g, []).append(c["settings"])
+    assert by_generation == {0: [{}, {}], 1: [{"shard_data": False}] * 2, 2: [{}, {}]}
+    assert "fault" in [e.phase for e in cluster.of(PhaseEvent)]
+
+
+def test_a_fault_that_is_not_create_time_is_never_redeployed():
+    supervisor, cluster, said = run(make_scenario({"cpu_throttle": {"worker": 1}, "at": {"step": 3}, "until": {"step": 8}}))
+    assert supervisor.run().finished
+    assert "restart" not in cluster.names()
+    assert [c[2] for c in cluster.calls if c[0] == "update_resources"] == [
+        {"cpu_period": 10_000, "cpu_quota": 1_000},
+        {"cpu_quota": -1},
+    ]
+
+
+# --- inject failures ------------------------------------------------------------------------
+
+
+def test_a_plain_exception_in_inject_becomes_an_infrastructure_error_naming_the_fault():
+    cluster = FakeCluster()
+    cluster.fail["update_resources"] = RuntimeError("409 container is not running")
+    supervisor, cluster, said = run(make_scenario({"cpu_throttle": {"worker": 1}, "at": {"step": 2}}), cluster)
+    with pytest.raises(InfrastructureError) as caught:
+        supervisor.run()
+    message = caught.value.message
+    assert "fault cpu_throttle (at step 2) could not be injected into worker-1" in message
+    assert "RuntimeError: 409 container is not running" in message
+    assert caught.value.hint
+    assert cluster.of(InjectEvent) == []
+    del cluster.fail["update_resources"]
+    supervisor.heal_all()
+    assert cluster.of(HealEvent) == []
+
+
+def test_heal_all_undoes_a_half_inject_but_records_no_heal_event():
+    cluster = FakeCluster()
+    cluster.fail["command"] = RuntimeError("exec failed")  # the limit is set, the demand never sent
+    supervisor, cluster, said = run(make_scenario({"host_oom": {"worker": 1}, "at": {"step": 2}}), cluster)
+    with pytest.raises(InfrastructureError, match="fault host_oom"):
+        supervisor.run()
+    del cluster.fail["command"]
+    supervisor.heal_all()
+    supervisor.heal_all()  # idempotent
+    lifts = [c for c in cluster.calls if c[0] == "update_resources" and c[2].get("mem_limit") == UNLIMITED_MEMORY]
+    assert len(lifts) == 1
+    assert cluster.of(InjectEvent) == [] and cluster.of(HealEvent) == []
+
+
+def test_a_chaos_error_in_inject_is_raised_unchanged():
+    cluster = FakeCluster()
+    original = InfrastructureError("worker-1 is not running: its memory use cannot be read", hint="fire earlier")
+    cluster.fail["memory_usage"] = original
+    supervisor, cluster, said = run(make_scenario({"host_oom": {"worker": 1}, "at": {"step": 2}}), cluster)
+    with pytest.raises(InfrastructureError) as caught:
+        supervisor.run()
+    assert caught.value is original
+
+
+def test_a_create_time_fault_that_fails_at_bring_up_starts_no_worker():
+    cluster = FakeCluster()
+    cluster.fail["override"] = InfrastructureError("image 'tfchaos/worker:tf2.15' is not built")
+    supervisor, cluster, said = run(make_scenario({"version_skew": {"workers": [1], "tf_version": "2.15"}, "at": "bring_up"}), cluster)
+    with pytest.raises(InfrastructureError, match="not built"):
+        supervisor.run()
+    assert "start_workers" not in cluster.names()
+
+
+def test_a_recorded_fault_gets_its_heal_event_from_heal_all_once():
+    supervisor, cluster, said = run(make_scenario({"cpu_throttle": {"worker": 1}, "at": {"step": 2}}))
+    assert supervisor.run().finished  # never timed: still active at the end
+    assert cluster.of(HealEvent) == []
+    supervisor.heal_all()
+    supervisor.heal_all()
+    assert [(h.fault, h.target) for h in cluster.of(HealEvent)] == [("cpu_throttle", "worker-1")]
+
+
+# --- _heal_due ------------------------------------------------------------------------------
+
+
+def active(fault_entry, injected_at=100.0):
+    return _Active(make_scenario(fault_entry).faults[0], injected_at)
+
+
+def test_heal_due_after_for_seconds_since_the_inject():
+    a = active({"cpu_throttle": {"worker": 1}, "at": {"step": 2}, "for": 5}, injected_at=100.0)
+    assert not Supervisor._heal_due(a, step=50, epoch=9, now=104.9, t_train=0.0)
+    assert Supervisor._heal_due(a, step=0, epoch=0, now=105.0, t_train=0.0)
+
+
+@pytest.mark.parametrize(
+    "until, due, not_due",
+    [
+        ({"step": 8}, dict(step=8, epoch=0, now=0.0), dict(step=7, epoch=2, now=1e9)),
+        ({"epoch": 2}, dict(step=0, epoch=2, now=0.0), dict(step=99, epoch=1, now=1e9)),
+        ({"seconds": 30}, dict(step=0, epoch=0, now=1030.0), dict(step=99, epoch=9, now=1029.0)),
+    ],
+)
+def test_heal_due_when_until_is_due(until, due, not_due):
+    a = active({"cpu_throttle": {"worker": 1}, "at": {"step": 2}, "until": until})
+    assert Supervisor._heal_due(a, **due, t_train=1000.0)
+    assert not Supervisor._heal_due(a, **not_due, t_train=1000.0)
+
+
+def test_heal_due_never_without_for_or_until():
+    a = active({"cpu_throttle": {"worker": 1}, "at": {"step": 2}})
+    assert not Supervisor._heal_due(a, step=10**6, epoch=10**3, now=1e12, t_train=0.0)
+
