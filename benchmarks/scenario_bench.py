@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from chaos.images import PROXY_IMAGE, ensure_images, worker_image_tag  # noqa: E402
+from chaos.report import write_json  # noqa: E402
 from chaos.runner.run import run_scenario  # noqa: E402
 from chaos.scenario.loader import load_scenario  # noqa: E402
 
@@ -31,10 +32,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("scenario", nargs="?", default=str(DEFAULT))
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--report-dir", help="write each run's JSON report here (run-<i>.json)")
     args = parser.parse_args()
 
     scenario = load_scenario(args.scenario)
-    versions = sorted({scenario.cluster.tf_version_of(i) for i in range(scenario.cluster.workers)})
+    versions = scenario.tf_versions()
     ensure_images(tuple(versions))
     images = {v: worker_image_tag(v) for v in versions}
     training = scenario.cluster.training
@@ -59,6 +61,11 @@ def main() -> int:
 
         print(f"{i:>3}  {wall:7.1f}  {f(t.bring_up_s):>8}  {f(t.time_to_symptom_s):>7}  "
               f"{f(t.time_to_recover_s):>7}  {f(t.total_s):>6}  {report.status.value} [{verdicts}]", flush=True)
+        for label, v in report.numbered():
+            if not v.passed:
+                print(f"       {label} {v.status.value}: {v.reason}", flush=True)
+        if args.report_dir:
+            write_json(report, Path(args.report_dir) / f"run-{i}.json")
 
     walls = [r[0] for r in rows]
     symptoms = [r[1].time_to_symptom_s for r in rows if r[1].time_to_symptom_s is not None]

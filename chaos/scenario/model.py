@@ -199,6 +199,9 @@ def reference_problems(scenario: Scenario) -> list[str]:
         worker = getattr(step.fault, "worker", None)
         if worker is not None and worker >= workers:
             problems.append(f"{here}.{step.name}.worker: {worker} is out of range; {valid_workers}")
+        for w in getattr(step.fault, "workers", None) or []:
+            if not 0 <= w < workers:
+                problems.append(f"{here}.{step.name}.workers: {w} is out of range; {valid_workers}")
         if isinstance(step.at, AtStep) and step.at.step > training.total_steps:
             problems.append(f"{here}.at.step: {step.at.step} is past the last step ({training.total_steps})")
         if isinstance(step.at, AtEpoch) and step.at.epoch >= training.epochs:
@@ -208,8 +211,10 @@ def reference_problems(scenario: Scenario) -> list[str]:
             problems.append(f"{here}.until.step: {until.step} is past the last step ({training.total_steps}): it would never heal")
         if isinstance(until, AtEpoch) and until.epoch >= training.epochs:
             problems.append(f"{here}.until.epoch: {until.epoch} is past the last epoch ({training.epochs - 1}, 0-based): it would never heal")
-        if type(until) is type(step.at) and isinstance(until, (AtStep, AtEpoch)) and until == step.at:
-            problems.append(f"{here}.until: equals 'at': the fault would heal as it fires")
+        if isinstance(until, AtStep) and isinstance(step.at, AtStep) and until.step <= step.at.step:
+            problems.append(f"{here}.until.step: {until.step} is not after at.step {step.at.step}: the fault would heal as it fires")
+        if isinstance(until, AtEpoch) and isinstance(step.at, AtEpoch) and until.epoch <= step.at.epoch:
+            problems.append(f"{here}.until.epoch: {until.epoch} is not after at.epoch {step.at.epoch}: the fault would heal as it fires")
         if isinstance(step.at, AtBringUp) and started:
             problems.append(f"{here}.at: bring_up must come before faults that fire during training")
         started = started or not isinstance(step.at, AtBringUp)

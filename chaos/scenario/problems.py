@@ -87,7 +87,7 @@ def _short(value: Any) -> str:
 
 def _tag_message(path: str, error: dict, tags: list[str]) -> str:
     top = path.split("[", 1)[0].split(".", 1)[0]
-    if path.endswith(".at"):
+    if path.endswith((".at", ".until")):
         noun, valid = "trigger", TRIGGER_HELP
     else:
         noun, valid = NOUNS.get(top, "kind"), ", ".join(tags)

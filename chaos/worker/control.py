@@ -45,7 +45,7 @@ class ControlChannel:
                 command = json.load(f)
         except (FileNotFoundError, json.JSONDecodeError):
             return None  # none yet, or a write in progress (the runner renames, but be safe)
-        if command.get("seq") == self._seq:
+        if not isinstance(command, dict) or command.get("seq") == self._seq:
             return None
         self._seq = command.get("seq")
         return command

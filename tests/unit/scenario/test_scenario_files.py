@@ -31,9 +31,10 @@ def test_every_scenario_loads_and_validates_against_the_schema(path):
     scenario = load_scenario(path)
     data = parse_yaml(path.read_text(), str(path))
     jsonschema.Draft202012Validator(schema.generate()).validate(data)
-    # Small enough to run in well under a minute.
+    # Small enough to run in well under a minute (a step takes about 5 ms; faults
+    # that must hit a running job at a chosen epoch need a few seconds of training).
     training = scenario.cluster.training
-    assert scenario.cluster.workers == 2 and training.total_steps <= 100
+    assert scenario.cluster.workers == 2 and training.total_steps <= 500
     assert scenario.explain.symptom and scenario.explain.cause and scenario.explain.fix
     assert scenario.expect and scenario.recover
 

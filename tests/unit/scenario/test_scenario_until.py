@@ -85,7 +85,8 @@ def test_until_bring_up_is_rejected():
     [
         ({"epoch": 5}, "faults[0].until.epoch: 5 is past the last epoch (4, 0-based): it would never heal"),
         ({"step": 101}, "faults[0].until.step: 101 is past the last step (100): it would never heal"),
-        ({"epoch": 1}, "faults[0].until: equals 'at'"),
+        ({"epoch": 1}, "faults[0].until.epoch: 1 is not after at.epoch 1: the fault would heal as it fires"),
+        ({"epoch": 0}, "faults[0].until.epoch: 0 is not after at.epoch 1: the fault would heal as it fires"),
         ({"epoc": 2}, "faults[0].until: unknown trigger 'epoc'; valid: bring_up, {step: N}, {epoch: N} or {seconds: S}; did you mean 'epoch'?"),
     ],
 )
