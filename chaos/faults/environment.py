@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import ClassVar, Optional
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from chaos.cluster.control import ClusterControl
+from chaos.errors import ScenarioError
 from chaos.faults.base import Fault, WorkersFault, register_fault
 
 
@@ -24,6 +25,19 @@ class VersionSkew(WorkersFault):
     tf_version: Optional[str] = Field(
         None, pattern=r"^\d+\.\d+(\.\d+)?$", description="their TF version (an image is built for it), quoted: '2.15'"
     )
+
+    @field_validator("tf_version")
+    @classmethod
+    def _supported(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        from chaos.images.versions import parse_tf_version
+
+        try:
+            parse_tf_version(value)  # pure: no Docker, no network
+        except ScenarioError as exc:
+            raise ValueError(f"{exc.message} ({exc.hint})") from None
+        return value
     env: dict[str, str] = Field(default_factory=dict, description="environment variables set on them only")
 
     @model_validator(mode="after")

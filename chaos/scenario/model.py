@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, WithJsonSchema, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, WithJsonSchema, model_validator
 
 from chaos.checks import RECOVERY_CHECKS, SYMPTOM_CHECKS, Check
 from chaos.errors import ScenarioError
@@ -55,7 +55,22 @@ def _version_text(value: Any) -> Any:
     return value
 
 
-TfVersion = Annotated[str, BeforeValidator(_version_text), Field(pattern=r"^\d+\.\d+(\.\d+)?$")]
+def _supported_version(value: str) -> str:
+    from chaos.images.versions import parse_tf_version
+
+    try:
+        parse_tf_version(value)  # pure: no Docker, no network
+    except ScenarioError as exc:
+        raise ValueError(f"{exc.message} ({exc.hint})") from None
+    return value
+
+
+TfVersion = Annotated[
+    str,
+    BeforeValidator(_version_text),
+    Field(pattern=r"^\d+\.\d+(\.\d+)?$"),
+    AfterValidator(_supported_version),
+]
 
 
 class Explain(_Strict):
