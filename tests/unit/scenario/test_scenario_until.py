@@ -146,3 +146,13 @@ def test_tf_versions_of_an_env_only_skew_and_of_per_worker_versions():
     )
     assert sc.tf_versions() == ["2.15", "2.18", "2.20"]
     assert scenario().tf_versions() == ["2.20"]
+
+
+def test_a_tf_version_without_an_image_is_a_validation_error_naming_the_field():
+    skew = {"version_skew": {"workers": [1], "tf_version": "2.11"}, "at": "bring_up"}
+    message = problems(skew)
+    assert "faults[0].version_skew.tf_version" in message and "has no Python 3.11 wheel" in message
+    message = problems(cluster={"tf_version": "2.9", "training": TRAINING})
+    assert "cluster.tf_version" in message and "2.12 and later" in message
+    # A buildable version passes.
+    assert scenario({**skew, "version_skew": {"workers": [1], "tf_version": "2.18"}}).tf_versions() == ["2.18", "2.20"]
