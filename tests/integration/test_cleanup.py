@@ -10,11 +10,21 @@ import time
 
 import pytest
 
-from chaos.cluster.docker_api import list_labelled
+from run_scope import new_runs, objects_of, run_ids  # noqa: E402  (conftest puts it on sys.path)
 
 
-def leftovers(client):
-    return list_labelled(client, any_run=True)
+class Leftovers:
+    """What runs started after this object was made left behind (other sessions' runs don't count)."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+        self.before = run_ids(client)
+
+    def runs(self) -> list[str]:
+        return new_runs(self.before, run_ids(self.client))
+
+    def __call__(self) -> list[str]:
+        return objects_of(self.client, self.runs())
 
 pytestmark = pytest.mark.integration
 
@@ -28,10 +38,10 @@ def start_baseline() -> subprocess.Popen:
     )
 
 
-def wait_for_workers(client, proc, timeout=120) -> None:
+def wait_for_workers(leftovers, proc, timeout=120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if any("worker" in name for name in leftovers(client)):
+        if any("worker" in name for name in leftovers()):
             return
         if proc.poll() is not None:
             pytest.fail(f"baseline exited early: {proc.stdout.read()}")
@@ -41,22 +51,26 @@ def wait_for_workers(client, proc, timeout=120) -> None:
 
 
 def test_ctrl_c_tears_everything_down(images, docker_client):
+    leftovers = Leftovers(docker_client)
     proc = start_baseline()
-    wait_for_workers(docker_client, proc)
+    wait_for_workers(leftovers, proc)
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130, out
-    assert leftovers(docker_client) == []
+    assert leftovers() == []
 
 
 def test_clean_removes_what_a_crashed_run_left(images, docker_client):
+    leftovers = Leftovers(docker_client)
     proc = start_baseline()
-    wait_for_workers(docker_client, proc)
+    wait_for_workers(leftovers, proc)
     proc.kill()  # SIGKILL: no teardown runs
     proc.communicate(timeout=30)
-    assert leftovers(docker_client), "a crashed run should have left its containers"
+    assert leftovers(), "a crashed run should have left its containers"
+    (run,) = leftovers.runs()
+    # Only this run: `chaos clean` without --run would also remove other sessions' runs.
     result = subprocess.run(
-        [sys.executable, "-m", "chaos", "clean"], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "chaos", "clean", "--run", run], capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
-    assert leftovers(docker_client) == []
+    assert leftovers() == []
