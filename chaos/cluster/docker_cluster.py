@@ -130,7 +130,11 @@ class DockerCluster:
             timeout=20,
             what=f"the proxy API at {api}",
             containers=[self.proxy_container],
-            hint="check the proxy image with `chaos images status`; its log is above",
+            hint=(
+                "check the proxy image with `chaos images status`; its log is above"
+                if self.spec.proxy_image.startswith(f"{PROJECT}/")
+                else f"{self.spec.proxy_image} must serve the Toxiproxy API on 0.0.0.0:{PROXY_API_PORT}; its log is above"
+            ),
         )
         self.proxies = ProxyClient("127.0.0.1", port)
 
