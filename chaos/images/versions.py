@@ -85,6 +85,15 @@ def parse_tf_version(text: str) -> TFSpec:
     return TFSpec(version, major, minor, patch)
 
 
+def buildable_version(value: str) -> str:
+    """A validator for scenario fields: ``value`` unchanged, or ValueError saying why no image can be built."""
+    try:
+        parse_tf_version(value)
+    except ScenarioError as exc:
+        raise ValueError(f"{exc.message} ({exc.hint})") from None
+    return value
+
+
 def worker_image_tag(tf_version: str) -> str:
     """``"2.20"`` -> ``"tfchaos/worker:tf2.20"``."""
     return f"tfchaos/worker:{parse_tf_version(tf_version).key}"
