@@ -207,3 +207,38 @@ def test_callback_reports_an_unknown_command_without_failing(tmp_path):
     event = parse_line(stream.getvalue().splitlines()[0], "worker-0")
     assert event.command == "explode" and "unknown command" in event.params["error"]
     assert "memory_demand" in event.params["error"]
+
+
+class _FakeConfig:
+    """The two tf.config calls cap_gpu_memory makes (no GPU on these machines)."""
+
+    def __init__(self, gpus):
+        self.gpus = gpus
+        self.configured = []
+
+    def list_physical_devices(self, kind):
+        assert kind == "GPU"
+        return self.gpus
+
+    def set_logical_device_configuration(self, device, configs):
+        self.configured.append((device, configs))
+
+    class LogicalDeviceConfiguration:
+        def __init__(self, memory_limit):
+            self.memory_limit = memory_limit
+
+
+def test_cap_gpu_memory_gives_the_first_gpu_one_logical_device_of_that_size():
+    from chaos.worker.control import cap_gpu_memory
+
+    tf = type("tf", (), {"config": _FakeConfig(["GPU:0", "GPU:1"])})
+    assert cap_gpu_memory(tf, 512) is True
+    ((device, configs),) = tf.config.configured
+    assert device == "GPU:0" and [c.memory_limit for c in configs] == [512]
+
+
+def test_cap_gpu_memory_without_a_gpu_does_nothing():
+    from chaos.worker.control import cap_gpu_memory
+
+    tf = type("tf", (), {"config": _FakeConfig([])})
+    assert cap_gpu_memory(tf, 512) is False and tf.config.configured == []
