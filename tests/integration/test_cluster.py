@@ -80,3 +80,22 @@ def test_interrupted_and_resumed_run_ends_with_the_uninterrupted_digest(images, 
     assert 40 <= restored[0].step <= killed_at
     done = [e for e in history if isinstance(e, DoneEvent)]
     assert {e.weights_digest for e in done} == set(reference.digests.values())
+
+
+def test_silent_fault_checks_fail_on_a_real_healthy_cluster(reference):
+    """identical_batches and environment_skew must not pass on healthy training:
+    judged over the whole fault-free run (a window opened before it started)."""
+    from chaos.checks import EnvironmentSkew, IdenticalBatches, NoError, run_check
+    from chaos.checks.verdict import Status
+    from chaos.events import RUNNER, InjectEvent
+    from chaos.timeline import RunInfo, Timeline
+
+    start = min(e.t for e in reference.events) - 1
+    window = InjectEvent(t=start, source=RUNNER, fault="none", target="cluster")
+    info = RunInfo(num_workers=2, steps_per_epoch=20, epochs=5, save_interval_steps=20)
+    timeline = Timeline.from_events(info, [window, *reference.events])
+    identical = run_check(IdenticalBatches(), timeline)
+    assert identical.status == Status.FAIL and "different data" in identical.reason, identical.reason
+    skew = run_check(EnvironmentSkew(workers=[1]), timeline)
+    assert skew.status == Status.FAIL and "same environment" in skew.reason, skew.reason
+    assert run_check(NoError(), timeline).status == Status.PASS
