@@ -15,10 +15,8 @@ UNLIMITED_MEMORY = 1 << 40
 
 
 def _lift_memory_demand(cluster: ClusterControl, worker: int) -> None:
-    # A worker that died of the fault is replaced by a clean container; a live
-    # one is told to stop asking for the extra memory.
-    if cluster.is_running(worker):
-        cluster.command(worker, "memory_demand", {"demand_mb": 0, "cap_mb": None})
+    # Only for a live worker: one that died of the fault is replaced by a clean container.
+    cluster.command(worker, "memory_demand", {"demand_mb": 0, "cap_mb": None})
 
 
 @register_fault
@@ -46,7 +44,8 @@ class DeviceOOM(WorkerFault):
 
     def heal(self, cluster: ClusterControl) -> None:
         if self._sent:
-            _lift_memory_demand(cluster, self.worker)
+            if cluster.is_running(self.worker):
+                _lift_memory_demand(cluster, self.worker)
             self._sent = False
 
 
@@ -73,8 +72,8 @@ class HostOOM(WorkerFault):
 
     def heal(self, cluster: ClusterControl) -> None:
         if self._limited:
-            _lift_memory_demand(cluster, self.worker)
             if cluster.is_running(self.worker):
+                _lift_memory_demand(cluster, self.worker)
                 cluster.update_resources(self.worker, mem_limit=UNLIMITED_MEMORY, memswap_limit=-1)
             self._limited = False
 

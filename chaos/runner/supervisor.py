@@ -113,17 +113,17 @@ class Supervisor:
     def _timed_fault_active(self) -> bool:
         return any(a.step.timed and not a.healed for a in self._active)
 
-    def _warn_skew(self, current: list, n: int, generation_start: float) -> float | None:
+    def _warn_skew(self, generation: list, n: int) -> bool:
         """Once every worker of this generation started, say how their environments differ.
 
-        Returns ``generation_start`` once checked (None: not every worker started yet).
+        Returns whether it could compare (every worker had started).
         """
-        starts = first_by_worker([e for e in current if isinstance(e, StartEvent)])
+        starts = first_by_worker([e for e in generation if isinstance(e, StartEvent)])
         if len(starts) < n:
-            return None
+            return False
         for skew in skews(starts):
             self._say(f"ENVIRONMENT SKEW: {skew.describe()}")
-        return generation_start
+        return True
 
     # --- the run ---------------------------------------------------------
 
@@ -145,9 +145,10 @@ class Supervisor:
         t_train = time.time()
         deadline = t_train + sc.timeouts.total
         generation_start = t_train  # events of the current worker generation
+        created = t_bring_up  # when it was created: its start events come after this
         last_progress = t_train
         first_failure: float | None = None
-        skew_checked_at: float | None = None
+        skew_said = False
         restarts = 0
 
         while True:
@@ -156,11 +157,8 @@ class Supervisor:
                 return Outcome(False, f"total timeout of {sc.timeouts.total:g}s reached", restarts)
             events = self.cluster.events.snapshot()
             current = [e for e in events if e.t >= generation_start]
-            if skew_checked_at != generation_start:
-                # The first generation started during bring-up, before training.
-                since = t_bring_up if generation_start == t_train else generation_start
-                started = [e for e in events if e.t >= since]
-                skew_checked_at = self._warn_skew(started, n, generation_start)
+            if not skew_said:
+                skew_said = self._warn_skew([e for e in events if e.t >= created], n)
             steps = [e for e in current if isinstance(e, StepEvent)]
             max_step = max((e.step for e in steps), default=0)
             epoch = max((e.epoch for e in steps), default=0)
@@ -188,8 +186,8 @@ class Supervisor:
                 # A redeploy replaces healthy, training workers: no grace (it
                 # would only let the old config train on).
                 self.cluster.restart(list(range(n)), reason=why, grace_s=0)
-                generation_start = last_progress = time.time()
-                first_failure = None
+                generation_start = created = last_progress = time.time()
+                first_failure, skew_said = None, False
                 continue
 
             done = {e.source for e in current if isinstance(e, DoneEvent)}
@@ -223,5 +221,5 @@ class Supervisor:
             self._say(f"restarting {', '.join(f'worker-{i}' for i in indices)} ({why})")
             self.cluster.restart(indices, reason=why)
             restarts += 1
-            generation_start = last_progress = time.time()
-            first_failure = None
+            generation_start = created = last_progress = time.time()
+            first_failure, skew_said = None, False
