@@ -20,7 +20,8 @@ from chaos.checks.base import (
 # Import order is registration order, which `chaos list` shows.
 from chaos.checks.symptom_errors import ErrorRaised, ExitCode  # isort: skip
 from chaos.checks.symptom_progress import HangAtBringUp, Slowdown, Stall  # isort: skip
-from chaos.checks.symptom_silent import EnvironmentSkew, IdenticalBatches, NoError  # isort: skip
+from chaos.checks.symptom_silent import EnvironmentSkew, IdenticalBatches, NoError, WeightsDiverged  # isort: skip
+from chaos.checks.symptom_restore import RestartsExhausted, RestoreFailed  # isort: skip
 from chaos.checks.recovery_state import LostWork, RestoredSameCheckpoint, ResumedFrom  # isort: skip
 from chaos.checks.recovery_fidelity import Completed, IdenticalWeights, MatchesUninterrupted  # isort: skip
 from chaos.checks.recovery_timing import NormalSpeed, RecoveredWithin  # isort: skip
@@ -43,9 +44,12 @@ __all__ = [
     "LostWork",
     "MatchesUninterrupted",
     "NoError",
+    "WeightsDiverged",
     "NormalSpeed",
     "RecoveredWithin",
     "RecoveryCheck",
+    "RestartsExhausted",
+    "RestoreFailed",
     "RestoredSameCheckpoint",
     "ResumedFrom",
     "Slowdown",

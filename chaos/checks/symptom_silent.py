@@ -1,5 +1,5 @@
 """Symptoms of faults TF says nothing about: skewed environments, reused data,
-and the absence of any error itself."""
+workers that trained apart, and the absence of any error itself."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pydantic import Field
 from chaos.checks.base import SymptomCheck, register_check
 from chaos.checks.select import first_by_worker, names
 from chaos.checks.verdict import Undecidable, Verdict, failed, passed
-from chaos.events import ErrorEvent, ExitEvent, StartEvent, StepEvent
+from chaos.events import DoneEvent, ErrorEvent, ExitEvent, StartEvent, StepEvent
 from chaos.fingerprints import skews
 from chaos.timeline import Timeline
 
@@ -135,3 +135,26 @@ class NoError(SymptomCheck):
             f"no error and no failed exit while {len(steps)} step events were reported in the fault window",
             [window.inject, steps[0], steps[-1]],
         )
+
+
+@register_check
+class WeightsDiverged(SymptomCheck):
+    """Workers finished in the fault window with different weights: each trained on its own, not together."""
+
+    name: ClassVar[str] = "weights_diverged"
+    evidence: ClassVar[frozenset[str]] = frozenset({"done", "weights_digest"})
+
+    def judge(self, timeline: Timeline) -> Verdict:
+        window = self.window(timeline)
+        done = first_by_worker(timeline.between(window.start, window.end).of(DoneEvent))
+        if len(done) < 2:
+            raise Undecidable(
+                f"{len(done)} worker(s) finished in the fault window ({names(sorted(done)) or 'none'}); "
+                "at least two must, to compare their weights",
+                [window.inject, *done.values()],
+            )
+        digests = ", ".join(f"worker-{w} {e.weights_digest[:12]}" for w, e in sorted(done.items()))
+        if len({e.weights_digest for e in done.values()}) == 1:
+            return failed(f"every worker finished with the same weights ({digests}): they trained together",
+                          [window.inject, *done.values()])
+        return passed(f"workers finished with different weights: {digests}", [window.inject, *done.values()])

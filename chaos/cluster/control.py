@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from chaos.events import Event
+from chaos.cluster.backup_files import BackupDamage, BackupFile
 
 
 class ClusterControl(Protocol):
@@ -59,8 +60,10 @@ class ClusterControl(Protocol):
         image: str | None = None,
         env: dict[str, str] | None = None,
         settings: dict[str, Any] | None = None,
+        cluster_config: str | None = None,
     ) -> None:
-        """Create worker ``index`` differently from its next (re)start on (``owner``: the fault)."""
+        """Create worker ``index`` differently from its next (re)start on (``owner``: the fault);
+        ``cluster_config``: the TF_CONFIG text it is told the cluster with (whatever its resolver)."""
 
     def clear_override(self, index: int, owner: str) -> None:
         """Undo ``override``; takes effect at the next (re)start."""
@@ -71,11 +74,24 @@ class ClusterControl(Protocol):
     def tf_config(self, index: int) -> str:
         """The healthy TF_CONFIG (JSON) worker ``index`` is created with."""
 
+    def unused_address(self) -> str:
+        """An IP address on the run's own network that no container holds (connects to it time out)."""
+
     def log_tail(self, index: int) -> list[str]:
         """The last lines worker ``index``'s current container printed."""
 
     def checkpoint_files(self) -> int | None:
         """How many files the run's checkpoint volume holds now (None: cannot tell)."""
+
+    def damage_backup(self, file: BackupFile, mode: BackupDamage) -> dict[str, Any]:
+        """Damage the newest checkpoint on the run's backup volume
+        (``chaos.cluster.backup_files``): its ``index`` or every ``data`` shard,
+        by ``truncate``, ``zero``, ``flip`` or ``delete``. Returns what was done
+        (``{"checkpoint": prefix, "files": {path: what}}``); raises when nothing was saved yet."""
+
+    def snapshot_backup(self, name: str) -> str:
+        """Copy the backup volume's files as they are now to ``<checkpoint_dir>/<name>``
+        (``name``: ``stale-...``); returns that folder as the workers see it."""
 
     def record(self, event: Event) -> None:
         """Append a runner event to the run's timeline."""

@@ -10,6 +10,9 @@ its predecessor's exit is recorded first.
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import json
+import ipaddress
 import threading
 import time
 import uuid
@@ -17,9 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import requests
+from docker.errors import ContainerError
 
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT, interrupts
-from chaos.cluster import docker_api
+from chaos.cluster import backup_files, docker_api
+from chaos.cluster.backup_files import BackupDamage, BackupFile
 from chaos.cluster.engine_objects import Removal
 from chaos.cluster.eventlog import EventLog
 from chaos.cluster.logs import LogFollower
@@ -30,6 +35,7 @@ from chaos.cluster.topology import PROXY_ALIAS, PROXY_API_PORT, Topology
 from chaos.cluster.waits import container_report, wait_until
 from chaos.errors import InfrastructureError
 from chaos.events import RUNNER, Event, ExitEvent, NoticeEvent, RestartEvent
+from chaos.worker.cluster_env import cluster_env
 from chaos.worker.control import control_file_script
 from chaos.worker.emit import WORKER_INDEX_ENV
 from chaos.worker.settings import WorkerSettings
@@ -64,6 +70,7 @@ class WorkerOverride:
     image: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    cluster_config: str | None = None  # TF_CONFIG text in place of the healthy one
 
 
 @dataclass
@@ -297,6 +304,7 @@ class DockerCluster:
         image: str | None = None,
         env: dict[str, str] | None = None,
         settings: dict[str, Any] | None = None,
+        cluster_config: str | None = None,
     ) -> None:
         """Change how worker ``index`` is created from its next (re)start on."""
         if image is not None:
@@ -304,7 +312,9 @@ class DockerCluster:
             docker_api.require_image(self.client, image)
         if settings:
             dataclasses.replace(self.spec.settings, **settings)  # fail now on a bad field
-        self.overrides.setdefault(index, {})[owner] = WorkerOverride(image, dict(env or {}), dict(settings or {}))
+        self.overrides.setdefault(index, {})[owner] = WorkerOverride(
+            image, dict(env or {}), dict(settings or {}), cluster_config
+        )
 
     def clear_override(self, index: int, owner: str) -> None:
         self.overrides.get(index, {}).pop(owner, None)
@@ -317,6 +327,20 @@ class DockerCluster:
             settings = dataclasses.replace(settings, **o.settings)
             env.update(o.env)
         return image, settings, env
+
+    def cluster_config(self, index: int) -> str:
+        """The TF_CONFIG text worker ``index`` is created with (a fault's, or the healthy one)."""
+        text = self.tf_config(index)
+        for o in self.overrides.get(index, {}).values():
+            text = o.cluster_config if o.cluster_config is not None else text
+        return text
+
+    def unused_address(self) -> str:
+        """An address on the run's own network that no container holds (Docker
+        hands out addresses from the bottom of the subnet; this is the top)."""
+        self.network.reload()
+        subnet = self.network.attrs["IPAM"]["Config"][0]["Subnet"]
+        return str(ipaddress.ip_network(subnet)[-2])
 
     def restart(self, indices: list[int], reason: str, grace_s: float = STOP_GRACE_S) -> None:
         for i in indices:
@@ -344,6 +368,41 @@ class DockerCluster:
             return None
         return docker_api.count_files(worker.container, self.spec.launch.checkpoint_dir)
 
+    def damage_backup(self, file: BackupFile, mode: BackupDamage) -> dict[str, Any]:
+        return self._on_backup_volume(
+            ["damage", file, mode],
+            "fire corrupt_checkpoint after the first backup (e.g. at: {epoch: 2} with save_freq: epoch)",
+        )
+
+    def snapshot_backup(self, name: str) -> str:
+        done = self._on_backup_volume(
+            ["snapshot", name], "fire stale_checkpoint after the first backup (e.g. at: {epoch: 1} with save_freq: epoch)"
+        )
+        return done["path"]
+
+    def _on_backup_volume(self, args: list[str], hint: str) -> dict[str, Any]:
+        """Run ``chaos.cluster.backup_files`` on the backup volume; its JSON answer."""
+        # A short-lived helper on the volume, not an exec: the workers may
+        # have exited (a restart is due) and need not have a shell.
+        root = self.spec.launch.checkpoint_dir
+        try:
+            out = self.client.containers.run(
+                self.spec.images[0],
+                entrypoint=["python3", "-c", inspect.getsource(backup_files)],
+                command=[args[0], root, *args[1:]],
+                volumes={self.volume.name: {"bind": root, "mode": "rw"}},
+                labels={**self.labels, "io.tfchaos.role": "helper"},
+                name=f"{self.prefix}-backup-{uuid.uuid4().hex[:6]}",
+                network_disabled=True,
+                remove=True,
+                stdout=True,
+                stderr=False,
+            )
+        except ContainerError as exc:
+            why = (exc.stderr or b"").decode(errors="replace").strip()
+            raise InfrastructureError(f"could not {args[0]} the backups under {root}: {why or exc}", hint=hint) from None
+        return json.loads(out.decode().strip().splitlines()[-1])
+
     def record(self, event: Event) -> None:
         self.events.append(event)
 
@@ -353,8 +412,10 @@ class DockerCluster:
         name = self.worker_name(index)
         image, settings, extra_env = self.worker_config(index)
         launch = self.spec.launch
+        # A user's job reads TF_CONFIG; the harness reads what its resolver setting says.
+        resolver = settings.cluster_resolver if launch.harness_settings else "tf_config"
         env = {
-            "TF_CONFIG": self.tf_config(index),
+            **cluster_env(self.cluster_config(index), resolver),
             WORKER_INDEX_ENV: str(index),
             **(settings.to_env() if launch.harness_settings else {}),
             **launch.env,

@@ -57,37 +57,70 @@ def malformed(config: dict, index: int, n: int) -> str:
     return json.dumps(config)[:-1]
 
 
-MODES: dict[str, Callable[[dict, int, int], str]] = {
+def unreachable_address(config: dict, index: int, n: int, address: str) -> str:
+    # The chief's entry is an address nothing answers on (e.g. a bridge address
+    # copied from another host): connects time out instead of being refused.
+    _, port = _host_port(config["cluster"]["worker"][0])
+    config["cluster"]["worker"][0] = f"{address}:{port}"
+    return json.dumps(config)
+
+
+# Mistakes in the TF_CONFIG text (mode -> the text a worker is given).
+TEXT_MODES: dict[str, Callable[[dict, int, int], str]] = {
     "localhost_peers": localhost_peers,
     "wrong_port": wrong_port,
     "duplicate_index": duplicate_index,
     "missing_worker": missing_worker,
     "malformed": malformed,
 }
-Mode = Literal["localhost_peers", "wrong_port", "duplicate_index", "missing_worker", "malformed"]
-
-
-def broken_tf_config(healthy: str, mode: str, index: int, num_workers: int) -> str:
-    return MODES[mode](json.loads(healthy), index, num_workers)
+# A mistake in the job's code, not its config: TF_CONFIG is set only after the
+# strategy was made (the harness enacts it, so it needs the harness's settings).
+SET_AFTER_STRATEGY = "set_after_strategy"
+UNREACHABLE_ADDRESS = "unreachable_address"
+Mode = Literal[
+    "localhost_peers",
+    "wrong_port",
+    "duplicate_index",
+    "missing_worker",
+    "malformed",
+    "set_after_strategy",
+    "unreachable_address",
+]
+# Modes whose text is not JSON: a resolver fed an address list cannot get them.
+NOT_JSON_MODES = frozenset({"malformed"})
 
 
 @register_fault
 class TfConfig(WorkersFault):
-    """Create workers with a wrong TF_CONFIG: localhost peers, a wrong port, a duplicate task index, a worker that never starts, or not JSON."""
+    """Create workers with a wrong TF_CONFIG: localhost peers, a wrong port, a duplicate task index, a worker that never starts, not JSON, an unreachable address, or set only after the strategy was made."""
 
     name: ClassVar[str] = "tf_config"
     applies_at_create: ClassVar[bool] = True
     mode: Mode = Field(
         description="localhost_peers: every address is localhost; wrong_port: the chief's entry names a port "
         "nobody listens on; duplicate_index: the worker claims the next worker's task index; missing_worker: the "
-        "cluster lists one more worker than is started; malformed: not JSON"
+        "cluster lists one more worker than is started; malformed: not JSON; unreachable_address: the chief's "
+        "entry is an address on the run's network that nothing holds; set_after_strategy: the job sets TF_CONFIG "
+        "only after making the strategy (needs the built-in harness)"
     )
     workers: list[int] = Field([1], min_length=1, description="the workers given the wrong TF_CONFIG; 0 is the chief")
 
+    def hooks(self) -> frozenset[str]:
+        return frozenset({"settings"}) if self.mode == SET_AFTER_STRATEGY else frozenset()
+
     def inject(self, cluster: ClusterControl) -> None:
+        if self.mode == SET_AFTER_STRATEGY:
+            for w in self.workers:
+                cluster.override(w, self.name, settings={"tf_config_after_strategy": True})
+            return
+        address = cluster.unused_address() if self.mode == UNREACHABLE_ADDRESS else None
         for w in self.workers:
-            config = broken_tf_config(cluster.tf_config(w), self.mode, w, cluster.num_workers)
-            cluster.override(w, self.name, env={"TF_CONFIG": config})
+            healthy = json.loads(cluster.tf_config(w))
+            if address is not None:
+                text = unreachable_address(healthy, w, cluster.num_workers, address)
+            else:
+                text = TEXT_MODES[self.mode](healthy, w, cluster.num_workers)
+            cluster.override(w, self.name, cluster_config=text)
 
     def heal(self, cluster: ClusterControl) -> None:
         for w in self.workers:

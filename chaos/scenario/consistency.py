@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from chaos.faults.cluster_config import NOT_JSON_MODES
 from chaos.scenario.problems import Problem
 from chaos.scenario.workload_fit import workload_problems, workload_warnings
 from chaos.scenario.triggers import AtBringUp, AtEpoch, AtSeconds, AtStep, Trigger
@@ -181,6 +182,15 @@ def reference_problems(scenario: Scenario) -> list[Problem]:
         for w in listed or []:
             if not 0 <= w < workers:
                 problems.append(Problem((*here, "workers"), f"{w} is out of range; {valid_workers}"))
+        mode = getattr(step.fault, "mode", None)
+        if step.name == "tf_config" and mode in NOT_JSON_MODES and training.cluster_resolver != "tf_config":
+            problems.append(
+                Problem(
+                    (*here, "mode"),
+                    f"{mode} is TF_CONFIG text that is not JSON, but cluster.training.cluster_resolver is "
+                    f"{training.cluster_resolver} (workers get an address list); valid with it: every other mode",
+                )
+            )
     problems += _trigger_problems(scenario)
     if scenario.expect and not scenario.faults:
         problems.append(Problem(("expect",), "symptom checks are judged over a fault's window, but faults is empty"))

@@ -21,6 +21,7 @@ overflow the event loop's timers, a seed past 2^32 - 1 is refused by numpy.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
@@ -104,6 +105,23 @@ class Explain(_Strict):
     fix: Text = Field(min_length=1, description="how to fix or prevent it")
 
 
+class LogSignature(_Strict):
+    """A log line that points to this scenario's failure, for `chaos diagnose`
+    (beyond what the checks under expect: already say)."""
+
+    pattern: str = Field(min_length=1, max_length=500, description="regular expression searched for in each log line")
+    why: Optional[Text] = Field(None, description="what the line means, shown beside the evidence")
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+
 class TrainingSpec(_Strict):
     """Training settings; field names match ``chaos.worker.settings.WorkerSettings``."""
 
@@ -124,6 +142,11 @@ class TrainingSpec(_Strict):
         False,
         description="BackupAndRestore(save_before_preemption=True); tf_keras honours it only on Google Cloud "
         "(off GCP it is silently ignored, docs/findings.md)",
+    )
+    cluster_resolver: Literal["tf_config", "simple"] = Field(
+        "tf_config",
+        description="how the harness learns the cluster: tf_config (TFConfigClusterResolver reads TF_CONFIG) or "
+        "simple (a SimpleClusterResolver from an address list and a task index); tf_config faults apply to both",
     )
 
     def to_worker_settings(self) -> WorkerSettings:
@@ -195,6 +218,9 @@ class Scenario(_Strict):
     faults: list[FaultStepField] = Field(default_factory=list)
     expect: list[SymptomCheckField] = Field(default_factory=list, description="symptom checks")
     recover: list[RecoveryCheckField] = Field(default_factory=list, description="recovery checks")
+    signatures: list[LogSignature] = Field(
+        default_factory=list, max_length=20, description="log lines `chaos diagnose` also matches this failure by"
+    )
     timeouts: Timeouts = Timeouts()
     _source: Optional[Path] = PrivateAttr(None)
 

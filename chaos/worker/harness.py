@@ -12,7 +12,8 @@ import sys
 
 from chaos.events import DoneEvent, ErrorEvent, RestoredEvent, StartEvent
 from chaos.worker import data, tfcompat
-from chaos.worker.callback import latest_backup, make_callback_class, resume_position
+from chaos.worker.cluster_env import TF_CONFIG_ENV, make_resolver
+from chaos.worker.callback import latest_backup, make_callback_class, resume_position_or_start
 from chaos.worker.control import (
     ControlChannel,
     cap_address_space,
@@ -35,9 +36,7 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
         python_version=python_version(),
         fingerprint=environment_fingerprint(),
     )
-    # TF itself reads TF_CONFIG, as in any job: a malformed one fails here
-    # with TF's own error, not with ours.
-    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    resolver = make_resolver(tf, settings.cluster_resolver)
     cluster_spec = resolver.cluster_spec()
     num_workers = cluster_spec.num_tasks("worker")
     index = resolver.task_id
@@ -47,20 +46,19 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
     has_gpu = bool(settings.device_memory_mb) and cap_gpu_memory(tf, settings.device_memory_mb)
     keras.utils.set_random_seed(settings.seed)
     tf.config.experimental.enable_op_determinism()
-    tfcompat.configure_heartbeat(tf, cluster_spec, settings.heartbeat_timeout_s)
     options = tf.distribute.experimental.CommunicationOptions(
         timeout_seconds=settings.collective_timeout_s or None
     )
-    strategy = tf.distribute.MultiWorkerMirroredStrategy(
-        cluster_resolver=resolver, communication_options=options
-    )
+    if settings.tf_config_after_strategy:
+        strategy = strategy_before_tf_config(tf, options)
+    else:
+        tfcompat.configure_heartbeat(tf, cluster_spec, settings.heartbeat_timeout_s)
+        strategy = tf.distribute.MultiWorkerMirroredStrategy(
+            cluster_resolver=resolver, communication_options=options
+        )
 
     checkpoint = latest_backup(settings.backup_dir)
-    epoch0, step_in_epoch0 = (
-        resume_position(checkpoint, settings.save_freq, settings.steps_per_epoch)
-        if checkpoint
-        else (0, 0)
-    )
+    epoch0, step_in_epoch0 = resume_position_or_start(checkpoint, settings.save_freq, settings.steps_per_epoch)
     start_step = epoch0 * settings.steps_per_epoch + step_in_epoch0
     shard = index if settings.shard_data else 0
     xs, ys = data.make_shard(
@@ -138,6 +136,16 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
         callbacks=[*callbacks, ReportDone()],
         verbose=0,
     )
+
+
+def strategy_before_tf_config(tf, options):
+    """The strategy as a job makes it when it sets TF_CONFIG only afterwards."""
+    saved = os.environ.pop(TF_CONFIG_ENV, None)
+    try:
+        return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+    finally:
+        if saved is not None:
+            os.environ[TF_CONFIG_ENV] = saved
 
 
 def main() -> int:

@@ -11,6 +11,7 @@ import json
 from dataclasses import asdict, dataclass, fields
 
 ENV_VAR = "CHAOS_WORKER_SETTINGS"
+CLUSTER_RESOLVERS = ("tf_config", "simple")
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,13 @@ class WorkerSettings:
     # on Google Cloud (support_on_demand_checkpoint_callback); elsewhere it is
     # silently ignored, which is what users get too (docs/findings.md).
     save_before_preemption: bool = False
+    # How the harness learns the cluster: "tf_config" (TFConfigClusterResolver
+    # reads TF_CONFIG) or "simple" (a SimpleClusterResolver built from an
+    # address list and a task index, as jobs with their own launcher do).
+    cluster_resolver: str = "tf_config"
+    # The tf_config fault's set_after_strategy mode: TF_CONFIG is out of the
+    # environment while the strategy is made, and back right after.
+    tf_config_after_strategy: bool = False
 
     def __post_init__(self) -> None:
         for name in ("epochs", "steps_per_epoch", "global_batch", "features", "hidden"):
@@ -45,6 +53,8 @@ class WorkerSettings:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
         if self.save_freq != "epoch" and (not isinstance(self.save_freq, int) or self.save_freq < 1):
             raise ValueError(f"save_freq must be 'epoch' or an int >= 1, got {self.save_freq!r}")
+        if self.cluster_resolver not in CLUSTER_RESOLVERS:
+            raise ValueError(f"cluster_resolver must be one of {CLUSTER_RESOLVERS}, got {self.cluster_resolver!r}")
         if self.heartbeat_timeout_s <= 0 or self.collective_timeout_s < 0:
             raise ValueError("heartbeat_timeout_s must be > 0 and collective_timeout_s >= 0")
 

@@ -99,7 +99,7 @@ class FakeCluster:
         if call[0] in self.fail:
             raise self.fail[call[0]]
 
-    def override(self, index, owner, *, image=None, env=None, settings=None):
+    def override(self, index, owner, *, image=None, env=None, settings=None, cluster_config=None):
         self._call("override", index, owner)
         self.overrides.setdefault(index, {})[owner] = {"image": image, "env": dict(env or {}), "settings": dict(settings or {})}
 

@@ -10,6 +10,7 @@ from chaos.checks import (
     IdenticalBatches,
     IdenticalWeights,
     NoError,
+    WeightsDiverged,
     Slowdown,
     Status,
     run_check,
@@ -362,3 +363,34 @@ def test_identical_weights_passes_when_a_backup_existed_and_every_worker_restore
     b = crashed_at_first_collective(checkpoint_before=True).restored(0, 0, 5).restored(1, 0, 5)
     verdict = judge(IdenticalWeights(), b.steps(6, 30).done(0).done(1).build())
     assert verdict.status is Status.PASS and "after the restore and at the end" in verdict.reason
+
+
+# --- weights_diverged --------------------------------------------------------------------
+
+
+def trained_apart(digests, heal_after_done=True):
+    b = Builder(epochs=1).start().inject("tf_config", "worker-0,worker-1", mode="set_after_strategy")
+    b.batches(1, 10, own)
+    if not heal_after_done:
+        b.heal("tf_config", "worker-0,worker-1").wait(1)
+    for w, digest in enumerate(digests):
+        b.done(w, digest=digest)
+    if heal_after_done:
+        b.heal("tf_config", "worker-0,worker-1")
+    return b.build()
+
+
+def test_weights_diverged_passes_when_workers_finished_with_different_weights():
+    verdict = judge(WeightsDiverged(), trained_apart(["aaaa1111", "bbbb2222"]))
+    assert verdict.status is Status.PASS, verdict.reason
+    assert "worker-0 aaaa1111" in verdict.reason and "worker-1 bbbb2222" in verdict.reason
+
+
+def test_weights_diverged_fails_when_every_worker_has_the_same_weights():
+    verdict = judge(WeightsDiverged(), trained_apart(["same", "same"]))
+    assert verdict.status is Status.FAIL and "trained together" in verdict.reason
+
+
+def test_weights_diverged_is_unknown_when_the_workers_finished_after_the_heal():
+    verdict = judge(WeightsDiverged(), trained_apart(["aaaa", "bbbb"], heal_after_done=False))
+    assert verdict.status is Status.UNKNOWN and "0 worker(s) finished" in verdict.reason

@@ -23,14 +23,20 @@ class ControlFake(FakeCluster):
         if method in self.fail_on:
             raise RuntimeError(f"{method} failed (fake Docker error)")
 
-    def override(self, index, owner, *, image=None, env=None, settings=None):
-        self.calls.append(("override", index, owner, {"image": image, "env": env, "settings": settings}))
+    def override(self, index, owner, *, image=None, env=None, settings=None, cluster_config=None):
+        self.calls.append(
+            ("override", index, owner, {"image": image, "env": env, "settings": settings, "cluster_config": cluster_config})
+        )
         self._maybe_fail("override")
         self.overrides.setdefault(index, {})[owner] = {
             "image": image,
             "env": dict(env or {}),
             "settings": dict(settings or {}),
+            "cluster_config": cluster_config,
         }
+
+    def unused_address(self):
+        return "172.30.255.254"
 
     def tf_config(self, index):
         # What the real cluster creates (chaos.cluster.topology), for the faults that break it.

@@ -15,7 +15,7 @@ def cluster():
 
 
 def given(cluster, worker):
-    return cluster.overrides[worker]["tf_config"]["env"]["TF_CONFIG"]
+    return cluster.overrides[worker]["tf_config"]["cluster_config"]
 
 
 def healthy(cluster, worker):
@@ -59,6 +59,24 @@ def test_malformed_is_not_json(cluster):
         json.loads(given(cluster, 1))
 
 
+def test_unreachable_address_puts_an_unheld_address_of_the_runs_network_in_the_chiefs_entry(cluster):
+    TfConfig(mode="unreachable_address", workers=[1]).inject(cluster)
+    good, bad = healthy(cluster, 1)["cluster"]["worker"], json.loads(given(cluster, 1))["cluster"]["worker"]
+    assert bad[0] == f"{cluster.unused_address()}:{good[0].rsplit(':', 1)[1]}"
+    assert bad[1:] == good[1:]
+
+
+def test_set_after_strategy_changes_the_jobs_order_not_its_config_and_needs_the_harness(cluster):
+    fault = TfConfig(mode="set_after_strategy", workers=[0, 1])
+    fault.inject(cluster)
+    for w in (0, 1):
+        override = cluster.overrides[w]["tf_config"]
+        assert override["settings"] == {"tf_config_after_strategy": True}
+        assert override["cluster_config"] is None
+    assert fault.hooks() == {"settings"}
+    assert TfConfig(mode="wrong_port").hooks() == frozenset()
+
+
 def test_heal_clears_the_override_and_is_idempotent(cluster):
     fault = TfConfig(mode="wrong_port", workers=[1])
     fault.heal(cluster)
@@ -71,7 +89,8 @@ def test_heal_clears_the_override_and_is_idempotent(cluster):
 def test_an_unknown_mode_is_rejected_with_the_valid_ones():
     with pytest.raises(ValidationError) as info:
         FAULTS.get("tf_config")(mode="localhost")
-    assert "localhost_peers" in str(info.value) and "malformed" in str(info.value)
+    for mode in ("localhost_peers", "malformed", "set_after_strategy", "unreachable_address"):
+        assert mode in str(info.value)
 
 
 def test_tf_config_applies_at_create():

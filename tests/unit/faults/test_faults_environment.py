@@ -22,7 +22,12 @@ def cluster():
 def test_version_skew_overrides_each_listed_worker_with_the_image_of_its_tf_version_and_env(cluster):
     fault = VersionSkew(workers=[1, 2], tf_version="2.15", env={"LD_LIBRARY_PATH": "/opt/cuda-11/lib64"})
     fault.inject(cluster)
-    expected = {"image": worker_image_tag("2.15"), "env": {"LD_LIBRARY_PATH": "/opt/cuda-11/lib64"}, "settings": {}}
+    expected = {
+        "image": worker_image_tag("2.15"),
+        "env": {"LD_LIBRARY_PATH": "/opt/cuda-11/lib64"},
+        "settings": {},
+        "cluster_config": None,
+    }
     assert worker_image_tag("2.15") == "tfchaos/worker:tf2.15"
     assert cluster.overrides[1] == {"version_skew": expected}
     assert cluster.overrides[2] == {"version_skew": expected}
@@ -38,7 +43,7 @@ def test_version_skew_with_env_only_keeps_the_image(cluster):
 
 def test_version_skew_with_tf_version_only_sets_an_empty_env(cluster):
     VersionSkew(tf_version="2.18").inject(cluster)  # default: worker 1
-    assert cluster.overrides == {1: {"version_skew": {"image": "tfchaos/worker:tf2.18", "env": {}, "settings": {}}}}
+    assert cluster.overrides == {1: {"version_skew": {"image": "tfchaos/worker:tf2.18", "env": {}, "settings": {}, "cluster_config": None}}}
 
 
 def test_version_skew_heal_clears_every_override_and_is_idempotent(cluster):
@@ -82,7 +87,7 @@ def test_reused_seed_turns_sharding_off_on_every_worker(cluster):
     fault = ReusedSeed()
     fault.inject(cluster)
     for w in range(3):
-        assert cluster.overrides[w] == {"reused_seed": {"image": None, "env": {}, "settings": {"shard_data": False}}}
+        assert cluster.overrides[w] == {"reused_seed": {"image": None, "env": {}, "settings": {"shard_data": False}, "cluster_config": None}}
     assert fault.target == "all workers" and ReusedSeed.applies_at_create
 
 
