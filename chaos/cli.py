@@ -22,6 +22,7 @@ SUBCOMMAND_MODULES = [
     "chaos.runner.cli",
     "chaos.compare.cli",
     "chaos.matrix.cli",
+    "chaos.diagnose.cli",
 ]
 
 

@@ -18,6 +18,11 @@ result as it comes. A failing item shows the verdict summary (each failing
 verdict's evidence and the command that reproduces it), not a traceback; a
 scenario whose run broke fails with the reason.
 
+After a scenario passed, its item also checks that the run's own worker logs
+diagnose as that scenario (``chaos diagnose``; the rule is in
+chaos.diagnose.selfcheck, the catalogue is every scenario file in the selected
+scenarios' folders); ``--chaos-no-diagnose`` turns that off.
+
 Fixtures: ``chaos_images`` (builds or reuses the images; returns their tags)
 and ``chaos_cluster`` (a started 2-worker cluster behind the proxy, torn down
 after the test).
@@ -35,6 +40,7 @@ DEFAULT_FOLDER = "scenarios"
 
 _SUITE = pytest.StashKey[object]()
 _ROOTS = pytest.StashKey[list]()
+_CATALOGUE = pytest.StashKey[list]()
 
 
 def pytest_addoption(parser):
@@ -56,6 +62,12 @@ def pytest_addoption(parser):
         default=int(os.environ.get("TFCHAOS_JOBS", "3")),
         metavar="N",
         help="run up to N scenarios at once (timing-sensitive ones always alone; default 3)",
+    )
+    group.addoption(
+        "--chaos-no-diagnose",
+        action="store_true",
+        default=False,
+        help="do not check that each passing scenario's worker logs diagnose as that scenario (chaos diagnose)",
     )
     group.addoption(
         "--chaos-proxy-image",
@@ -95,6 +107,35 @@ def pytest_collect_file(file_path: Path, parent):
     if under_root or file_path.parent.name == DEFAULT_FOLDER:
         return ScenarioFile.from_parent(parent, path=file_path)
     return None
+
+
+class SelfDiagnosisFailed(Exception):
+    """The scenario passed, but its own worker logs do not diagnose as it."""
+
+
+def _catalogue(item):
+    """The `chaos diagnose` catalogue of the session: every scenario file in the
+    folders of the selected scenarios, built once."""
+    entries = item.config.stash.get(_CATALOGUE, None)
+    if entries is None:
+        from chaos.diagnose import build
+
+        folders = sorted({i.path.parent for i in item.session.items if isinstance(i, ScenarioItem)})
+        entries, _ = build(folders, None)
+        item.config.stash[_CATALOGUE] = entries
+    return entries
+
+
+def _self_diagnosis(item, report) -> None:
+    """Each run's worker logs must diagnose as its scenario (rule: chaos.diagnose.selfcheck)."""
+    from chaos.diagnose.selfcheck import report_logs, verdict
+
+    holds, why, _ = verdict(report.scenario, report_logs(report), _catalogue(item))
+    item.user_properties.append(("diagnose", why))
+    if not holds:
+        where = report.artifacts.get("worker-0 log")
+        command = f"chaos diagnose {Path(where).parent}" if where else "rerun with --chaos-report-dir DIR, then chaos diagnose DIR/" + report.scenario
+        raise SelfDiagnosisFailed(f"{report.scenario} passed, but {why}\nsee: {command} (docs/diagnose.md)")
 
 
 class ScenarioFailed(Exception):
@@ -184,11 +225,15 @@ class ScenarioItem(pytest.Item):
             self.user_properties.append((label, f"{verdict.status.value}: {verdict.reason}"))
         if report.status != Status.PASS:
             raise ScenarioFailed(report)
+        if not self.config.getoption("chaos_no_diagnose"):
+            _self_diagnosis(self, report)
 
     def repr_failure(self, excinfo, style=None):
         from chaos.errors import ChaosError
         from chaos.report import terminal_summary
 
+        if isinstance(excinfo.value, SelfDiagnosisFailed):
+            return str(excinfo.value)
         if isinstance(excinfo.value, ScenarioFailed):
             return terminal_summary([excinfo.value.report])
         if isinstance(excinfo.value, ChaosError):

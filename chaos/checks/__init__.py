@@ -21,8 +21,8 @@ from chaos.checks.base import (
 from chaos.checks.symptom_errors import ErrorRaised, ExitCode  # isort: skip
 from chaos.checks.symptom_progress import HangAtBringUp, Slowdown, Stall  # isort: skip
 from chaos.checks.symptom_silent import EnvironmentSkew, IdenticalBatches, NoError, WeightsDiverged  # isort: skip
-from chaos.checks.symptom_restore import RestartsExhausted, RestoreFailed  # isort: skip
-from chaos.checks.recovery_state import LostWork, RestoredSameCheckpoint, ResumedFrom  # isort: skip
+from chaos.checks.symptom_restore import CheckpointsDisagree, RestartsExhausted, RestoreFailed  # isort: skip
+from chaos.checks.recovery_state import FellBack, LostWork, RestoredSameCheckpoint, ResumedFrom  # isort: skip
 from chaos.checks.recovery_fidelity import Completed, IdenticalWeights, MatchesUninterrupted  # isort: skip
 from chaos.checks.recovery_timing import NormalSpeed, RecoveredWithin  # isort: skip
 from chaos.checks.recovery_environment import DistinctBatches, EnvironmentsMatch  # isort: skip
@@ -32,12 +32,14 @@ __all__ = [
     "RECOVERY_CHECKS",
     "SYMPTOM_CHECKS",
     "Check",
+    "CheckpointsDisagree",
     "Completed",
     "DistinctBatches",
     "EnvironmentSkew",
     "EnvironmentsMatch",
     "ErrorRaised",
     "ExitCode",
+    "FellBack",
     "HangAtBringUp",
     "IdenticalBatches",
     "IdenticalWeights",

@@ -9,7 +9,7 @@ from pydantic import Field
 from chaos.checks.base import RecoveryCheck, register_check
 from chaos.checks.select import first_by_worker, names
 from chaos.checks.verdict import Undecidable, Verdict, failed, passed
-from chaos.events import RestoredEvent, StepEvent
+from chaos.events import CheckpointEvent, RestoredEvent, StepEvent
 from chaos.timeline import Timeline
 
 
@@ -97,6 +97,9 @@ class LostWork(RecoveryCheck):
     evidence: ClassVar[frozenset[str]] = frozenset({"steps"})
     needs: ClassVar[frozenset[str]] = frozenset({"restart"})
     max_steps: int | None = Field(None, ge=0, description="default: the save interval in steps")
+    min_steps: int = Field(
+        0, ge=0, description="also require at least this many steps lost (to show a setup that loses work)"
+    )
 
     def judge(self, timeline: Timeline) -> Verdict:
         head, after = restart_split(timeline)
@@ -113,6 +116,36 @@ class LostWork(RecoveryCheck):
             raise Undecidable("the workload did not say how often it saves a backup: give max_steps")
         lost = last.step - resumed
         summary = f"reached step {last.step}, resumed from step {resumed}: {max(lost, 0)} steps lost"
-        if lost <= limit:
-            return passed(f"{summary} (<= {limit})", [last, *proof])
-        return failed(f"{summary} (> {limit})", [last, *proof])
+        if lost > limit:
+            return failed(f"{summary} (> {limit})", [last, *proof])
+        if lost < self.min_steps:
+            return failed(f"{summary} (< {self.min_steps}, the least this scenario expects)", [last, *proof])
+        bounds = f"{self.min_steps}..{limit}" if self.min_steps else f"<= {limit}"
+        return passed(f"{summary} ({bounds})", [last, *proof])
+
+
+@register_check
+class FellBack(RecoveryCheck):
+    """Training resumed from an earlier step than the newest backup written before the last restart."""
+
+    name: ClassVar[str] = "fell_back"
+    evidence: ClassVar[frozenset[str]] = frozenset({"checkpoints", "steps"})
+    needs: ClassVar[frozenset[str]] = frozenset({"restart"})
+
+    def judge(self, timeline: Timeline) -> Verdict:
+        head, after = restart_split(timeline)
+        written = head.of(CheckpointEvent)
+        if not written:
+            raise Undecidable("no backup was written before the restart: there was nothing to fall back from")
+        newest = max(written, key=lambda c: c.step)
+        position = resumed_position(after)
+        if position is None:
+            return failed("training did not resume after the restart", [newest])
+        _, step, proof = position
+        if step < newest.step:
+            return passed(
+                f"fell back: resumed at step {step}, before the newest backup written ({newest.path}, step {newest.step})",
+                [newest, *proof],
+            )
+        return failed(f"no fallback: resumed at step {step}, the newest backup written ({newest.path}, step "
+                      f"{newest.step}) was restored", [newest, *proof])

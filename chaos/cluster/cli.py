@@ -3,6 +3,8 @@ crashed run left, by label)."""
 
 from __future__ import annotations
 
+import argparse
+
 
 from chaos.cluster import docker_api
 from chaos.cluster.docker_cluster import ClusterSpec
@@ -69,10 +71,28 @@ def cmd_baseline(args) -> int:
     return 0 if result.identical else 1
 
 
+def _interval(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.2 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"must be seconds from 0.2 to 3600; got {text!r}")
+    return value
+
+
 def cmd_compose(args) -> int:
     from chaos import resources
     from chaos.cluster import compose
 
+    if args.watch:
+        from chaos.cluster.compose_watch import watch
+        from chaos.cluster.docker_api import connect
+
+        try:
+            return watch(connect(), project=args.project, interval=args.interval)
+        except KeyboardInterrupt:
+            return 0
     if args.write:
         root = resources.compose_root()
         for path in compose.write(root):
@@ -99,4 +119,8 @@ def register(subparsers) -> None:
 
     c = subparsers.add_parser("compose", help="print (or --write) docker-compose.yml from the topology")
     c.add_argument("--write", action="store_true", help="write docker-compose.yml and docker/compose/proxies.json")
+    c.add_argument("--watch", action="store_true",
+                   help="follow the running docker-compose cluster: each worker's step, loss and steps/s, errors, restarts")
+    c.add_argument("--project", metavar="NAME", help="with --watch: the docker-compose project (default: any)")
+    c.add_argument("--interval", type=_interval, default=2.0, metavar="S", help="with --watch: seconds between lines (default 2)")
     c.set_defaults(func=cmd_compose)

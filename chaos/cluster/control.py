@@ -61,9 +61,11 @@ class ClusterControl(Protocol):
         env: dict[str, str] | None = None,
         settings: dict[str, Any] | None = None,
         cluster_config: str | None = None,
+        resources: dict[str, Any] | None = None,
     ) -> None:
         """Create worker ``index`` differently from its next (re)start on (``owner``: the fault);
-        ``cluster_config``: the TF_CONFIG text it is told the cluster with (whatever its resolver)."""
+        ``cluster_config``: the TF_CONFIG text it is told the cluster with (whatever its resolver);
+        ``resources``: container limits only settable at create (``device_write_iops``, ...)."""
 
     def clear_override(self, index: int, owner: str) -> None:
         """Undo ``override``; takes effect at the next (re)start."""
@@ -92,6 +94,16 @@ class ClusterControl(Protocol):
     def snapshot_backup(self, name: str) -> str:
         """Copy the backup volume's files as they are now to ``<checkpoint_dir>/<name>``
         (``name``: ``stale-...``); returns that folder as the workers see it."""
+
+    def backup_device(self) -> str:
+        """The block device (``/dev/...``) that holds the run's backup volume, for write limits."""
+
+    def fill_backup_volume(self, leave_bytes: int) -> dict[str, Any]:
+        """Fill the run's (size-limited) backup volume with one file until ``leave_bytes``
+        are free; returns ``{"filled", "free_before", "free"}`` in bytes."""
+
+    def clear_backup_fill(self) -> dict[str, Any]:
+        """Remove what ``fill_backup_volume`` wrote; idempotent. Returns ``{"free"}``."""
 
     def record(self, event: Event) -> None:
         """Append a runner event to the run's timeline."""

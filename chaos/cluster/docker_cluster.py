@@ -17,6 +17,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import requests
@@ -57,6 +58,8 @@ class ClusterSpec:
     launch: Launch = field(default_factory=Launch)  # the built-in harness, or a user's job
     # An image a fault names -> the image to run (a user's image with the agent layered on).
     image_map: dict[str, str] = field(default_factory=dict)
+    # > 0: the backup volume is a tmpfs of this many MB (a disk that can fill up).
+    backup_volume_mb: int = 0
 
     @property
     def num_workers(self) -> int:
@@ -71,6 +74,7 @@ class WorkerOverride:
     env: dict[str, str] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     cluster_config: str | None = None  # TF_CONFIG text in place of the healthy one
+    resources: dict[str, Any] = field(default_factory=dict)  # limits set at create (device_write_iops, ...)
 
 
 @dataclass
@@ -126,7 +130,7 @@ class DockerCluster:
         self.network = self.client.networks.create(
             self.prefix, driver="bridge", labels=self.labels, check_duplicate=True
         )
-        self.volume = self.client.volumes.create(f"{self.prefix}-backup", labels=self.labels)
+        self.volume = self._create_backup_volume()
         self.proxy_container = docker_api.create_container(
             self.client,
             self.spec.proxy_image,
@@ -155,6 +159,24 @@ class DockerCluster:
             ),
         )
         self.proxies = ProxyClient("127.0.0.1", port)
+
+    def _create_backup_volume(self):
+        if not self.spec.backup_volume_mb:
+            return self.client.volumes.create(f"{self.prefix}-backup", labels=self.labels)
+        # A size-limited volume: tmpfs. Docker mounts a tmpfs volume afresh
+        # whenever no container holds it (its files gone, measured), and every
+        # worker is stopped at a restart: a keeper container holds it for the run.
+        volume = self.client.volumes.create(
+            f"{self.prefix}-backup", labels=self.labels, driver="local",
+            driver_opts={"type": "tmpfs", "device": "tmpfs", "o": f"size={self.spec.backup_volume_mb}m"},
+        )
+        self.client.containers.run(
+            self.spec.images[0], entrypoint=["sleep", "infinity"], command=[],
+            volumes={volume.name: {"bind": "/backup-keeper", "mode": "rw"}},
+            labels={**self.labels, "io.tfchaos.role": "helper"}, name=f"{self.prefix}-backup-keeper",
+            network_disabled=True, detach=True,
+        )
+        return volume
 
     def start_workers(self) -> None:
         """Start every worker, then route the proxy to them.
@@ -305,6 +327,7 @@ class DockerCluster:
         env: dict[str, str] | None = None,
         settings: dict[str, Any] | None = None,
         cluster_config: str | None = None,
+        resources: dict[str, Any] | None = None,
     ) -> None:
         """Change how worker ``index`` is created from its next (re)start on."""
         if image is not None:
@@ -313,7 +336,7 @@ class DockerCluster:
         if settings:
             dataclasses.replace(self.spec.settings, **settings)  # fail now on a bad field
         self.overrides.setdefault(index, {})[owner] = WorkerOverride(
-            image, dict(env or {}), dict(settings or {}), cluster_config
+            image, dict(env or {}), dict(settings or {}), cluster_config, dict(resources or {})
         )
 
     def clear_override(self, index: int, owner: str) -> None:
@@ -327,6 +350,28 @@ class DockerCluster:
             settings = dataclasses.replace(settings, **o.settings)
             env.update(o.env)
         return image, settings, env
+
+    def _resources(self, index: int) -> dict[str, Any]:
+        """The container limits worker ``index`` is created with (the spec's, then the faults')."""
+        limits = dict(self.spec.resources.get(index, {}))
+        for o in self.overrides.get(index, {}).values():
+            limits.update(o.resources)
+        return limits
+
+    def backup_device(self) -> str:
+        # The mount under the volume's folder, read from this host's mount table:
+        # the runner and the Docker engine share the host here.
+        self.volume.reload()
+        folder = self.volume.attrs.get("Mountpoint", "")
+        mounts = [line.split()[:2] for line in Path("/proc/mounts").read_text().splitlines()]
+        under = [(m, dev) for dev, m in mounts if folder == m or folder.startswith(m.rstrip("/") + "/")]
+        device = max(under, key=lambda pair: len(pair[0]), default=("", ""))[1]
+        if not device.startswith("/dev/"):
+            raise InfrastructureError(
+                f"cannot tell which block device holds the backup volume {folder!r} (mounted from {device or 'nothing'})",
+                hint="give the fault's device, e.g. device: /dev/vda (see `df` of Docker's data root)",
+            )
+        return device
 
     def cluster_config(self, index: int) -> str:
         """The TF_CONFIG text worker ``index`` is created with (a fault's, or the healthy one)."""
@@ -380,6 +425,12 @@ class DockerCluster:
         )
         return done["path"]
 
+    def fill_backup_volume(self, leave_bytes: int) -> dict[str, Any]:
+        return self._on_backup_volume(["fill", str(leave_bytes)], "checkpoint_disk_full needs the backup volume")
+
+    def clear_backup_fill(self) -> dict[str, Any]:
+        return self._on_backup_volume(["clear"], "checkpoint_disk_full needs the backup volume")
+
     def _on_backup_volume(self, args: list[str], hint: str) -> dict[str, Any]:
         """Run ``chaos.cluster.backup_files`` on the backup volume; its JSON answer."""
         # A short-lived helper on the volume, not an exec: the workers may
@@ -430,7 +481,7 @@ class DockerCluster:
             aliases=[name],
             environment=env,
             volumes={self.volume.name: launch.checkpoint_dir},
-            resources=self.spec.resources.get(index, {}),
+            resources=self._resources(index),
             command=list(launch.command) if launch.command else None,
         )
         follower = LogFollower(container, name, self.events, launch.parser(name))

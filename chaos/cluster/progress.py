@@ -31,6 +31,16 @@ class ProgressPrinter:
     def phase(self, name: str) -> None:
         self.line(f"== {name}")
 
+    # The live view (chaos.cluster.live) draws with these; plain lines need none of them.
+    def expect(self, name: str, final_step: int) -> None:
+        """A run of scenario ``name`` begins; its workers train to ``final_step`` (0: unknown)."""
+
+    def finish(self, status: str) -> None:
+        """The current run ended with this status."""
+
+    def close(self) -> None:
+        """Nothing more to show."""
+
     def event(self, e: Event) -> None:
         if isinstance(e, LogLine):
             # Who a hang waits for, the moment TF says it (issue: "tell me which peer is missing").

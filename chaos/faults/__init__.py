@@ -14,17 +14,27 @@ from chaos.faults.network import Bandwidth, BlockedPort, Latency, Partition  # i
 from chaos.faults.degraded import ConnectionReset, OneWayBlackhole, SlowClose, Sliced, StreamCut  # isort: skip
 from chaos.faults.environment import ReusedSeed, VersionSkew  # isort: skip
 from chaos.faults.cluster_config import TfConfig  # isort: skip
+from chaos.faults.checkpoint import (  # isort: skip
+    CheckpointDiskFull,
+    CorruptCheckpoint,
+    KillDuringSave,
+    SlowCheckpointStorage,
+    StaleCheckpoint,
+)
 from chaos.faults.resources import CpuThrottle, DeviceOOM, HostOOM  # isort: skip
 
 __all__ = [
     "FAULTS",
     "Bandwidth",
     "BlockedPort",
+    "CheckpointDiskFull",
     "ConnectionReset",
+    "CorruptCheckpoint",
     "CpuThrottle",
     "DeviceOOM",
     "Fault",
     "HostOOM",
+    "KillDuringSave",
     "KillWorker",
     "Latency",
     "OneWayBlackhole",
@@ -34,6 +44,8 @@ __all__ = [
     "ReusedSeed",
     "SlowClose",
     "Sliced",
+    "SlowCheckpointStorage",
+    "StaleCheckpoint",
     "StreamCut",
     "TfConfig",
     "VersionSkew",

@@ -64,6 +64,10 @@ class Fault(BaseModel):
         """TF versions whose worker images this fault needs built."""
         return set()
 
+    def backup_volume_mb(self) -> int:
+        """A size limit the run's backup volume needs for this fault (MB; 0: none)."""
+        return 0
+
     def params(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 

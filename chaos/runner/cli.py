@@ -13,9 +13,10 @@ from pathlib import Path
 
 from chaos import resources
 from chaos.checks.verdict import Status
-from chaos.cluster.progress import ProgressPrinter
+from chaos.cluster import live
 from chaos.errors import ChaosError, InfrastructureError, ScenarioError
 from chaos.report import terminal_summary, write_junit
+from chaos.report.html_index import write_index
 from chaos.runner.run import RunOptions, broken_report
 from chaos.runner.suite import Entry, run_suite
 from chaos.scenario.loader import load_many
@@ -76,16 +77,20 @@ def cmd_run(args) -> int:
         proxy_image=args.proxy_image,
         report_dir=Path(args.report_dir) if args.report_dir else None,
     )
-    show = ProgressPrinter()
+    show = live.view()  # a live panel on a terminal, today's plain lines otherwise (CI)
     try:
         preflight(options)
     except ChaosError as exc:
         print(exc.render(), file=sys.stderr, flush=True)
         reports = [broken_report(e.scenario, e.file, exc, _no_events(), 0.0, options) for e in entries]
     else:
-        reports = run_suite(entries, options, jobs=args.jobs, show=show)
+        try:
+            reports = run_suite(entries, options, jobs=args.jobs, show=show)
+        finally:
+            show.close()
     if options.report_dir is not None:
         write_junit(reports, options.report_dir / "junit.xml")
+        write_index(reports, options.report_dir)
     print(terminal_summary(reports))
     if any(r.status is Status.ERROR for r in reports):
         return InfrastructureError.exit_code
@@ -108,7 +113,7 @@ def _jobs(text: str) -> int:
 def register(subparsers) -> None:
     p = subparsers.add_parser("run", help="run scenarios (default: the whole suite in scenarios/)")
     p.add_argument("scenarios", nargs="*", metavar="SCENARIO", help="scenario files or folders")
-    p.add_argument("--report-dir", metavar="DIR", help="write a JSON report per scenario, junit.xml and worker logs")
+    p.add_argument("--report-dir", metavar="DIR", help="write a JSON report and an HTML page per scenario, junit.xml, index.html and worker logs")
     p.add_argument(
         "--jobs",
         "-j",

@@ -24,6 +24,7 @@ from chaos.cluster.eventlog import EventLog
 from chaos.errors import ChaosError
 from chaos.events import LogLine, PhaseEvent, RUNNER
 from chaos.report import Report, build_report, write_json
+from chaos.report.html_page import write_page_artifact
 from chaos.runner.reference import uninterrupted_reference
 from chaos.runner.runinfo import run_info
 from chaos.runner.supervisor import Supervisor
@@ -86,6 +87,7 @@ def cluster_spec(scenario: Scenario, images: Images) -> ClusterSpec:
         bring_up_timeout_s=scenario.timeouts.bring_up,
         launch=with_cluster_env(Launch() if workload is None else Launch.of(workload), c.env),
         image_map=images.others,
+        backup_volume_mb=max((s.fault.backup_volume_mb() for s in scenario.faults), default=0),
     )
 
 
@@ -188,12 +190,13 @@ def broken_report(
 
 
 def write_artifacts(report: Report, events: EventLog, report_dir: Path | None) -> dict[str, str]:
-    """The JSON report and each worker's log under ``report_dir``; never raises
+    """The JSON report, the HTML page and each worker's log under ``report_dir``; never raises
     (a full disk is said in the report's artifacts, not a lost report)."""
     if report_dir is None:
         return {}
     try:
         artifacts = write_worker_logs(report_dir / report.scenario, events)
+        artifacts.update(write_page_artifact(report.with_artifacts(artifacts), report_dir))
         write_json(report.with_artifacts(artifacts), report_dir / f"{report.scenario}.json")
         return artifacts
     except OSError as exc:

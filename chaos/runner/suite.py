@@ -106,12 +106,14 @@ class Suite:
         try:
             if show is not None:
                 show.phase(f"scenario {index + 1}/{len(self.entries)}: {entry.scenario.name}")
+                show.expect(entry.scenario.name, entry.scenario.run_info().final_step)
                 events.subscribe(show.event)
             report = run(entry.scenario, entry.file, self.options, events=events,
                          progress=show.line if show else None)
             self.reports[index] = report
             if show is not None:
                 show.line(f"{entry.scenario.name}: {report.status.value.upper()}")
+                show.finish(report.status.value)
             if self.on_report:
                 self.on_report(index, report)
         except BaseException as exc:  # Cancelled; or a bug, kept for result() to raise

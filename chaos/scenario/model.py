@@ -143,6 +143,11 @@ class TrainingSpec(_Strict):
         description="BackupAndRestore(save_before_preemption=True); tf_keras honours it only on Google Cloud "
         "(off GCP it is silently ignored, docs/findings.md)",
     )
+    kept_copies: int = Field(
+        0, ge=0, le=5,
+        description="the fix for a damaged backup: the chief keeps this many verified copies of the newest backups, "
+        "and every worker checks the newest before restoring it (chaos.worker.backups); 0: BackupAndRestore alone",
+    )
     cluster_resolver: Literal["tf_config", "simple"] = Field(
         "tf_config",
         description="how the harness learns the cluster: tf_config (TFConfigClusterResolver reads TF_CONFIG) or "

@@ -14,7 +14,9 @@ import re
 from typing import Any
 
 SHOWN_CHARS = 60  # a shown value: enough to recognise it
-CLEAN_CHARS = 500  # one line of a message or listing
+# One line of a message or listing: room for "unknown fault ...; valid: <every
+# registered name>; did you mean ...?" after a long file path (23 faults: ~530 chars).
+CLEAN_CHARS = 1000
 _ITEMS = 4  # items of a list or mapping shown before "..."
 _DEPTH = 3  # nesting shown before "..."
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]{1,40}")

@@ -8,6 +8,7 @@ can judge that script like the built-in workload.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Callable
 
 from chaos.events import CheckpointEvent, EpochEndEvent, StepEvent
@@ -42,6 +43,20 @@ def resume_position(path: str, save_freq: str | int, steps_per_epoch: int) -> tu
     if batch == steps_per_epoch - 1:
         return epoch + 1, 0
     return epoch, batch + 1
+
+
+def resume_position_or_start(path: str | None, save_freq: str | int, steps_per_epoch: int) -> tuple[int, int]:
+    """``resume_position``, or (0, 0) when there is no backup or it cannot be
+    read. A damaged backup is left to BackupAndRestore's own restore, so the
+    job fails with TF's error as a user's job would, not with this peek's."""
+    if not path:
+        return 0, 0
+    try:
+        return resume_position(path, save_freq, steps_per_epoch)
+    except Exception as exc:  # noqa: BLE001 - any read error: TF's restore decides
+        print(f"backup {path} unreadable ({type(exc).__name__}: {exc}); leaving it to BackupAndRestore",
+              file=sys.stderr)
+        return 0, 0
 
 
 def make_callback_class(keras):

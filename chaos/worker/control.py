@@ -16,6 +16,8 @@ Commands (``{"seq": n, "command": name, "params": {...}}``):
   the real ``ResourceExhaustedError``; on a GPU the cap is TF's logical device
   memory limit, which can only be set at start (``device_memory_mb``).
   ``demand_mb: 0, cap_mb: null`` lifts both.
+* ``kill_during_save`` ``{}``: the next backup this process writes kills it
+  (SIGKILL) between its files and its state file (``backups.py``).
 """
 
 from __future__ import annotations

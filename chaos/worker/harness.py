@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import sys
 
-from chaos.events import DoneEvent, ErrorEvent, RestoredEvent, StartEvent
-from chaos.worker import data, tfcompat
+from chaos.events import CheckpointEvent, DoneEvent, ErrorEvent, RestoredEvent, StartEvent
+from chaos.worker import backups, data, tfcompat
+from chaos.worker.backups import make_keep_callback
 from chaos.worker.cluster_env import TF_CONFIG_ENV, make_resolver
-from chaos.worker.callback import latest_backup, make_callback_class, resume_position_or_start
+from chaos.worker.callback import latest_backup, make_callback_class, resume_position, resume_position_or_start
 from chaos.worker.control import (
     ControlChannel,
     cap_address_space,
@@ -57,6 +58,8 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
             cluster_resolver=resolver, communication_options=options
         )
 
+    if settings.kept_copies:
+        backups.repair(latest_backup(settings.backup_dir), settings.backup_dir)
     checkpoint = latest_backup(settings.backup_dir)
     epoch0, step_in_epoch0 = resume_position_or_start(checkpoint, settings.save_freq, settings.steps_per_epoch)
     start_step = epoch0 * settings.steps_per_epoch + step_in_epoch0
@@ -90,11 +93,20 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
                     weights_digest=data.weights_digest(model.get_weights()),
                 )
 
+    def report_backup(path: str) -> None:
+        # A backup written but never named (kill_during_save): reported like any other.
+        epoch, in_epoch = resume_position(path, settings.save_freq, settings.steps_per_epoch)
+        emitter.emit(CheckpointEvent, epoch=epoch, step=epoch * settings.steps_per_epoch + in_epoch,
+                     path=os.path.basename(path))
+
     ChaosEvents = make_callback_class(keras)
     ApplyRunnerCommands = make_control_callback(
         keras,
         ControlChannel(),
-        {"memory_demand": memory_demand_applier(tf, memory_demand, has_gpu)},
+        {
+            "memory_demand": memory_demand_applier(tf, memory_demand, has_gpu),
+            "kill_during_save": backups.kill_during_save_applier(report_backup),
+        },
         emitter,
     )
     if settings.device_memory_mb and not has_gpu:
@@ -109,6 +121,8 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
             **({"save_before_preemption": True} if settings.save_before_preemption else {}),
         ),
         ReportRestore(),
+        *([make_keep_callback(keras, settings.backup_dir, settings.kept_copies, settings.save_freq, latest_backup)()]
+          if settings.kept_copies and index == 0 else []),
         ChaosEvents(
             settings.steps_per_epoch,
             backup_dir=settings.backup_dir,

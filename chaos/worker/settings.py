@@ -39,6 +39,10 @@ class WorkerSettings:
     # on Google Cloud (support_on_demand_checkpoint_callback); elsewhere it is
     # silently ignored, which is what users get too (docs/findings.md).
     save_before_preemption: bool = False
+    # The fix for a damaged backup (chaos.worker.backups): the chief keeps this
+    # many verified copies of the newest backups aside, and every worker
+    # checks the newest before restoring it. 0: BackupAndRestore alone.
+    kept_copies: int = 0
     # How the harness learns the cluster: "tf_config" (TFConfigClusterResolver
     # reads TF_CONFIG) or "simple" (a SimpleClusterResolver built from an
     # address list and a task index, as jobs with their own launcher do).
@@ -55,6 +59,8 @@ class WorkerSettings:
             raise ValueError(f"save_freq must be 'epoch' or an int >= 1, got {self.save_freq!r}")
         if self.cluster_resolver not in CLUSTER_RESOLVERS:
             raise ValueError(f"cluster_resolver must be one of {CLUSTER_RESOLVERS}, got {self.cluster_resolver!r}")
+        if not isinstance(self.kept_copies, int) or self.kept_copies < 0:
+            raise ValueError(f"kept_copies must be an int >= 0, got {self.kept_copies!r}")
         if self.heartbeat_timeout_s <= 0 or self.collective_timeout_s < 0:
             raise ValueError("heartbeat_timeout_s must be > 0 and collective_timeout_s >= 0")
 

@@ -114,6 +114,8 @@ def explain(report) -> str:
     "custom-loop-killed-chief-recovers",
     "no-agent-killed-worker-judged-from-logs",
     "fit-job-version-skew-by-image",
+    "custom-loop-preempted-with-handler-saves-at-the-step",
+    "custom-loop-preempted-without-handler-loses-the-steps-since-the-save",
 ])
 def test_the_example_suite_passes_on_the_users_job(reports, name):
     report = reports[name]
@@ -125,6 +127,20 @@ def test_the_fit_job_recovers_bit_exact_from_its_own_backup(reports):
     by_check = {v.check: v for v in report.verdicts}
     assert "bit-exact" in by_check["matches_uninterrupted"].reason
     assert "at epoch 2, step 40" in by_check["restored_same_checkpoint"].reason
+
+
+def test_preemption_side_by_side_the_handler_loses_no_work_and_skips_the_collective_abort(reports):
+    with_handler = reports["custom-loop-preempted-with-handler-saves-at-the-step"]
+    without = reports["custom-loop-preempted-without-handler-loses-the-steps-since-the-save"]
+    lost = {
+        name: next(v.reason for v in r.verdicts if v.check == "lost_work")
+        for name, r in (("with", with_handler), ("without", without))
+    }
+    assert ": 0 steps lost" in lost["with"], lost
+    assert ": 0 steps lost" not in lost["without"], lost
+    # With the handler every worker exits on its own (42); without, the peers abort first.
+    assert not [e for e in with_handler.timeline.events if e.kind == "error"]
+    assert [e for e in without.timeline.events if e.kind == "error"]
 
 
 def test_without_the_agent_recovery_checks_say_what_is_missing_and_never_pass(reports):

@@ -86,6 +86,13 @@ def test_lost_work_fails_beyond_the_interval():
     assert judge(LostWork(max_steps=2), killed_and_recovered()).status is Status.FAIL
 
 
+def test_lost_work_min_steps_fails_when_less_was_lost_than_the_scenario_expects():
+    verdict = judge(LostWork(min_steps=6), killed_and_recovered())  # 5 lost
+    assert verdict.status is Status.FAIL and "(< 6, the least" in verdict.reason
+    verdict = judge(LostWork(min_steps=5), killed_and_recovered())
+    assert verdict.status is Status.PASS and "(5..10)" in verdict.reason
+
+
 def test_lost_work_is_unknown_without_restart():
     assert judge(LostWork(), no_restart()).status is Status.UNKNOWN
 

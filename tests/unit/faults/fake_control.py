@@ -23,16 +23,18 @@ class ControlFake(FakeCluster):
         if method in self.fail_on:
             raise RuntimeError(f"{method} failed (fake Docker error)")
 
-    def override(self, index, owner, *, image=None, env=None, settings=None, cluster_config=None):
-        self.calls.append(
-            ("override", index, owner, {"image": image, "env": env, "settings": settings, "cluster_config": cluster_config})
-        )
+    def override(self, index, owner, *, image=None, env=None, settings=None, cluster_config=None, resources=None):
+        given = {"image": image, "env": env, "settings": settings, "cluster_config": cluster_config}
+        if resources is not None:  # only the faults that set limits pass it
+            given["resources"] = resources
+        self.calls.append(("override", index, owner, given))
         self._maybe_fail("override")
         self.overrides.setdefault(index, {})[owner] = {
             "image": image,
             "env": dict(env or {}),
             "settings": dict(settings or {}),
             "cluster_config": cluster_config,
+            **({"resources": dict(resources)} if resources is not None else {}),
         }
 
     def unused_address(self):

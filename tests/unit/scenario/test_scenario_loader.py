@@ -81,7 +81,7 @@ def test_faults_and_checks_parse_into_typed_values():
         ({"cluster": {"tf_version": 2.2}}, "quote the version"),
         ({"cluster": {"training": {"save_freq": "epochs"}}}, "cluster.training.save_freq: must be 'epoch' or a number of steps"),
         ({"cluster": {"recovery": {"restart": "al"}}}, "cluster.recovery.restart: 'al' is not valid; valid: all, failed, none; did you mean 'all'?"),
-        ({"timeout": {}}, "timeout: unknown key; valid keys: name, description, explain, cluster, faults, expect, recover, timeouts; did you mean 'timeouts'?"),
+        ({"timeout": {}}, "timeout: unknown key; valid keys: name, description, explain, cluster, faults, expect, recover, signatures, timeouts; did you mean 'timeouts'?"),
     ],
 )
 def test_errors_name_the_path_the_valid_values_and_a_close_match(data, expected):

@@ -1,0 +1,121 @@
+"""Ranking the catalogue against the observations of a job's logs.
+
+For each entry, every signature is judged: matched, not matched, or cannot
+tell. Signatures the logs cannot judge are left out of that entry's total
+(plain logs have no fingerprints; that is no evidence against a skew), and so
+is a matched ``no_error``: silence is no evidence for a failure, but errors
+are evidence against a silent one.
+
+    earned   = sum of weight x credit of the matched signatures
+    judged   = sum of the weights of the signatures the logs could judge
+    coverage = earned / judged
+    score    = earned x coverage - unexplained
+
+so an entry gains with each specific symptom it explains, and loses with each
+one it expected and the logs show was not there. ``unexplained`` counts the
+kill-type exits (137, 134, OOM kill) the logs show that the entry's
+signatures do not expect: a SIGKILL is evidence against "a paused worker"
+(a worker killed while it hung at bring-up does not count: that kill is the
+operator's cure, not a symptom).
+
+An entry is a candidate only if its positive signatures (all but no_error)
+earned 1.5 or more. Entries whose scores are equal (to 1e-6) are tied: their symptoms,
+as these logs show them, are the same, and the output says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chaos.diagnose.catalogue import Entry
+from chaos.diagnose.observe import Evidence, WorkerObservations
+from chaos.diagnose.signatures import ExitSignature, Judged, Signature
+
+MIN_STRONG = 1.5
+TIE = 1e-6
+KILL_CODES = (137, 134)
+
+
+@dataclass(frozen=True)
+class SignatureResult:
+    signature: Signature
+    judged: Judged
+
+
+@dataclass(frozen=True)
+class Match:
+    entry: Entry
+    results: tuple[SignatureResult, ...]
+    score: float
+    coverage: float
+    unexplained: tuple[Evidence, ...]
+
+    @property
+    def matched(self) -> list[SignatureResult]:
+        return [r for r in self.results if r.judged.matched]
+
+    @property
+    def missed(self) -> list[SignatureResult]:
+        return [r for r in self.results if r.judged.matched is False]
+
+    @property
+    def untold(self) -> list[SignatureResult]:
+        return [r for r in self.results if r.judged.matched is None]
+
+    @property
+    def candidate(self) -> bool:
+        return sum(r.signature.weight * r.judged.credit for r in self.matched if r.signature.positive) >= MIN_STRONG
+
+
+def _kill_exits(workers: list[WorkerObservations]) -> list:
+    """Kill-type exits of a worker that was training: killing a worker that
+    hangs at bring-up is the operator's cure, not a symptom."""
+    return [
+        e for w in workers for g in w.generations if g.steps or not g.hang_lines
+        for e in g.exits if e.code in KILL_CODES or e.oom_killed
+    ]
+
+
+def judge_entry(entry: Entry, workers: list[WorkerObservations]) -> Match:
+    results = tuple(SignatureResult(s, s.judge(workers)) for s in entry.signatures)
+    counted = [r for r in results if r.signature.positive or r.judged.matched is False]
+    earned = sum(r.signature.weight * r.judged.credit for r in counted if r.judged.matched)
+    judged = sum(r.signature.weight for r in counted if r.judged.matched is not None)
+    coverage = earned / judged if judged else 0.0
+    exits = [s for s in entry.signatures if isinstance(s, ExitSignature)]
+    unexplained = tuple(
+        e.evidence for e in _kill_exits(workers) if not any(s.accepts(e.code, e.oom_killed) for s in exits)
+    )
+    distinct = len({(e.code, e.oom_killed) for e in _kill_exits(workers) if e.evidence in unexplained})
+    return Match(entry, results, earned * coverage - distinct, coverage, unexplained)
+
+
+def rank(entries: list[Entry], workers: list[WorkerObservations]) -> list[Match]:
+    """The candidates, most likely first (ties in catalogue order)."""
+    matches = [judge_entry(e, workers) for e in entries if e.diagnosable]
+    candidates = [m for m in matches if m.candidate and m.score > 0]
+    return sorted(candidates, key=lambda m: (-round(m.score / TIE), -m.coverage))
+
+
+def tied_first(ranked: list[Match]) -> list[Match]:
+    """Every match whose score equals the best one's."""
+    if not ranked:
+        return []
+    return [m for m in ranked if abs(m.score - ranked[0].score) <= TIE]
+
+
+def suspicious(workers: list[WorkerObservations], limit: int = 12) -> list[Evidence]:
+    """Lines worth a look when nothing in the catalogue matches: errors, exits,
+    the lines a worker waits at."""
+    out: list[Evidence] = []
+    for w in workers:
+        for gen in w.generations:
+            out.extend(e.evidence for e in gen.errors)
+            out.extend(e.evidence for e in gen.exits if e.code not in (None, 0) or e.oom_killed)
+            out.extend(e for _, e in gen.hang_lines[-2:] if not gen.steps)
+    seen, unique = set(), []
+    for e in out:
+        if e.where not in seen:
+            seen.add(e.where)
+            unique.append(e)
+    return unique[:limit]

@@ -1,0 +1,355 @@
+"""Signatures: one measured symptom each, judged against the observations of
+every worker log. A signature says matched, not matched, or cannot tell (the
+logs lack what it needs: no timestamps for a stall, no exit codes, no
+fingerprints), and carries the lines that prove it.
+
+Weights say how specific a symptom is: an ``UnavailableError`` of any message
+is in half the catalogue, ``Collective instance 112 expected type 1`` in one
+scenario. They are fixed here, not per scenario, so that adding a scenario
+cannot tilt the ranking of the others.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from dataclasses import dataclass
+from typing import Iterable
+
+from chaos.diagnose.observe import STATUS_CLASSES, Evidence, WorkerObservations
+from chaos.events import LogLine
+from chaos.stragglers import waiting_for
+
+MAX_EVIDENCE = 4
+QUIET_BEFORE_ERROR_S = 2.0
+TF_STATUS_CLASSES = frozenset(STATUS_CLASSES.values()) | {"OpError", "UnimplementedError", "OutOfRangeError", "AlreadyExistsError", "UnauthenticatedError"}
+
+
+@dataclass(frozen=True)
+class Judged:
+    matched: bool | None  # None: the logs cannot tell
+    evidence: tuple[Evidence, ...] = ()
+    credit: float = 1.0  # share of the weight earned (a partial match earns less)
+
+
+CANNOT_TELL = Judged(None)
+NO = Judged(False)
+
+
+def _on(workers: list[WorkerObservations], indices: Iterable[int] | None) -> list[WorkerObservations]:
+    """The logs of those workers; a log whose name gives no index may be any of them."""
+    if indices is None:
+        return workers
+    wanted = set(indices)
+    return [w for w in workers if w.index is None or w.index in wanted]
+
+
+def _names(indices: Iterable[int] | None) -> str:
+    return "" if indices is None else " on " + ", ".join(f"worker-{i}" for i in indices)
+
+
+class Signature:
+    weight: float = 1.0
+    positive = True  # evidence that something happened (no_error is not)
+
+    def label(self) -> str:
+        raise NotImplementedError
+
+    def judge(self, workers: list[WorkerObservations]) -> Judged:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class ErrorSignature(Signature):
+    classes: tuple[str, ...]
+    message: str = ".*"
+    workers: tuple[int, ...] | None = None
+
+    @property
+    def specific(self) -> bool:
+        return self.message not in ("", ".*")
+
+    @property
+    def weight(self) -> float:  # type: ignore[override]
+        """A message pattern, or a class that names its cause (JSONDecodeError),
+        is specific; TF's status classes alone (UnavailableError) end many failures."""
+        generic = all(c.rsplit(".", 1)[-1] in TF_STATUS_CLASSES for c in self.classes)
+        return 3.0 if self.specific or not generic else 1.5
+
+    def label(self) -> str:
+        text = "|".join(self.classes)
+        if self.specific:
+            text += f" /{self.message}/"
+        return text + _names(self.workers)
+
+    def judge(self, workers: list[WorkerObservations]) -> Judged:
+        shorts = {c.rsplit(".", 1)[-1] for c in self.classes}
+        pattern = re.compile(self.message)
+        full, partial = [], []
+        for w in _on(workers, self.workers):
+            for error in w.errors:
+                if not pattern.search(error.message):
+                    continue
+                if error.cls in shorts:
+                    full.append(error.evidence)
+                elif not error.cls and self.specific:
+                    partial.append(error.evidence)  # the message, on a log line that names no class
+        if full:
+            return Judged(True, tuple(full[:MAX_EVIDENCE]))
+        if partial:
+            return Judged(True, tuple(partial[:MAX_EVIDENCE]), credit=0.5)
+        return NO
+
+
+@dataclass(frozen=True)
+class ExitSignature(Signature):
+    code: int | str = "nonzero"
+    oom_killed: bool | None = None
+    workers: tuple[int, ...] | None = None
+
+    @property
+    def weight(self) -> float:  # type: ignore[override]
+        base = 0.5 if self.code == "nonzero" else 2.0 if self.code in (137, 134, 143) else 1.0
+        return base + (2.0 if self.oom_killed else 0.0)
+
+    def label(self) -> str:
+        text = f"exit code {self.code}" + (" (OOM-killed)" if self.oom_killed else "")
+        return text + _names(self.workers)
+
+    def accepts(self, code: int | None, oom: bool) -> bool:
+        if self.oom_killed and not oom:
+            return False
+        if self.oom_killed is False and oom:
+            return False
+        if code is None:
+            return bool(self.oom_killed and oom)
+        return code != 0 if self.code == "nonzero" else code == self.code
+
+    def judge(self, workers: list[WorkerObservations]) -> Judged:
+        if not any(w.exits for w in workers):
+            return CANNOT_TELL
+        hits = [e.evidence for w in _on(workers, self.workers) for e in w.exits if self.accepts(e.code, e.oom_killed)]
+        return Judged(True, tuple(hits[:MAX_EVIDENCE])) if hits else NO
+
+
+@dataclass(frozen=True)
+class HangSignature(Signature):
+    """Stuck at bring-up: a generation that waited for its peers (its last lines
+    say so) and never trained, or trained only ``min_s`` after it began waiting."""
+
+    min_s: float = 15.0
+    missing: tuple[int, ...] | None = None  # the tasks the waiting worker names, if the logs name any
+    weight = 3.0
+
+    def label(self) -> str:
+        text = f"no step for {self.min_s:g}+ s at bring-up, waiting for peers"
+        return text + (f" ({', '.join(f'worker-{i}' for i in self.missing)} missing)" if self.missing else "")
+
+    def judge(self, workers: list[WorkerObservations]) -> Judged:
+        hits: list[Evidence] = []
+        named: dict[str, Evidence] = {}
+        for w in workers:
+            for gen in w.generations:
+                if not gen.hang_lines:
+                    continue
+                if not gen.steps and not gen.errors:
+                    hung = [e for _, e in gen.hang_lines[-2:]]
+                else:
+                    waited_t = gen.hang_lines[-1][0]
+                    first = gen.steps[0] if gen.steps else None
+                    if not (first and waited_t is not None and first.t is not None and first.t - waited_t >= self.min_s):
+                        continue
+                    hung = [gen.hang_lines[-1][1], first.evidence]
+                hits.extend(hung)
+                named.update(missing_tasks(gen.lines))
+        if not hits:
+            return NO
+        if self.missing and named:
+            if {f"worker-{i}" for i in self.missing} != set(named):
+                return NO
+            hits = list(named.values())[:1] + [h for h in hits if h not in named.values()]  # who is missing, first
+        return Judged(True, tuple(hits[:MAX_EVIDENCE]))
+
+
+_CREATE_SESSION = re.compile(r"still waiting for response from \w+:?\s*/job:(\w+)/replica:\d+/task:(\d+)")
+
+
+def missing_tasks(lines: list[Evidence]) -> dict[str, Evidence]:
+    """The tasks a waiting worker says are missing (``worker-1``) in these lines
+    (one generation's: a healthy bring-up after a restart names its own
+    stragglers), and the line that says it: TF 2's coordination service lists
+    ``Example stragglers:``, TF 1's master logs ``CreateSession still waiting
+    for response from worker``."""
+    found: dict[str, Evidence] = {}
+    report = waiting_for([LogLine(t=0.0, source="", text=e.text) for e in lines])
+    if report:
+        header, tasks = report
+        where = next(e for e in lines if e.text == header.text)
+        found.update({task: where for task in tasks})
+    for e in lines:
+        match = _CREATE_SESSION.search(e.text)
+        if match:
+            found.setdefault(f"{match.group(1)}-{match.group(2)}", e)
+    return found
+
+
+@dataclass(frozen=True)
+class StallSignature(Signature):
+    """The job went quiet: no step from any worker for ``min_s``, or for
+    ``QUIET_BEFORE_ERROR_S`` before the first error. TF reports a frozen or cut-off
+    peer only when a timeout fires (measured 6.9-10 s), a reset, a refused port or a
+    killed peer mostly within a second (0.01-0.86 s), so the quiet before the first error
+    is what tells them apart; after the error, every failure is quiet until the
+    restart. Exits and restarts break the count."""
+
+    min_s: float
+    weight = 2.0
+
+    def label(self) -> str:
+        quiet = min(self.min_s, QUIET_BEFORE_ERROR_S)
+        return f"no step from any worker for {self.min_s:g}+ s, or {quiet:g}+ s before the first error"
+
+    def judge(self, workers: list[WorkerObservations]) -> Judged:
+        timeline: list[tuple[float, int, Evidence]] = []  # (t, kind: 0 break, 1 step, 2 error)
+        for w in workers:
+            for i, gen in enumerate(w.generations):
+                if i and gen.first_t is not None:
+                    timeline.append((gen.first_t, 0, gen.start or w.lines[0]))
+                timeline += [(s.t, 1, s.evidence) for s in gen.steps if s.t is not None]
+                timeline += [(e.t, 2, e.evidence) for e in gen.errors if e.t is not None]
+                timeline += [(x.t, 0, x.evidence) for x in gen.exits if x.t is not None]
+        if sum(1 for _, kind, _ in timeline if kind == 1) < 2:
+            return CANNOT_TELL
+        last_step: tuple[float, Evidence] | None = None
+        erred = False
+        for t, kind, evidence in sorted(timeline, key=lambda item: (item[0], item[1])):
+            if kind == 0:
+                last_step = None
+            elif kind == 1:
+                if last_step and not erred and t - last_step[0] >= self.min_s:
+                    return Judged(True, (last_step[1], evidence))
+                last_step, erred = (t, evidence), False
+            else:
+                if last_step and not erred and t - last_step[0] >= min(self.min_s, QUIET_BEFORE_ERROR_S):
+                    return Judged(True, (last_step[1], evidence))
+                erred = True
+        return NO
+
+
+@dataclass(frozen=True)
+class SlowdownSignature(Signature):
+    """Steps became ``factor`` times slower than at the start of the same run:
+    ``share`` of ``window`` steps in a row, each. A throttled CPU or a slow link
+    slows every step (measured: 15 of 15); a busy machine slows some (at most
+    10 of 15 in the runs measured for docs/diagnose.md)."""
+
+    factor: float = 2.0
+    window: int = 15  # a sustained slowdown, not a few slow steps while another job takes a core
+    slack_ms: float = 10.0  # steps of a few ms double when another process takes a core
+    share: float = 0.8
+    weight = 2.0
+
+    def label(self) -> str:
+        return f"steps {self.factor:g}x slower than at the start"
+
+    def judge(self, workers: list[WorkerObservations]) -> Judged:
+        judged = False
+        for w in workers:
+            # Within one generation: the load on a shared machine changes between a run's
+            # generations (a restarted one ran 2.3x slower, no fault, in one measured run), not within seconds.
+            for gen in w.generations:
+                steps = [s for s in gen.steps if s.t is not None]
+                times = [b.t - a.t for a, b in zip(steps, steps[1:])]
+                base = statistics.median(times[1 : 1 + self.window]) if len(times) > self.window else None
+                start = 1 + self.window  # the first step traces the function
+                if base is not None and len(times) - start >= self.window:
+                    judged = True
+                    slow = [t >= self.factor * base and t - base >= self.slack_ms / 1000 for t in times]
+                    for i in range(start, len(times) - self.window + 1):
+                        if sum(slow[i : i + self.window]) >= self.share * self.window:
+                            return Judged(True, (steps[i].evidence, steps[i + self.window].evidence))
+                elif len(gen.step_ms) >= 3:  # Keras' per-epoch "Nms/step"
+                    judged = True
+                    if max(gen.step_ms[1:]) >= self.factor * max(gen.step_ms[0], 1e-3):
+                        return Judged(True, ())
+        return NO if judged else CANNOT_TELL
+
+
+@dataclass(frozen=True)
+class SkewSignature(Signature):
+    """Workers started with different environments, in each of ``keys``."""
+
+    keys: tuple[str, ...]
+    weight = 3.0
+
+    def label(self) -> str:
+        return "workers' environments differ in " + ", ".join(self.keys)
+
+    def judge(self, workers: list[WorkerObservations]) -> Judged:
+        prints = [(w, w.fingerprint) for w in workers if w.fingerprint is not None]
+        if len(prints) < 2:
+            return CANNOT_TELL
+        for key in self.keys:
+            if len({fp.get(key, "<absent>") for _, fp in prints}) < 2:
+                return NO
+        starts = [gen.start for w, _ in prints for gen in w.generations[:1] if gen.start is not None]
+        return Judged(True, tuple(starts[:MAX_EVIDENCE]))
+
+
+@dataclass(frozen=True)
+class IdenticalBatchesSignature(Signature):
+    """Every worker consumed the same batch on ``min_steps`` steps or more."""
+
+    min_steps: int = 5
+    weight = 3.0
+
+    def label(self) -> str:
+        return f"every worker read the same batch on {self.min_steps}+ steps"
+
+    def judge(self, workers: list[WorkerObservations]) -> Judged:
+        digests = []
+        for w in workers:
+            by_step = {s.step: s for s in w.steps if s.batch_digest}
+            if by_step:
+                digests.append(by_step)
+        if len(digests) < 2:
+            return CANNOT_TELL
+        same = [step for step in digests[0] if all(step in d and d[step].batch_digest == digests[0][step].batch_digest for d in digests[1:])]
+        if len(same) < self.min_steps:
+            return NO
+        return Judged(True, tuple(d[same[0]].evidence for d in digests)[:MAX_EVIDENCE])
+
+
+@dataclass(frozen=True)
+class NoErrorSignature(Signature):
+    """Silence is no evidence for a failure, but errors are evidence against a
+    silent one: it counts (in ``judged``) only when it is not matched."""
+
+    weight = 0.5
+    positive = False
+
+    def label(self) -> str:
+        return "no error and no failed exit"
+
+    def judge(self, workers: list[WorkerObservations]) -> Judged:
+        failed = any(e.cls for w in workers for e in w.errors) or any(
+            e.code not in (None, 0) or e.oom_killed for w in workers for e in w.exits
+        )
+        return NO if failed else Judged(True)
+
+
+@dataclass(frozen=True)
+class PatternSignature(Signature):
+    """A log line pattern the scenario file states under ``signatures:``."""
+
+    pattern: str
+    why: str = ""
+    weight = 2.0
+
+    def label(self) -> str:
+        return f"a line matching /{self.pattern}/" + (f" ({self.why})" if self.why else "")
+
+    def judge(self, workers: list[WorkerObservations]) -> Judged:
+        regex = re.compile(self.pattern)
+        hits = [line for w in workers for line in w.lines if regex.search(line.text)]
+        return Judged(True, tuple(hits[:MAX_EVIDENCE])) if hits else NO

@@ -1,0 +1,141 @@
+"""Reading one worker's lines into errors, exits, steps and hang lines: JSON
+events, Python exceptions, TF's C++ log lines (TF 2.20, older 2.x and 1.x
+formats), gRPC details and kubectl's text. The non-default-version lines are
+written after the shapes seen in public TF issue threads, not copied."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chaos.diagnose.logs import WorkerLog
+from chaos.diagnose.observe import line_time, observe
+
+
+def log(*lines: str, name: str = "worker-0") -> WorkerLog:
+    return WorkerLog(name, f"{name}.log", tuple(lines), tuple(range(1, len(lines) + 1)))
+
+
+def errors(*lines: str):
+    return [(e.cls, e.message) for e in observe(log(*lines)).errors]
+
+
+def test_python_exception_with_its_message_going_on_over_lines():
+    found = errors(
+        "Traceback (most recent call last):",
+        '  File "train.py", line 3, in <module>',
+        "tensorflow.python.framework.errors_impl.UnavailableError: Collective ops is aborted by: Socket closed",
+        "Additional GRPC error information from remote target /job:worker/replica:0/task:1",
+        "2026-01-01 00:00:00.000001: I tensorflow/core/foo.cc:1] next record",
+    )
+    assert found[0] == (
+        "UnavailableError",
+        "Collective ops is aborted by: Socket closed\nAdditional GRPC error information from remote target /job:worker/replica:0/task:1",
+    )
+
+
+def test_json_error_event_and_the_same_error_as_text_count_once():
+    event = {"event": "error", "error_class": "tensorflow.python.framework.errors_impl.InternalError",
+             "message": "Collective instance 112 expected type 1", "source": "worker-0", "t": 10.0}
+    found = errors(json.dumps(event))
+    assert found == [("InternalError", "Collective instance 112 expected type 1")]
+
+
+@pytest.mark.parametrize(
+    "line, cls, message",
+    [
+        # TF 2.20 (measured here)
+        ("2026-11-25 09:18:55.853680: E tensorflow/core/common_runtime/base_collective_executor.cc:248] "
+         "BaseCollectiveExecutor::StartAbort UNAVAILABLE: Socket closed", "UnavailableError", "Socket closed"),
+        # TF 1.x / early 2.x: the status in words
+        ("2019-02-03 04:05:06.000007: E tensorflow/core/common_runtime/ring_reducer.cc:300] Aborting RingReduce with "
+         "Unavailable: Socket closed", "UnavailableError", "Socket closed"),
+        ("W tensorflow/core/distributed_runtime/master_session.cc:10] Deadline exceeded: session timed out",
+         "DeadlineExceededError", "session timed out"),
+        ("E tensorflow/core/common_runtime/bfc_allocator.cc:1] Resource exhausted: OOM when allocating tensor with shape[1024]",
+         "ResourceExhaustedError", "OOM when allocating tensor with shape[1024]"),
+        # early TF 2.x with a thread id, the status quoted inside a sentence
+        ('2021-01-02 03:04:05.000006: W    77 tensorflow/core/distributed_runtime/rpc/grpc_remote_master.cc:160] '
+         'RPC failed with status = "Unavailable: Socket closed" and more', "UnavailableError", 'Socket closed" and more'),
+        # absl-formatted TF 2.x line
+        ("E0203 04:05:06.000007  4242 ring_alg.cc:291] Aborting RingReduce with UNAVAILABLE: failed to connect to all addresses",
+         "UnavailableError", "failed to connect to all addresses"),
+        # gRPC's detail, from Python's grpc or TF's message
+        ('\tdebug_error_string = "{"created":"@1.5","description":"Failed to pick subchannel","grpc_message":"failed to '
+         'connect to all addresses","grpc_status":14}"', "UnavailableError", "failed to connect to all addresses"),
+        (':UNKNOWN:Error received from peer  {grpc_message:"Socket closed", grpc_status:14}', "UnavailableError", "Socket closed"),
+        # an exception reported in a logged sentence (parameter-server strategies)
+        ("ERROR:tensorflow:/job:worker/task:1 failed when processing closure: UnavailableError():Graph execution error:",
+         "UnavailableError", "Graph execution error:"),
+        # a C++ error line that names no status
+        ("E0203 04:05:06.000007  42 grpc_util.cc:9] failed to connect to all addresses; last error: Connection refused",
+         "", "failed to connect to all addresses; last error: Connection refused"),
+    ],
+)
+def test_error_lines_of_several_tf_versions(line, cls, message):
+    assert errors(line) == [(cls, message)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "2026-11-25 09:18:53.238344: I tensorflow/coordination_service.cc:506] Waiting for 1/2 tasks to connect.",
+        "INFO:tensorflow:loss = 3.7, step = 100 (5.0 sec)",
+        "Epoch 1/5",
+        "The Internal: word, in a sentence about an error",
+    ],
+)
+def test_ordinary_lines_are_no_errors(line):
+    assert errors(line) == []
+
+
+@pytest.mark.parametrize(
+    "line, code, oom",
+    [
+        ("command terminated with exit code 137", 137, False),
+        ("    Exit Code:    137", 137, False),
+        ("      Reason:       OOMKilled", None, True),
+        ("Killed", 137, False),
+        ("Aborted (core dumped)", 134, False),
+        ("worker exited with code 1", 1, False),
+        ('{"event":"exit","exit_code":137,"oom_killed":true,"source":"worker-1","t":3.0}', 137, True),
+    ],
+)
+def test_exits(line, code, oom):
+    exits = observe(log(line)).exits
+    assert [(e.code, e.oom_killed) for e in exits] == [(code, oom)]
+
+
+def test_tf1_create_session_wait_is_a_hang_line():
+    obs = observe(log(
+        "2018-01-02 03:04:05.000001: I tensorflow/core/distributed_runtime/master.cc:221] CreateSession still waiting for response from worker: /job:worker/replica:0/task:1",
+        "2018-01-02 03:04:15.000001: I tensorflow/core/distributed_runtime/master.cc:221] CreateSession still waiting for response from worker: /job:worker/replica:0/task:1",
+    ))
+    assert len(obs.generations[0].hang_lines) == 2 and obs.generations[0].hang_lines[0][0] is not None
+
+
+def test_restart_events_split_generations():
+    step = lambda s, t: json.dumps({"event": "step", "step": s, "t": t, "source": "worker-0"})
+    obs = observe(log(step(1, 1.0), step(2, 1.1), '{"event":"restart","reason":"x","source":"worker-0","t":5.0}', step(3, 9.0)))
+    assert [len(g.steps) for g in obs.generations] == [2, 1]
+
+
+def test_keras_step_times_are_read():
+    obs = observe(log("20/20 [====] - 1s 5ms/step - loss: 0.5", "20/20 [====] - 1s 21ms/step - loss: 0.4"))
+    assert obs.generations[0].step_ms == [5.0, 21.0]
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("2026-11-25 09:18:55.852767: E foo", 1795598335.852767),
+        ("2026-11-25T09:18:55.5Z kubectl --timestamps", 1795598335.5),
+        ("I0000 00:00:1795598333.208476       6 grpc_server_lib.cc:466] Started server", 1795598333.208476),
+        ("no time here", None),
+        ("2026-13-45 99:99:99 not a date", None),
+    ],
+)
+def test_line_time(line, expected):
+    got = line_time(line)
+    assert got == pytest.approx(expected) if expected is not None else got is None
