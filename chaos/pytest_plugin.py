@@ -21,7 +21,8 @@ scenario whose run broke fails with the reason.
 After a scenario passed, its item also checks that the run's own worker logs
 diagnose as that scenario (``chaos diagnose``; the rule is in
 chaos.diagnose.selfcheck, the catalogue is every scenario file in the selected
-scenarios' folders); ``--chaos-no-diagnose`` turns that off.
+scenarios' folders). ``--chaos-diagnose warn`` (the default) reports a mismatch
+as a warning and a JUnit property, ``strict`` fails the item, ``off`` skips it.
 
 Fixtures: ``chaos_images`` (builds or reuses the images; returns their tags)
 and ``chaos_cluster`` (a started 2-worker cluster behind the proxy, torn down
@@ -31,6 +32,7 @@ after the test).
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import pytest
@@ -64,10 +66,12 @@ def pytest_addoption(parser):
         help="run up to N scenarios at once (timing-sensitive ones always alone; default 3)",
     )
     group.addoption(
-        "--chaos-no-diagnose",
-        action="store_true",
-        default=False,
-        help="do not check that each passing scenario's worker logs diagnose as that scenario (chaos diagnose)",
+        "--chaos-diagnose",
+        choices=("warn", "strict", "off"),
+        default="warn",
+        help="check that each passing scenario's worker logs diagnose as that scenario (chaos diagnose): "
+        "warn (default: a mismatch is a warning in the summary and a JUnit property), strict (a mismatch "
+        "fails the item), off",
     )
     group.addoption(
         "--chaos-proxy-image",
@@ -113,6 +117,13 @@ class SelfDiagnosisFailed(Exception):
     """The scenario passed, but its own worker logs do not diagnose as it."""
 
 
+class SelfDiagnosisWarning(UserWarning):
+    """The same, reported without failing the item (``--chaos-diagnose warn``, the
+    default): diagnose's slowdown signature still matches step-time noise of a
+    loaded machine (measured: 1 of 6 runs of a kill scenario run beside others
+    ranked a straggler scenario first), so a mismatch is not yet proof of a bug."""
+
+
 def _catalogue(item):
     """The `chaos diagnose` catalogue of the session: every scenario file in the
     folders of the selected scenarios, built once."""
@@ -132,7 +143,7 @@ def _self_diagnosis(item, report) -> None:
 
     holds, why, _ = verdict(report.scenario, report_logs(report), _catalogue(item))
     item.user_properties.append(("diagnose", why))
-    if not holds:
+    if holds is False:
         where = report.artifacts.get("worker-0 log")
         command = f"chaos diagnose {Path(where).parent}" if where else "rerun with --chaos-report-dir DIR, then chaos diagnose DIR/" + report.scenario
         raise SelfDiagnosisFailed(f"{report.scenario} passed, but {why}\nsee: {command} (docs/diagnose.md)")
@@ -225,8 +236,14 @@ class ScenarioItem(pytest.Item):
             self.user_properties.append((label, f"{verdict.status.value}: {verdict.reason}"))
         if report.status != Status.PASS:
             raise ScenarioFailed(report)
-        if not self.config.getoption("chaos_no_diagnose"):
-            _self_diagnosis(self, report)
+        mode = self.config.getoption("chaos_diagnose")
+        if mode != "off":
+            try:
+                _self_diagnosis(self, report)
+            except SelfDiagnosisFailed as mismatch:
+                if mode == "strict":
+                    raise
+                warnings.warn(SelfDiagnosisWarning(str(mismatch)), stacklevel=1)
 
     def repr_failure(self, excinfo, style=None):
         from chaos.errors import ChaosError

@@ -29,6 +29,10 @@ class Entry:
     fix: str
     signatures: tuple[sig.Signature, ...]
     measured: tuple[str, ...]  # "docs/findings.md § heading"
+    # Symptom checks no worker log can show (weights digests, backup contents, a
+    # slowdown with no fault-free stretch in the same container): the entry is
+    # then only part of the scenario's symptom.
+    unseen: tuple[str, ...] = ()
 
     @property
     def command(self) -> str:
@@ -39,6 +43,24 @@ class Entry:
         """Whether any log could show it: a scenario whose only symptom is
         "nothing happens" (no_error) has nothing to match."""
         return any(s.positive for s in self.signatures)
+
+
+# The framework's own evidence, not a log's: these symptom checks read weights
+# digests and backups that only the harness reports.
+FRAMEWORK_ONLY = frozenset({"weights_diverged", "checkpoints_disagree"})
+
+
+def unseen_checks(scenario: Scenario) -> tuple[str, ...]:
+    """The scenario's symptom checks that no worker log can show."""
+    out = []
+    for check in scenario.expect:
+        fault = scenario.faults[getattr(check, "fault", 0)].fault if scenario.faults else None
+        # A slowdown compares steps before the fault with steps in it; a fault applied
+        # at create slows the whole container, whose log has no "before".
+        at_create = check.name == "slowdown" and fault is not None and fault.applies_at_create
+        if check.name in FRAMEWORK_ONLY or at_create:
+            out.append(check.name)
+    return tuple(dict.fromkeys(out))
 
 
 def signatures_of(scenario: Scenario) -> tuple[sig.Signature, ...]:
@@ -129,6 +151,7 @@ def build(scenario_paths: list[str | Path], findings: Path | None) -> tuple[list
                 fix=scenario.explain.fix.strip(),
                 signatures=signatures_of(scenario),
                 measured=measured,
+                unseen=unseen_checks(scenario),
             )
         )
     notes = [f"left out: {e.message.splitlines()[0]}" for e in loaded.errors]

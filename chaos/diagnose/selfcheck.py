@@ -9,7 +9,10 @@ describes point back to it. The rule:
   them (``port-refused-...`` and ``stream-cut-...`` both end in ``Socket
   closed``: no log can tell them apart, and the output says so);
 * a scenario with nothing to match (its only symptom check is ``no_error``,
-  e.g. ``slow-close-at-bring-up-trains-normally``) must give no match at all.
+  e.g. ``slow-close-at-bring-up-trains-normally``) must give no match at all;
+* a scenario with a symptom check no log can show (``catalogue.unseen_checks``:
+  weights digests, backup contents, a slowdown of a whole container) is not
+  judged: the outcome is recorded, never counted as a pass.
 """
 
 from __future__ import annotations
@@ -40,14 +43,20 @@ def report_logs(report) -> list[WorkerLog]:
     ]
 
 
-def verdict(name: str, logs: list[WorkerLog], entries: list[Entry]) -> tuple[bool, str, list[Match]]:
-    """(holds, one line saying why, the ranking) for scenario ``name``'s logs."""
+def verdict(name: str, logs: list[WorkerLog], entries: list[Entry]) -> tuple[bool | None, str, list[Match]]:
+    """(holds, one line saying why, the ranking) for scenario ``name``'s logs;
+    holds is None when the rule cannot judge (part of the symptom is in no log)."""
     own = next((e for e in entries if e.name == name), None)
     if own is None:
         return False, f"{name} is not in the catalogue", []
     ranked = rank(entries, [observe(log) for log in logs])
     first = tied_first(ranked)
     shown = ", ".join(f"{m.entry.name} ({m.score:.2f})" for m in ranked[:4]) or "nothing"
+    if own.unseen:
+        # Part of its symptom is not in any log: its rank says nothing either way.
+        return None, (
+            f"not judged: {', '.join(own.unseen)} cannot be seen in a log; the logs rank {shown}"
+        ), ranked
     if not own.diagnosable:
         if ranked:
             return False, f"{name} has no symptom a log shows, but its logs diagnose as {shown}", ranked

@@ -11,6 +11,7 @@ from chaos.diagnose.catalogue import findings_sections, signatures_of
 from chaos.diagnose.logs import DiagnoseError, WorkerLog
 from chaos.diagnose.signatures import ErrorSignature, ExitSignature, HangSignature, PatternSignature
 from chaos.errors import ScenarioError
+from chaos.resources import builtin_scenarios_dir
 from chaos.scenario.loader import load_scenario
 
 SCENARIO = """\
@@ -108,3 +109,18 @@ def test_the_shipped_catalogue_loads_and_every_diagnosable_entry_has_a_strong_si
     for e in entries:
         if e.diagnosable:
             assert any(s.positive and s.weight >= 1.5 for s in e.signatures), e.name
+
+
+def test_symptoms_no_log_can_show_are_named_and_the_selfcheck_does_not_judge_them():
+    from chaos.diagnose import build
+    from chaos.diagnose.selfcheck import verdict
+
+    entries, _ = build([builtin_scenarios_dir()], None)
+    by_name = {e.name: e for e in entries}
+    assert by_name["tf-config-set-after-strategy-trains-apart-silently"].unseen == ("weights_diverged",)
+    # slow storage applies at create: its containers have no fault-free "before"
+    assert by_name["slow-checkpoint-storage-stretches-every-save-then-recovers"].unseen == ("slowdown",)
+    # a throttle injected mid-run is seen in the log
+    assert by_name["cpu-throttled-worker-slows-every-worker"].unseen == ()
+    holds, why, _ = verdict("tf-config-set-after-strategy-trains-apart-silently", [], entries)
+    assert holds is None and why.startswith("not judged: weights_diverged")
