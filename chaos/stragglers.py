@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 
-from chaos.events import LogLine
+from chaos.events import Event, ExitEvent, LogLine
 
 _TASK = re.compile(r"^/job:(\w+)/replica:\d+/task:(\d+)\s*$")
 _STRAGGLERS = "Example stragglers:"
+_SERVER = "Started server with target:"
 
 
 def task_name(text: str) -> str | None:
@@ -62,14 +63,41 @@ def _reports(timeline_lines: list[LogLine]) -> dict[str, tuple[LogLine, list[str
     return {source: found for source, lines in sorted(by_source.items()) if (found := waiting_for(lines))}
 
 
-def describe_stragglers(timeline_lines: list[LogLine]) -> tuple[str, list[LogLine]]:
-    """A sentence naming the missing peers per reporting worker, and its proof."""
+def why_missing(task: str, events: list[Event]) -> tuple[str, Event | None]:
+    """What the run shows of a missing task (``worker-2``): never started, exited,
+    or running and where its own log stopped; with the event that shows it."""
+    own = [e for e in events if e.source == task]
+    if not own:
+        return "nothing from it: listed in the cluster, but no such worker ran", None
+    exits = [e for e in own if isinstance(e, ExitEvent)]
+    if exits:
+        return f"it exited {exits[-1].exit_code}", exits[-1]
+    servers = [e for e in own if isinstance(e, LogLine) and _SERVER in e.text]
+    if servers:
+        target = servers[-1].text.split(_SERVER, 1)[1].strip()
+        return f"running, its server at {target}: it cannot reach the chief", servers[-1]
+    return "running", None
+
+
+def describe_stragglers(
+    timeline_lines: list[LogLine], events: list[Event] | None = None
+) -> tuple[str, list[Event]]:
+    """A sentence naming the missing peers per reporting worker, and its proof;
+    with the run's ``events``, what each missing peer was doing."""
     reports = _reports(timeline_lines)
-    text = "; ".join(
-        f"{source}'s coordination service was still waiting for {', '.join(tasks)}"
-        for source, (_, tasks) in reports.items()
-    )
-    return text, [header for header, _ in reports.values()]
+    proof: list[Event] = [header for header, _ in reports.values()]
+    parts = []
+    for source, (_, tasks) in reports.items():
+        named = []
+        for task in tasks:
+            if events is None:
+                named.append(task)
+                continue
+            why, shown = why_missing(task, events)
+            named.append(f"{task} ({why})")
+            proof += [shown] if shown else []
+        parts.append(f"{source}'s coordination service was still waiting for {', '.join(named)}")
+    return "; ".join(parts), proof
 
 
 def missing_tasks(timeline_lines: list[LogLine]) -> set[str]:

@@ -157,8 +157,9 @@ class HangAtBringUp(SymptomCheck):
         hung = hung_until - started.t
         # The fault's own generation only: after the heal, a redeployed chief
         # logs its (normal) start-up stragglers too.
-        lines = [e for e in timeline.of(LogLine) if window.start <= e.t <= min(hung_until, window.end)]
-        said, proof = describe_stragglers(lines)
+        inside = [e for e in timeline.events if window.start <= e.t <= min(hung_until, window.end)]
+        lines = [e for e in inside if isinstance(e, LogLine)]
+        said, proof = describe_stragglers(lines, inside)
         proof = [*_proof(window, started, first_step), *proof]
         what = f"no step for {hung:.1f} s after the workers started, with the fault active"
         if self.missing is not None:

@@ -58,3 +58,23 @@ def test_the_live_watch_keeps_each_worker_apart():
     assert watch.feed(lines("worker-0", "Example stragglers:")[0]) is None
     assert watch.feed(lines("worker-1", "/job:worker/replica:0/task:1")[0]) is None
     assert watch.feed(lines("worker-0", "/job:worker/replica:0/task:1")[0]) == "worker-1"
+
+
+# --- why a missing task is missing, from what the run shows -------------------------
+
+
+def test_why_missing_says_never_started_exited_or_where_its_own_log_stopped():
+    from chaos.events import ExitEvent
+    from chaos.stragglers import describe_stragglers, why_missing
+
+    server = LogLine(t=1.0, source="worker-1", text="I0000 grpc_server_lib.cc:466] Started server with target: grpc://localhost:23601")
+    assert why_missing("worker-1", [server]) == ("running, its server at grpc://localhost:23601: it cannot reach the chief", server)
+    gone = ExitEvent(t=2.0, source="worker-1", exit_code=1)
+    assert why_missing("worker-1", [server, gone]) == ("it exited 1", gone)
+    assert why_missing("worker-2", [server])[0] == "nothing from it: listed in the cluster, but no such worker ran"
+    chief = [LogLine(t=0.5, source="worker-0", text="Example stragglers:"),
+             LogLine(t=0.5, source="worker-0", text="/job:worker/replica:0/task:1")]
+    said, proof = describe_stragglers(chief, [*chief, server])
+    assert said == ("worker-0's coordination service was still waiting for worker-1 "
+                    "(running, its server at grpc://localhost:23601: it cannot reach the chief)")
+    assert server in proof

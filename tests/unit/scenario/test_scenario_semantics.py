@@ -323,3 +323,35 @@ def test_python_construction_is_validated_the_same_way():
     with pytest.raises(ValueError, match="names several classes"):
         ErrorRaised(class_="A|B")
     assert issubclass(ErrorRaised, Check)
+
+
+# --- tf_config: bad input -----------------------------------------------------------
+
+
+def tf_config(mode="wrong_port", workers=(1,)):
+    return {"tf_config": {"mode": mode, "workers": list(workers)}, "at": "bring_up", "until": {"seconds": 25}}
+
+
+def test_a_tf_config_worker_out_of_range_names_the_field_and_the_valid_indices():
+    message = problem(faults=[tf_config(workers=(2,))])
+    assert "faults[0].tf_config.workers: 2 is out of range; valid: 0..1 (cluster.workers is 2)" in message
+
+
+def test_an_unknown_tf_config_mode_lists_the_valid_modes():
+    message = problem(faults=[tf_config(mode="localhost")])
+    assert "faults[0].tf_config.mode" in message
+    for mode in ("localhost_peers", "set_after_strategy", "unreachable_address"):
+        assert mode in message
+
+
+def test_malformed_is_refused_with_the_simple_resolver_and_the_other_modes_are_not():
+    simple = {"training": {"cluster_resolver": "simple"}}
+    message = problem(cluster=simple, faults=[tf_config(mode="malformed")])
+    assert "faults[0].tf_config.mode: malformed is TF_CONFIG text that is not JSON" in message
+    assert "cluster_resolver is simple" in message
+    assert scenario(cluster=simple, faults=[tf_config(mode="wrong_port")]).cluster.training.cluster_resolver == "simple"
+
+
+def test_an_unknown_cluster_resolver_names_the_valid_ones():
+    message = problem(cluster={"training": {"cluster_resolver": "k8s"}})
+    assert "cluster.training.cluster_resolver" in message and "tf_config" in message and "simple" in message
