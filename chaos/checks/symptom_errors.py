@@ -11,7 +11,7 @@ from chaos.checks.base import SymptomCheck, register_check
 from chaos.checks.select import names, short_class
 from chaos.checks.verdict import Verdict, failed, passed
 from chaos.events import ErrorEvent, ExitEvent
-from chaos.scenario.text import kind_of, shown
+from chaos.scenario.text import compiled_regex, kind_of, shown
 from chaos.scenario.triggers import MAX_SECONDS
 from chaos.timeline import Timeline
 
@@ -86,11 +86,7 @@ class ErrorRaised(SymptomCheck):
     @field_validator("message")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression: {exc}") from None
-        return value
+        return compiled_regex(value)
 
     @property
     def classes(self) -> tuple[str, ...]:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from chaos.compare import render
 from chaos.compare.analysis import compare
 from chaos.compare.spec import ChangeSpec, load_spec
 from chaos.compare.stats import Thresholds
-from chaos.errors import ChaosError, ScenarioError
+from chaos.errors import ScenarioError
 from chaos.report.model import Report
 
 DEFAULT_REPORT_DIR = "reports/compare"

@@ -15,6 +15,7 @@ from pydantic import Field
 
 from chaos.cluster.control import ClusterControl
 from chaos.faults.base import WorkersFault, register_fault
+from chaos.worker.settings import WorkerSettings
 
 # A port nobody listens on: the proxy serves one route per worker from the
 # base port up, so base + 1000 is never one of them.
@@ -111,7 +112,11 @@ class TfConfig(WorkersFault):
     def inject(self, cluster: ClusterControl) -> None:
         if self.mode == SET_AFTER_STRATEGY:
             for w in self.workers:
-                cluster.override(w, self.name, settings={"tf_config_after_strategy": True})
+                # Each its own backup directory, as on separate machines: sharing one,
+                # a worker that starts late restores the other's finished solo run
+                # (measured once in the suite), and which happens depends on start order.
+                own = f"{WorkerSettings.backup_dir}/{cluster.worker_name(w)}"
+                cluster.override(w, self.name, settings={"tf_config_after_strategy": True, "backup_dir": own})
             return
         address = cluster.unused_address() if self.mode == UNREACHABLE_ADDRESS else None
         for w in self.workers:

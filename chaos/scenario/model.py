@@ -21,7 +21,6 @@ overflow the event loop's timers, a seed past 2^32 - 1 is refused by numpy.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
@@ -45,7 +44,7 @@ from chaos.images.versions import buildable_version
 from chaos.scenario.consistency import reference_problems, scenario_warnings
 from chaos.scenario.entries import FaultStep, check_type, fault_step_type
 from chaos.scenario.problems import HINT, Problem, ScenarioProblems
-from chaos.scenario.text import shown
+from chaos.scenario.text import compiled_regex, shown
 from chaos.scenario.triggers import MAX_SECONDS
 from chaos.timeline import RunInfo
 from chaos.worker.settings import WorkerSettings
@@ -115,11 +114,7 @@ class LogSignature(_Strict):
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression: {exc}") from None
-        return value
+        return compiled_regex(value)
 
 
 class TrainingSpec(_Strict):

@@ -108,3 +108,12 @@ def kind_of(value: Any) -> str:
     if isinstance(value, dict):
         return f"a mapping {shown(value)}"
     return shown(value)
+
+
+def compiled_regex(value: str) -> str:
+    """A pydantic validator: ``value`` must be a regular expression Python compiles."""
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"not a valid regular expression: {exc}") from None
+    return value

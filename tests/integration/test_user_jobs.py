@@ -138,9 +138,15 @@ def test_preemption_side_by_side_the_handler_loses_no_work_and_skips_the_collect
     }
     assert ": 0 steps lost" in lost["with"], lost
     assert ": 0 steps lost" not in lost["without"], lost
-    # With the handler every worker exits on its own (42); without, the peers abort first.
-    assert not [e for e in with_handler.timeline.events if e.kind == "error"]
-    assert [e for e in without.timeline.events if e.kind == "error"]
+    # With the handler every worker exits on its own (42) and no training step fails; without,
+    # the chief's step aborts. (After training, the handler's watcher thread may log a
+    # `Socket closed` once the chief is gone: measured, so only the preemption is judged.)
+    def errors_before_the_restart(report):
+        restart = min(e.t for e in report.timeline.events if e.kind == "restart")
+        return [e for e in report.timeline.events if e.kind == "error" and e.t < restart]
+
+    assert not errors_before_the_restart(with_handler), explain(with_handler)
+    assert errors_before_the_restart(without), explain(without)
 
 
 def test_without_the_agent_recovery_checks_say_what_is_missing_and_never_pass(reports):
@@ -153,10 +159,10 @@ def test_without_the_agent_recovery_checks_say_what_is_missing_and_never_pass(re
     ):
         verdict = by_check[name]
         assert verdict.status is Status.UNKNOWN, explain(report)
-        assert f"the workload reports no {missing}" in verdict.reason and "agent: none" in verdict.reason
-    assert by_check["completed"].status is Status.PASS  # its done line, read from the log
-    assert by_check["error"].status is Status.PASS  # the TF error, read from stderr
-    assert report.status is Status.UNKNOWN
+        assert f"the workload reports no {missing}" in verdict.reason and "agent: none" in verdict.reason, explain(report)
+    assert by_check["completed"].status is Status.PASS, explain(report)  # its done line, read from the log
+    assert by_check["error"].status is Status.PASS, explain(report)  # the TF error, read from stderr
+    assert report.status is Status.UNKNOWN, explain(report)
 
 
 def test_a_checkpoint_dir_the_job_never_writes_is_said_and_the_restart_from_zero_fails(reports):

@@ -71,7 +71,7 @@ def test_set_after_strategy_changes_the_jobs_order_not_its_config_and_needs_the_
     fault.inject(cluster)
     for w in (0, 1):
         override = cluster.overrides[w]["tf_config"]
-        assert override["settings"] == {"tf_config_after_strategy": True}
+        assert override["settings"] == {"tf_config_after_strategy": True, "backup_dir": f"/backup/worker-{w}"}
         assert override["cluster_config"] is None
     assert fault.hooks() == {"settings"}
     assert TfConfig(mode="wrong_port").hooks() == frozenset()
