@@ -20,7 +20,7 @@ from chaos.checks.symptom_errors import ErrorRaised
 from chaos.checks.verdict import Undecidable, Verdict, failed, passed
 from chaos.events import DoneEvent, ErrorEvent, Event, ExitEvent, RestartEvent, StepEvent
 from chaos.scenario.triggers import MAX_SECONDS
-from chaos.timeline import Timeline
+from chaos.timeline import FaultWindow, Timeline
 
 # What ends a restart round: anything a new generation does.
 _GENERATION = (ExitEvent, ErrorEvent, StepEvent, DoneEvent)
@@ -46,6 +46,17 @@ def _rounds_after(timeline: Timeline, t: float) -> list[list[RestartEvent]]:
     return restart_rounds([e for e in timeline.events if e.t >= t])
 
 
+def _first_generation_after(timeline: Timeline, window: FaultWindow, nothing: str) -> tuple[RestartEvent, list[Event]]:
+    """The first restart after the fault's inject and the events of the generation it
+    started (up to the next restart round); Undecidable (``nothing``) without one."""
+    rounds = _rounds_after(timeline, window.start)
+    if not rounds:
+        raise Undecidable(nothing, [window.inject])
+    restart = rounds[0][0]
+    end = rounds[1][0].t if len(rounds) > 1 else float("inf")
+    return restart, [e for e in timeline.events if restart.t <= e.t < end]
+
+
 @register_check
 class RestoreFailed(ErrorRaised):
     """After the first restart that follows the fault, workers fail with a named error before any training step."""
@@ -57,13 +68,9 @@ class RestoreFailed(ErrorRaised):
     )
 
     def judge(self, timeline: Timeline) -> Verdict:
-        window = self.window(timeline)
-        rounds = _rounds_after(timeline, window.start)
-        if not rounds:
-            raise Undecidable("nothing was restarted after the fault: no restore was attempted", [window.inject])
-        restart = rounds[0][0]
-        end = rounds[1][0].t if len(rounds) > 1 else float("inf")
-        generation = [e for e in timeline.events if restart.t <= e.t < end]
+        restart, generation = _first_generation_after(
+            timeline, self.window(timeline), "nothing was restarted after the fault: no restore was attempted"
+        )
         steps = [e for e in generation if isinstance(e, StepEvent)]
         if steps:
             return failed(
@@ -129,13 +136,10 @@ class CheckpointsDisagree(SymptomCheck):
     evidence: ClassVar[frozenset[str]] = frozenset({"restored"})
 
     def judge(self, timeline: Timeline) -> Verdict:
-        window = self.window(timeline)
-        rounds = _rounds_after(timeline, window.start)
-        if not rounds:
-            raise Undecidable("nothing was restarted after the fault: no restore happened", [window.inject])
-        restart = rounds[0][0]
-        end = rounds[1][0].t if len(rounds) > 1 else float("inf")
-        generation = Timeline(timeline.info, [e for e in timeline.events if restart.t <= e.t < end])
+        restart, events = _first_generation_after(
+            timeline, self.window(timeline), "nothing was restarted after the fault: no restore happened"
+        )
+        generation = Timeline(timeline.info, events)
         restored = first_by_worker(generation.restored())
         # A worker that started training with no restored event restored nothing: it began at step 0.
         fresh = {s.worker for s in generation.of(StepEvent) if s.worker not in restored and s.step == 1}
