@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from chaos.events import Event, ExitEvent, LogLine
+from chaos.proxy_links import link_seen
 
 _TASK = re.compile(r"^/job:(\w+)/replica:\d+/task:(\d+)\s*$")
 _STRAGGLERS = "Example stragglers:"
@@ -63,11 +64,14 @@ def _reports(timeline_lines: list[LogLine]) -> dict[str, tuple[LogLine, list[str
     return {source: found for source, lines in sorted(by_source.items()) if (found := waiting_for(lines))}
 
 
-def why_missing(task: str, events: list[Event]) -> tuple[str, Event | None]:
+def why_missing(task: str, events: list[Event], *, live: bool = False) -> tuple[str, Event | None]:
     """What the run shows of a missing task (``worker-2``): never started, exited,
-    or running and where its own log stopped; with the event that shows it."""
+    or running and where its own log stopped; with the event that shows it.
+    ``live``: said while the run goes on, when a silent task may only be slow."""
     own = [e for e in events if e.source == task]
     if not own:
+        if live:
+            return "nothing from it yet", None
         return "nothing from it: listed in the cluster, but no such worker ran", None
     exits = [e for e in own if isinstance(e, ExitEvent)]
     if exits:
@@ -75,27 +79,44 @@ def why_missing(task: str, events: list[Event]) -> tuple[str, Event | None]:
     servers = [e for e in own if isinstance(e, LogLine) and _SERVER in e.text]
     if servers:
         target = servers[-1].text.split(_SERVER, 1)[1].strip()
-        return f"running, its server at {target}: it cannot reach the chief", servers[-1]
+        return f"running, its server at {target}: it has not reached the chief", servers[-1]
     return "running", None
 
 
+def why_missing_with_link(
+    task: str, events: list[Event], history: list[Event], now: float, *, live: bool = False
+) -> tuple[str, list[Event]]:
+    """``why_missing`` and what the proxy saw of the task's link up to ``now``
+    (``history``: the run's events from its start, for when the link began)."""
+    why, shown = why_missing(task, events, live=live)
+    proof = [shown] if shown else []
+    link = link_seen(task, history, until=now).describe(now)
+    if link is not None:
+        why = f"{why}; {link[0]}"
+        proof += [link[1]] if link[1] else []
+    return why, proof
+
+
 def describe_stragglers(
-    timeline_lines: list[LogLine], events: list[Event] | None = None
+    timeline_lines: list[LogLine],
+    events: list[Event] | None = None,
+    history: list[Event] | None = None,
 ) -> tuple[str, list[Event]]:
     """A sentence naming the missing peers per reporting worker, and its proof;
-    with the run's ``events``, what each missing peer was doing."""
+    with the run's ``events``, what each missing peer was doing, and with its
+    ``history`` (every event from the run's start), what the proxy saw of its link."""
     reports = _reports(timeline_lines)
     proof: list[Event] = [header for header, _ in reports.values()]
     parts = []
-    for source, (_, tasks) in reports.items():
+    for source, (header, tasks) in reports.items():
         named = []
         for task in tasks:
             if events is None:
                 named.append(task)
                 continue
-            why, shown = why_missing(task, events)
+            why, shown = why_missing_with_link(task, events, history or events, header.t)
             named.append(f"{task} ({why})")
-            proof += [shown] if shown else []
+            proof += shown
         parts.append(f"{source}'s coordination service was still waiting for {', '.join(named)}")
     return "; ".join(parts), proof
 

@@ -82,6 +82,8 @@ class RunInfo:
     reference_digest: str | None = None
     # Final global loss of that run (for matches_uninterrupted's tolerance).
     reference_final_loss: float | None = None
+    # That run's chief progress, (seconds since its first step, step, loss): for reports.
+    reference_curve: tuple[tuple[float, int, float | None], ...] = ()
     # The last step when not epochs x steps_per_epoch (a custom loop's); 0: that product.
     total_steps: int = 0
     # What the workload reports (chaos.workload.evidence.Evidence values).
@@ -314,6 +316,10 @@ class Timeline:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Timeline:
         return cls(
-            info=RunInfo(**{**data["info"], "evidence": tuple(data["info"].get("evidence", ALL_EVIDENCE))}),
+            info=RunInfo(**{
+                **data["info"],
+                "evidence": tuple(data["info"].get("evidence", ALL_EVIDENCE)),
+                "reference_curve": tuple(tuple(p) for p in data["info"].get("reference_curve", ())),
+            }),
             events=[event_from_dict(e) for e in data.get("events", [])],
         )

@@ -159,7 +159,8 @@ class HangAtBringUp(SymptomCheck):
         # logs its (normal) start-up stragglers too.
         inside = [e for e in timeline.events if window.start <= e.t <= min(hung_until, window.end)]
         lines = [e for e in inside if isinstance(e, LogLine)]
-        said, proof = describe_stragglers(lines, inside)
+        history = [e for e in timeline.events if e.t <= hung_until]
+        said, proof = describe_stragglers(lines, inside, history)
         proof = [*_proof(window, started, first_step), *proof]
         what = f"no step for {hung:.1f} s after the workers started, with the fault active"
         if self.missing is not None:

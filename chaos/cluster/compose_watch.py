@@ -100,16 +100,16 @@ class Board:
             return time.strftime("%H:%M:%S", time.localtime(now)) + "  " + (" | ".join(parts) or "no worker yet")
 
 
-def _workers(client, project: str | None) -> dict[str, object]:
+def compose_containers(client, project: str | None) -> dict[str, object]:
+    """The compose project's containers of tfchaos by service name (``proxy``, ``worker-i``)."""
     filters = {"label": [f"{LABEL_PROJECT}={PROJECT}", COMPOSE_SERVICE]}
     if project:
         filters["label"].append(f"{COMPOSE_PROJECT}={project}")
-    found = {}
-    for c in client.containers.list(all=True, filters=filters):
-        service = c.labels.get(COMPOSE_SERVICE, "")
-        if service.startswith("worker-"):
-            found[service] = c
-    return found
+    return {c.labels.get(COMPOSE_SERVICE, ""): c for c in client.containers.list(all=True, filters=filters)}
+
+
+def compose_workers(client, project: str | None) -> dict[str, object]:
+    return {name: c for name, c in compose_containers(client, project).items() if name.startswith("worker-")}
 
 
 def _started_at(container) -> datetime | None:
@@ -177,7 +177,7 @@ def watch(client, project: str | None = None, interval: float = 2.0, out=None, u
         with lock:
             print(text, file=out, flush=True)
 
-    workers = _workers(client, project)
+    workers = compose_workers(client, project)
     if not workers:
         raise InfrastructureError(
             "no docker-compose worker of tfchaos is running" + (f" in project {project!r}" if project else ""),

@@ -107,6 +107,7 @@ class LiveView(ProgressPrinter):
         return LiveView(self.stream, prefix=prefix, t0=self.t0, _shared=self._shared)
 
     def expect(self, name: str, final_step: int) -> None:
+        super().expect(name, final_step)
         self._state = RunState(name, final_step)
         with self._shared.lock:
             self._shared.runs.append(self._state)

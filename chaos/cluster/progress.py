@@ -7,7 +7,7 @@ import threading
 import time
 
 from chaos.events import Event, LogLine
-from chaos.stragglers import StragglerWatch
+from chaos.stragglers import StragglerWatch, why_missing_with_link
 
 _PRINT = threading.Lock()  # scenarios running side by side print whole lines
 
@@ -18,6 +18,7 @@ class ProgressPrinter:
         self.t0 = time.monotonic() if t0 is None else t0
         self.prefix = prefix
         self._stragglers = StragglerWatch()
+        self._seen: list[Event] = []  # this run's events so far: what a missing peer's "why" is read from
 
     def for_run(self, prefix: str) -> "ProgressPrinter":
         """A printer for one of several runs side by side: same clock, lines tagged."""
@@ -34,6 +35,9 @@ class ProgressPrinter:
     # The live view (chaos.cluster.live) draws with these; plain lines need none of them.
     def expect(self, name: str, final_step: int) -> None:
         """A run of scenario ``name`` begins; its workers train to ``final_step`` (0: unknown)."""
+        # A printer shared by runs one after another must not read one run's peers in the next.
+        self._stragglers = StragglerWatch()
+        self._seen = []
 
     def finish(self, status: str) -> None:
         """The current run ended with this status."""
@@ -42,11 +46,14 @@ class ProgressPrinter:
         """Nothing more to show."""
 
     def event(self, e: Event) -> None:
+        self._seen.append(e)
         if isinstance(e, LogLine):
-            # Who a hang waits for, the moment TF says it (issue: "tell me which peer is missing").
+            # Who a hang waits for and why, the moment TF says it (issue: "tell me
+            # which peer is missing, and why").
             missing = self._stragglers.feed(e)
             if missing:
-                self.line(f"{e.source}: coordination service waiting for {missing} (not connected yet)")
+                why, _ = why_missing_with_link(missing, self._seen, self._seen, e.t, live=True)
+                self.line(f"{e.source}: coordination service waiting for {missing} (not connected yet: {why})")
             return
         text = describe(e)
         if text:

@@ -144,6 +144,7 @@ class Connection:
     def side_made(self, side: Side) -> None:
         if side is self.client:
             self.proxy.connections.add(self)
+            self.proxy.client_accepted(side.transport.get_extra_info("peername"))
             self.apply_toxics()  # before any byte can arrive from either side
             self._dial = self.loop.create_task(self._connect_upstream())
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import socket
+import logging
 import weakref
 from typing import Any
 
@@ -15,6 +16,7 @@ from chaos.proxy.net import bind_listen
 from chaos.proxy.toxic_set import ToxicSet
 
 BACKLOG = 512
+log = logging.getLogger("chaos.proxy")
 
 
 def _call_if_alive(method: weakref.WeakMethod) -> None:
@@ -35,6 +37,7 @@ class Proxy:
         self.toxics = ToxicSet(functools.partial(_call_if_alive, weakref.WeakMethod(self._toxics_changed)))
         self.connections: set[Connection] = set()
         self._server: asyncio.AbstractServer | None = None
+        self._first_client_logged = False
 
     @property
     def enabled(self) -> bool:
@@ -55,6 +58,17 @@ class Proxy:
             raise
         host, port = sock.getsockname()[:2]
         self.listen = Address(host, port)
+        self._first_client_logged = False
+        log.info("proxy %s: listening on %s, upstream %s", self.name, self.listen, self.upstream)
+
+    def client_accepted(self, peer: Any) -> None:
+        """Log a listener's first client: a link that never logs one carried no
+        traffic (what a hang's report names). Only the first, so that a load of
+        short connections costs no log writes."""
+        if not self._first_client_logged:
+            self._first_client_logged = True
+            where = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+            log.info("proxy %s: first client accepted from %s (later ones are not logged)", self.name, where)
 
     async def start(self) -> None:
         if not self.enabled:

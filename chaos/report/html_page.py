@@ -129,8 +129,9 @@ def _timeline(report: Report, pic: Picture) -> str:
     figure = f'<div class="figure" id="timeline-figure">{svg}</div>' if svg else f'<p class="note" id="no-figure">{escape(why)}</p>'
     intro = (
         '<p class="note">One lane per worker: global step (solid) and loss (thin, right axis) over time; '
-        "fault windows shaded red; the dashed line is the pace of an uninterrupted run (pre-fault median step "
-        "time); the bottom lane is every step's time.</p>"
+        "fault windows shaded red; the dashed line is the uninterrupted reference run with the same seed "
+        "(started at this run's first step; without a reference: its pace at the pre-fault median step time); "
+        "the bottom lane is every step's time.</p>"
     )
     return "<h2>Timeline</h2>" + intro + figure + _windows_table(pic) + _marks_table(pic)
 

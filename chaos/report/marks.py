@@ -71,6 +71,9 @@ class Picture:
     # The pace of an uninterrupted run: (t, step) from the first step at the
     # pre-fault median step time to the final step; empty when unknown.
     pace: list[tuple[float, float]]
+    # The uninterrupted reference run's progress (t, step), its first step put at
+    # this run's first step; empty when no reference was run (then: ``pace``).
+    reference: list[tuple[float, float]]
     median_step_s: float | None
     final_step: int
     reference_final_loss: float | None
@@ -104,13 +107,15 @@ def picture(report: Report) -> Picture:
     median = _median_before_faults(timeline)
     marks += _slow_steps(lanes, median)
     final = timeline.info.final_step
-    pace = _pace(lanes, median, final) if windows else []
+    reference = _reference(lanes, timeline.info.reference_curve)
+    pace = _pace(lanes, median, final) if windows and not reference else []
     ref_loss = timeline.info.reference_final_loss
     return Picture(
         lanes=lanes,
         windows=windows,
         marks=sorted(marks, key=lambda m: (m.t, m.worker)),
         pace=pace,
+        reference=reference,
         median_step_s=median,
         final_step=final,
         reference_final_loss=ref_loss if _finite(ref_loss) else None,
@@ -214,6 +219,14 @@ def _slow_steps(lanes: list[Lane], median: float | None) -> list[Mark]:
                 ))
             run = []
     return out
+
+
+def _reference(lanes: list[Lane], curve) -> list[tuple[float, float]]:
+    firsts = [t for lane in lanes for t, s in lane.steps[:1] if s is not None]
+    if not curve or not firsts:
+        return []
+    t = min(firsts)
+    return [(t + dt, float(step)) for dt, step, _ in curve]
 
 
 def _pace(lanes: list[Lane], median: float | None, final: int) -> list[tuple[float, float]]:

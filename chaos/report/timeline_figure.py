@@ -5,7 +5,9 @@ right axis), the fault windows shaded and labelled across every lane, and the
 marks of ``chaos.report.marks`` (errors, exits, OOM kills, restarts, the
 checkpoint restored from, the resume point, slow steps). A last lane shows
 every step's time, so a slowdown stands out against the pre-fault median.
-The dashed line is the pace of an uninterrupted run (the pre-fault median
+The dashed line is the uninterrupted reference run with the same seed (its
+chief's steps, measured when the reference was computed, started at this run's
+first step); when no reference was run, the pace of one (the pre-fault median
 step time, from the first step to the final step).
 
 Every drawn thing carries an SVG id (``fault-<i>-...``, ``mark-<kind>-...``) so a
@@ -66,12 +68,17 @@ def _draw(pic: Picture):
     fig = Figure(figsize=(WIDTH_IN, LANE_HEIGHT_IN * n + 1.9), layout="constrained")
     axes = fig.subplots(n + 1, 1, sharex=True, height_ratios=[*([1.0] * n), 0.8])
     right = max(pic.duration, max((w.end for w in pic.windows), default=0.0)) or 1.0
+    if pic.reference:  # a reference slower than this run still shows to its end
+        right = max(right, pic.reference[-1][0])
     top = max([pic.final_step] + [s for lane in pic.lanes for _, s in lane.steps if s is not None]) or 1
 
     for row, (ax, lane) in enumerate(zip(axes, pic.lanes)):
         colour = WORKER_COLOURS[lane.worker % len(WORKER_COLOURS)]
         _windows(ax, pic, f"w{lane.worker}", label=row == 0)
-        if pic.pace:
+        if pic.reference:
+            xs, ys = zip(*pic.reference)
+            ax.plot(xs, ys, linestyle="--", color="#757575", linewidth=1.2, gid=f"reference-w{lane.worker}")
+        elif pic.pace:
             xs, ys = zip(*pic.pace)
             ax.plot(xs, ys, linestyle="--", color="#9e9e9e", linewidth=1.2, gid=f"pace-w{lane.worker}")
         if lane.steps:
@@ -119,7 +126,9 @@ def _draw(pic: Picture):
     handles = [Line2D([], [], color=WORKER_COLOURS[l.worker % len(WORKER_COLOURS)], linewidth=2,
                       label=f"worker-{l.worker} step") for l in pic.lanes]
     handles.append(Line2D([], [], color="#9e9e9e", linewidth=0.8, label="loss (right axis)"))
-    if pic.pace:
+    if pic.reference:
+        handles.append(Line2D([], [], color="#757575", linestyle="--", label="uninterrupted reference run"))
+    elif pic.pace:
         handles.append(Line2D([], [], color="#9e9e9e", linestyle="--", label="uninterrupted pace"))
     if pic.reference_final_loss is not None:
         handles.append(Line2D([], [], color="#616161", linestyle=":", label="reference final loss"))

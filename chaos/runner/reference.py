@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -22,10 +23,27 @@ from chaos.errors import InfrastructureError
 from chaos.events import StepEvent
 
 
+CURVE_POINTS = 240  # enough for a line across a report's figure; the cache stays a few KB
+
+
 @dataclass(frozen=True)
 class Reference:
     digest: str
     final_loss: float | None
+    # The chief's progress: (seconds since its first step, global step, loss),
+    # what a report draws beside the interrupted run; () in older cache files.
+    curve: tuple[tuple[float, int, float | None], ...] = ()
+
+
+def progress_curve(events, points: int = CURVE_POINTS) -> tuple[tuple[float, int, float | None], ...]:
+    """Worker 0's steps, thinned to at most ``points`` (the last one kept)."""
+    steps = [e for e in events if isinstance(e, StepEvent) and e.worker == 0]
+    if not steps:
+        return ()
+    every = max(1, -(-len(steps) // points))
+    kept = steps[::every] if steps[::every][-1] is steps[-1] else [*steps[::every], steps[-1]]
+    t0 = steps[0].t
+    return tuple((round(e.t - t0, 3), e.step, e.loss if math.isfinite(e.loss) else None) for e in kept)
 
 
 def cache_dir() -> Path:
@@ -62,7 +80,8 @@ def _locked(path: Path):
 def _cached(path: Path) -> Reference | None:
     try:
         data = json.loads(path.read_text())
-        return Reference(data["digest"], data.get("final_loss"))
+        curve = tuple((float(t), int(step), loss) for t, step, loss in data.get("curve") or ())
+        return Reference(data["digest"], data.get("final_loss"), curve)
     except (OSError, ValueError, KeyError, TypeError):
         return None  # absent, or a torn write of a killed run: compute it again
 
@@ -93,7 +112,8 @@ def _compute(spec: ClusterSpec, path: Path, progress, stop: EventLog | None) -> 
         )
     last = max((e.step for e in result.events if isinstance(e, StepEvent)), default=0)
     final = [e for e in result.events if isinstance(e, StepEvent) and e.step == last]
-    ref = Reference(next(iter(result.digests.values())), final[0].loss if final else None)
+    ref = Reference(next(iter(result.digests.values())), final[0].loss if final else None,
+                    progress_curve(result.events))
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(asdict(ref)))
     tmp.replace(path)  # atomic: a reader never sees half a file

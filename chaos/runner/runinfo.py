@@ -17,6 +17,7 @@ def run_info(scenario: Scenario, events: list[Event], reference=None) -> RunInfo
     ref = {
         "reference_digest": reference.digest if reference else None,
         "reference_final_loss": reference.final_loss if reference else None,
+        "reference_curve": reference.curve if reference else (),
     }
     workload = scenario.cluster.workload
     if workload is None:

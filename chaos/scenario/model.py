@@ -273,7 +273,8 @@ class Scenario(_Strict):
     def checks(self) -> list[Check]:
         return [*self.expect, *self.recover]
 
-    def run_info(self, reference_digest: str | None = None, reference_final_loss: float | None = None) -> RunInfo:
+    def run_info(self, reference_digest: str | None = None, reference_final_loss: float | None = None,
+                 reference_curve: tuple = ()) -> RunInfo:
         training = self.cluster.training
         return RunInfo(
             num_workers=self.cluster.workers,
@@ -282,6 +283,7 @@ class Scenario(_Strict):
             save_interval_steps=training.save_interval_steps,
             reference_digest=reference_digest,
             reference_final_loss=reference_final_loss,
+            reference_curve=reference_curve,
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -55,7 +55,7 @@ def is_ours(obj: EngineObject, session: str, used_volumes: set[str]) -> bool:
         return LABEL_RUN in obj.labels
     if obj.kind == "volume":
         return obj.id not in used_volumes
-    return bool(obj.labels) and LABEL_RUN not in obj.labels  # e.g. a build container of ours left behind
+    return False
 
 
 def leftovers(client, before: Snapshot, session: str) -> list[EngineObject]:

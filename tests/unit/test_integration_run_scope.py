@@ -68,7 +68,7 @@ def test_only_new_objects_of_this_session_or_unattributable_ones_are_leftovers()
     api.volumes_ = [{"Name": "old-volume", "Labels": None}]
     before = run_scope.Snapshot.take(client)
     api.containers_ += [container("mine", MINE), container("theirs", OTHER, mounts=["their-anon"]),
-                        container("unlabelled")]
+                        container("unlabelled"), container("someones-probe", {LABEL_PROJECT: PROJECT})]
     api.networks_ = [{"Id": "n1", "Name": "mine-net", "Labels": MINE}, {"Id": "n2", "Name": "their-net", "Labels": OTHER}]
     api.volumes_ += [{"Name": "anon-dangling", "Labels": None}, {"Name": "their-anon", "Labels": None}]
     api.images_ = [{"Id": "sha256:built", "RepoTags": ["tfchaos/worker:tf2.20"], "Labels": {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "app"}},

@@ -68,7 +68,7 @@ def test_why_missing_says_never_started_exited_or_where_its_own_log_stopped():
     from chaos.stragglers import describe_stragglers, why_missing
 
     server = LogLine(t=1.0, source="worker-1", text="I0000 grpc_server_lib.cc:466] Started server with target: grpc://localhost:23601")
-    assert why_missing("worker-1", [server]) == ("running, its server at grpc://localhost:23601: it cannot reach the chief", server)
+    assert why_missing("worker-1", [server]) == ("running, its server at grpc://localhost:23601: it has not reached the chief", server)
     gone = ExitEvent(t=2.0, source="worker-1", exit_code=1)
     assert why_missing("worker-1", [server, gone]) == ("it exited 1", gone)
     assert why_missing("worker-2", [server])[0] == "nothing from it: listed in the cluster, but no such worker ran"
@@ -76,5 +76,86 @@ def test_why_missing_says_never_started_exited_or_where_its_own_log_stopped():
              LogLine(t=0.5, source="worker-0", text="/job:worker/replica:0/task:1")]
     said, proof = describe_stragglers(chief, [*chief, server])
     assert said == ("worker-0's coordination service was still waiting for worker-1 "
-                    "(running, its server at grpc://localhost:23601: it cannot reach the chief)")
+                    "(running, its server at grpc://localhost:23601: it has not reached the chief)")
     assert server in proof
+
+
+# --- what the proxy saw of a missing task's link --------------------------------
+
+
+def _proxy(t: float, text: str) -> LogLine:
+    return LogLine(t=t, source="proxy", text=f"2026-11-25 12:00:00,000 chaos.proxy {text}")
+
+
+LISTENING_1 = "proxy worker-1: listening on 0.0.0.0:23601, upstream worker-1:23601"
+REFUSED_1 = ("proxy worker-1: cannot reach upstream worker-1:23601: "
+             "[Errno 111] Connect call failed ('172.18.0.4', 23601)")
+
+
+def test_a_link_nobody_connected_to_since_it_started_listening_is_named():
+    from chaos.proxy_links import link_seen
+
+    events = [_proxy(1.0, LISTENING_1), _proxy(1.0, "proxy worker-0: listening on 0.0.0.0:23600, upstream worker-0:23600"),
+              _proxy(5.0, "proxy worker-0: first client accepted from 172.18.0.5:40000 (later ones are not logged)")]
+    said, shown = link_seen("worker-1", events).describe(now=61.0)
+    assert said == "no peer has connected to its proxy link worker-1 (listening for 60 s)"
+    assert shown is events[0]
+    assert link_seen("worker-0", events).describe(now=61.0)[0] == "its proxy link worker-0 carries connections"
+
+
+def test_refused_connections_on_a_link_are_counted_with_the_last_reason_and_when():
+    from chaos.proxy_links import link_seen
+
+    events = [_proxy(1.0, LISTENING_1), _proxy(3.0, REFUSED_1), _proxy(10.0, REFUSED_1)]
+    said, shown = link_seen("worker-1", events).describe(now=12.0)
+    assert said == ("its proxy link worker-1 could not reach worker-1:23601 (2 times, the last 2 s before: "
+                    "[Errno 111] Connect call failed ('172.18.0.4', 23601))")
+    assert shown is events[-1]
+
+
+def test_a_new_listener_forgets_the_links_earlier_life_and_lines_after_now_are_not_seen():
+    from chaos.proxy_links import link_seen
+
+    events = [_proxy(1.0, LISTENING_1), _proxy(2.0, REFUSED_1),
+              _proxy(20.0, LISTENING_1),  # re-enabled after a partition
+              _proxy(40.0, "proxy worker-1: first client accepted from 172.18.0.5:1 (later ones are not logged)")]
+    assert link_seen("worker-1", events, until=30.0).describe(now=30.0)[0] == (
+        "no peer has connected to its proxy link worker-1 (listening for 10 s)")
+    # Another link's lines, other sources and a proxy that never spoke of the link say nothing.
+    assert link_seen("worker-2", events).describe(now=50.0) is None
+    assert link_seen("worker-1", [LogLine(t=1.0, source="worker-0", text=LISTENING_1)]).describe(now=5.0) is None
+
+
+def test_the_missing_task_description_adds_what_its_link_shows():
+    from chaos.stragglers import describe_stragglers
+
+    chief = [LogLine(t=61.0, source="worker-0", text="Example stragglers:"),
+             LogLine(t=61.0, source="worker-0", text="/job:worker/replica:0/task:1")]
+    server = LogLine(t=2.0, source="worker-1", text="Started server with target: grpc://localhost:23601")
+    history = [_proxy(1.0, LISTENING_1), server, *chief]
+    said, proof = describe_stragglers(chief, [server, *chief], history)
+    assert said == ("worker-0's coordination service was still waiting for worker-1 (running, its server at "
+                    "grpc://localhost:23601: it has not reached the chief; no peer has connected to its proxy "
+                    "link worker-1 (listening for 60 s))")
+    assert history[0] in proof and server in proof
+
+
+def test_the_progress_line_says_who_is_missing_and_why_and_forgets_the_previous_run():
+    import io
+
+    from chaos.cluster.progress import ProgressPrinter
+
+    out = io.StringIO()
+    show = ProgressPrinter(out)
+    show.expect("first", 100)
+    stragglers = [LogLine(t=61.0, source="worker-0", text="Example stragglers:"),
+                  LogLine(t=61.0, source="worker-0", text="/job:worker/replica:0/task:1")]
+    for e in [_proxy(1.0, LISTENING_1), _proxy(3.0, REFUSED_1), *stragglers]:
+        show.event(e)
+    assert ("worker-0: coordination service waiting for worker-1 (not connected yet: nothing from it yet; its proxy link worker-1 could not reach worker-1:23601 (1 time, "
+            "the last 58 s before: [Errno 111] Connect call failed ('172.18.0.4', 23601)))") in out.getvalue()
+    show.expect("second", 100)
+    out.truncate(0)
+    for e in stragglers:
+        show.event(e)
+    assert "not connected yet: nothing from it yet)" in out.getvalue()

@@ -134,6 +134,31 @@ def test_a_lane_breaks_at_a_restart_and_the_reference_is_drawn():
     assert {"pace-w0", "reference-loss-w0", "steps-w0", "loss-w1", "median-step-time"} <= svg_ids(html)
 
 
+def test_the_reference_runs_own_curve_replaces_the_pace_when_it_was_run():
+    s = scenario()
+    curve = ((0.0, 1, 1.5), (2.0, 20, 0.5), (4.5, 40, 0.03))
+    info = s.run_info(reference_digest="abc", reference_final_loss=0.025, reference_curve=curve)
+    report = build_report(s, f"scenarios/{NAME}.yaml", run_checks(s.checks, Timeline(info, events())), Timeline(info, events()))
+    pic = picture(report)
+    first = min(t for lane in pic.lanes for t, st in lane.steps[:1] if st is not None)
+    assert pic.reference == [(first, 1.0), (first + 2.0, 20.0), (first + 4.5, 40.0)] and pic.pace == []
+    ids = svg_ids(scenario_page(report))
+    assert "reference-w0" in ids and "reference-w1" in ids and not any(i.startswith("pace-") for i in ids)
+    assert "uninterrupted reference run" in scenario_page(report)
+
+
+def test_the_reference_curve_is_worker_0s_steps_thinned_with_the_last_kept():
+    from chaos.events import StepEvent
+    from chaos.runner.reference import progress_curve
+
+    steps = [StepEvent(t=100.0 + i * 0.1, source=f"worker-{w}", step=i, epoch=0, loss=1.0 / i)
+             for i in range(1, 1001) for w in (0, 1)]
+    curve = progress_curve(steps, points=240)
+    assert len(curve) <= 241 and curve[0] == (0.0, 1, 1.0) and curve[-1][1] == 1000
+    assert all(a[0] < b[0] and a[1] < b[1] for a, b in zip(curve, curve[1:]))
+    assert progress_curve([]) == ()
+
+
 def test_every_verdict_reason_explanation_and_reproduce_command_is_on_the_page():
     report = make_report()
     html = scenario_page(report)
