@@ -191,6 +191,16 @@ class NoticeEvent(Event):
 
 
 @dataclass(frozen=True)
+class AddressEvent(Event):
+    """Where a worker's container came up on the run's network (runner event):
+    so the proxy's "first client from HOST" lines name which task reached a link."""
+
+    kind: ClassVar[str] = "address"
+    task: str = ""  # "worker-1"
+    address: str = ""  # its IP on the run's network
+
+
+@dataclass(frozen=True)
 class PlanEvent(Event):
     """What a worker is about to train, said when training begins (by the agent
     at ``fit``'s train begin, or a custom loop's ``report.plan``), so the runner
@@ -224,6 +234,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ExitEvent,
         RestartEvent,
         NoticeEvent,
+        AddressEvent,
         PlanEvent,
     )
 }

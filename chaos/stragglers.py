@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from chaos.events import Event, ExitEvent, LogLine
-from chaos.proxy_links import link_seen
+from chaos.proxy_links import describe_links
 
 _TASK = re.compile(r"^/job:(\w+)/replica:\d+/task:(\d+)\s*$")
 _STRAGGLERS = "Example stragglers:"
@@ -90,10 +90,10 @@ def why_missing_with_link(
     (``history``: the run's events from its start, for when the link began)."""
     why, shown = why_missing(task, events, live=live)
     proof = [shown] if shown else []
-    link = link_seen(task, history, until=now).describe(now)
-    if link is not None:
-        why = f"{why}; {link[0]}"
-        proof += [link[1]] if link[1] else []
+    links = describe_links(task, history, now)
+    if links is not None:
+        why = f"{why}; proxy: {links[0]}"
+        proof += links[1]
     return why, proof
 
 

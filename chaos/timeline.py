@@ -224,6 +224,18 @@ class Timeline:
         current = [e for e in self.events if e.worker == worker and since <= e.t]
         return worker in finished_workers(current, started, reached, self.info.final_step)
 
+    def acting_from(self, window: FaultWindow) -> float:
+        """When the fault could first act: its inject, or, for a fault the
+        workers were (re)created with (at bring-up, or by a redeploy), when the
+        last of them came up with it before anything happened (a step or an
+        error). Bring-up takes 20 s on a quiet machine and over 70 s on a busy
+        one; a symptom's clock must not run while TF is still importing."""
+        start = window.inject.t
+        first = next((e.t for e in self.events if e.t >= start and isinstance(e, (StepEvent, ErrorEvent))),
+                     window.end)
+        came_up = [e.t for e in self.of(StartEvent) if start <= e.t <= first]
+        return max(came_up, default=start)
+
     def landed_late(self, window: FaultWindow) -> str | None:
         """Why this fault could not act (it reached the cluster after every
         worker it targets had finished training), or None."""

@@ -81,7 +81,10 @@ class ErrorRaised(SymptomCheck):
     )
     message: str = Field(".*", description="regular expression searched for in the message")
     workers: list[int] | None = Field(None, min_length=1, description="each of these must raise it; default: any worker")
-    within_s: float = Field(60.0, gt=0, le=MAX_SECONDS, description="seconds after the fault's inject")
+    within_s: float = Field(
+        60.0, gt=0, le=MAX_SECONDS,
+        description="seconds after the fault's inject (for a fault workers are created with: after they came up with it)",
+    )
 
     @field_validator("message")
     @classmethod
@@ -98,25 +101,27 @@ class ErrorRaised(SymptomCheck):
 
     def judge(self, timeline: Timeline) -> Verdict:
         window = self.window(timeline)
-        seen = [e for e in timeline.errors() if window.start <= e.t <= window.start + self.within_s]
+        clock = timeline.acting_from(window)
+        since = "the inject" if clock == window.start else "the workers came up with the fault"
+        seen = [e for e in timeline.errors() if window.start <= e.t <= clock + self.within_s]
         hits = [e for e in seen if self.matches(e)]
         wanted = f"{' or '.join(self.classes)} matching /{self.message}/"
         if self.workers is None:
             if hits:
                 first = hits[0]
                 return passed(
-                    f"worker-{first.worker} raised {wanted} {first.t - window.start:.1f} s after the inject",
+                    f"worker-{first.worker} raised {wanted} {first.t - clock:.1f} s after {since}",
                     [window.inject, first],
                 )
             return failed(
-                f"no {wanted} within {self.within_s:g} s of the inject ({len(seen)} other errors)",
+                f"no {wanted} within {self.within_s:g} s of {since} ({len(seen)} other errors)",
                 [window.inject, *seen[:3]],
             )
         missing = [w for w in self.workers if not any(h.worker == w for h in hits)]
         proof = [window.inject, *[next(h for h in hits if h.worker == w) for w in self.workers if w not in missing]]
         if missing:
             return failed(
-                f"{names(missing)} raised no {wanted} within {self.within_s:g} s of the inject",
+                f"{names(missing)} raised no {wanted} within {self.within_s:g} s of {since}",
                 proof + [e for e in seen if e.worker in missing][:3],
             )
         return passed(f"{names(self.workers)} raised {wanted} after the inject", proof)

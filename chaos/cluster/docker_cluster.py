@@ -35,7 +35,7 @@ from chaos.cluster.proxy_client import ProxyClient
 from chaos.cluster.topology import PROXY_ALIAS, PROXY_API_PORT, Topology
 from chaos.cluster.waits import container_report, wait_until
 from chaos.errors import InfrastructureError
-from chaos.events import RUNNER, Event, ExitEvent, NoticeEvent, RestartEvent
+from chaos.events import RUNNER, AddressEvent, Event, ExitEvent, NoticeEvent, RestartEvent
 from chaos.worker.cluster_env import cluster_env
 from chaos.worker.control import control_file_script
 from chaos.worker.emit import WORKER_INDEX_ENV
@@ -492,6 +492,17 @@ class DockerCluster:
         follower.start()
         watcher.start()
         self.workers[index] = _Worker(index, generation, container, follower, watcher)
+        self._record_address(container, name)
+
+    def _record_address(self, container, name: str) -> None:
+        """Say where the worker came up: the proxy names the hosts that reach a link."""
+        try:
+            container.reload()
+            address = container.attrs["NetworkSettings"]["Networks"][self.network.name]["IPAddress"]
+        except Exception:  # gone already, or not on the network: nothing to say
+            return
+        if address:
+            self.record(AddressEvent(t=time.time(), source=RUNNER, task=name, address=address))
 
     def _watch_exit(self, container, source: str) -> None:
         try:

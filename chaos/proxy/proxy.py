@@ -17,6 +17,7 @@ from chaos.proxy.toxic_set import ToxicSet
 
 BACKLOG = 512
 log = logging.getLogger("chaos.proxy")
+MAX_LOGGED_HOSTS = 64  # a cluster has a handful; more is a load test, not worth a line each
 
 
 def _call_if_alive(method: weakref.WeakMethod) -> None:
@@ -37,7 +38,7 @@ class Proxy:
         self.toxics = ToxicSet(functools.partial(_call_if_alive, weakref.WeakMethod(self._toxics_changed)))
         self.connections: set[Connection] = set()
         self._server: asyncio.AbstractServer | None = None
-        self._first_client_logged = False
+        self._hosts_logged: set[str] = set()
 
     @property
     def enabled(self) -> bool:
@@ -58,17 +59,20 @@ class Proxy:
             raise
         host, port = sock.getsockname()[:2]
         self.listen = Address(host, port)
-        self._first_client_logged = False
+        self._hosts_logged = set()
         log.info("proxy %s: listening on %s, upstream %s", self.name, self.listen, self.upstream)
 
     def client_accepted(self, peer: Any) -> None:
-        """Log a listener's first client: a link that never logs one carried no
-        traffic (what a hang's report names). Only the first, so that a load of
-        short connections costs no log writes."""
-        if not self._first_client_logged:
-            self._first_client_logged = True
-            where = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-            log.info("proxy %s: first client accepted from %s (later ones are not logged)", self.name, where)
+        """Log a listener's first client from each host: which hosts reached a
+        link, and which link nobody reached, is what a hang's report names.
+        Only the first per host (and only MAX_LOGGED_HOSTS hosts), so that a
+        load of short connections costs no log writes."""
+        host, port = (peer[0], peer[1]) if isinstance(peer, tuple) else (str(peer), 0)
+        if host in self._hosts_logged or len(self._hosts_logged) >= MAX_LOGGED_HOSTS:
+            return
+        self._hosts_logged.add(host)
+        log.info("proxy %s: first client from %s accepted (port %s; later ones from it are not logged)",
+                 self.name, host, port)
 
     async def start(self) -> None:
         if not self.enabled:

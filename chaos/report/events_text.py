@@ -12,6 +12,7 @@ from chaos.events import (
     InjectEvent,
     LogLine,
     NoticeEvent,
+    AddressEvent,
     PhaseEvent,
     RestartEvent,
     RestoredEvent,
@@ -49,6 +50,8 @@ def _what(e: Event) -> str:
         return f"phase {e.phase}"
     if isinstance(e, NoticeEvent):
         return f"{e.topic}: {e.text}"
+    if isinstance(e, AddressEvent):
+        return f"{e.task} at {e.address}"
     if isinstance(e, LogLine):
         return f"log: {e.text}"
     return e.kind

@@ -80,63 +80,86 @@ def test_why_missing_says_never_started_exited_or_where_its_own_log_stopped():
     assert server in proof
 
 
-# --- what the proxy saw of a missing task's link --------------------------------
+# --- what the proxy saw of a missing task's links -------------------------------
 
 
 def _proxy(t: float, text: str) -> LogLine:
     return LogLine(t=t, source="proxy", text=f"2026-11-25 12:00:00,000 chaos.proxy {text}")
 
 
-LISTENING_1 = "proxy worker-1: listening on 0.0.0.0:23601, upstream worker-1:23601"
+def _listening(t: float, i: int) -> LogLine:
+    return _proxy(t, f"proxy worker-{i}: listening on 0.0.0.0:2360{i}, upstream worker-{i}:2360{i}")
+
+
+def _client(t: float, i: int, host: str) -> LogLine:
+    return _proxy(t, f"proxy worker-{i}: first client from {host} accepted (port 40000; later ones from it are not logged)")
+
+
+def _at(task: str, address: str):
+    from chaos.events import RUNNER, AddressEvent
+
+    return AddressEvent(t=1.5, source=RUNNER, task=task, address=address)
+
+
 REFUSED_1 = ("proxy worker-1: cannot reach upstream worker-1:23601: "
              "[Errno 111] Connect call failed ('172.18.0.4', 23601)")
 
 
-def test_a_link_nobody_connected_to_since_it_started_listening_is_named():
-    from chaos.proxy_links import link_seen
+def test_a_task_that_reached_no_peers_link_and_whose_link_nobody_reached_is_named():
+    from chaos.proxy_links import describe_links
 
-    events = [_proxy(1.0, LISTENING_1), _proxy(1.0, "proxy worker-0: listening on 0.0.0.0:23600, upstream worker-0:23600"),
-              _proxy(5.0, "proxy worker-0: first client accepted from 172.18.0.5:40000 (later ones are not logged)")]
-    said, shown = link_seen("worker-1", events).describe(now=61.0)
-    assert said == "no peer has connected to its proxy link worker-1 (listening for 60 s)"
-    assert shown is events[0]
-    assert link_seen("worker-0", events).describe(now=61.0)[0] == "its proxy link worker-0 carries connections"
+    events = [_listening(1.0, 0), _listening(1.0, 1), _at("worker-0", "172.18.0.3"), _at("worker-1", "172.18.0.4"),
+              _client(5.0, 0, "172.18.0.9")]  # someone else reached the chief's link, not worker-1
+    said, proof = describe_links("worker-1", events, now=61.0)
+    assert said == ("it reached no peer's proxy link (nothing from 172.18.0.4 on worker-0); "
+                    "no peer reached its own link worker-1 (listening for 60 s)")
+    assert events[0] in proof and events[1] in proof
 
 
-def test_refused_connections_on_a_link_are_counted_with_the_last_reason_and_when():
-    from chaos.proxy_links import link_seen
+def test_a_task_that_reached_the_chiefs_link_says_so_with_the_line():
+    from chaos.proxy_links import describe_links
 
-    events = [_proxy(1.0, LISTENING_1), _proxy(3.0, REFUSED_1), _proxy(10.0, REFUSED_1)]
-    said, shown = link_seen("worker-1", events).describe(now=12.0)
-    assert said == ("its proxy link worker-1 could not reach worker-1:23601 (2 times, the last 2 s before: "
+    events = [_listening(1.0, 0), _listening(1.0, 1), _at("worker-1", "172.18.0.4"),
+              _client(5.0, 0, "172.18.0.4"), _client(6.0, 1, "172.18.0.3")]
+    said, proof = describe_links("worker-1", events, now=20.0)
+    assert said == "it reached the proxy link of worker-0"
+    assert proof == [events[3]]
+
+
+def test_refusals_on_its_own_link_are_counted_with_the_last_reason_and_when():
+    from chaos.proxy_links import describe_links
+
+    events = [_listening(1.0, 1), _proxy(3.0, REFUSED_1), _proxy(10.0, REFUSED_1)]
+    said, proof = describe_links("worker-1", events, now=12.0)
+    assert said == ("its own link could not reach worker-1:23601 (2 times, the last 2 s before: "
                     "[Errno 111] Connect call failed ('172.18.0.4', 23601))")
-    assert shown is events[-1]
+    assert proof == [events[-1]]
 
 
-def test_a_new_listener_forgets_the_links_earlier_life_and_lines_after_now_are_not_seen():
-    from chaos.proxy_links import link_seen
+def test_a_new_listener_forgets_the_links_earlier_life_and_later_lines_are_not_seen():
+    from chaos.proxy_links import describe_links
 
-    events = [_proxy(1.0, LISTENING_1), _proxy(2.0, REFUSED_1),
-              _proxy(20.0, LISTENING_1),  # re-enabled after a partition
-              _proxy(40.0, "proxy worker-1: first client accepted from 172.18.0.5:1 (later ones are not logged)")]
-    assert link_seen("worker-1", events, until=30.0).describe(now=30.0)[0] == (
-        "no peer has connected to its proxy link worker-1 (listening for 10 s)")
-    # Another link's lines, other sources and a proxy that never spoke of the link say nothing.
-    assert link_seen("worker-2", events).describe(now=50.0) is None
-    assert link_seen("worker-1", [LogLine(t=1.0, source="worker-0", text=LISTENING_1)]).describe(now=5.0) is None
+    events = [_listening(1.0, 1), _proxy(2.0, REFUSED_1),
+              _listening(20.0, 1),  # re-enabled after a partition
+              _client(40.0, 1, "172.18.0.3")]
+    assert describe_links("worker-1", events, now=30.0)[0] == "no peer reached its own link worker-1 (listening for 10 s)"
+    assert describe_links("worker-1", events, now=50.0) is None  # reached, and nothing else to say
+    # A proxy that never spoke of the task, or lines of another source, say nothing.
+    assert describe_links("worker-2", events, now=50.0) is None
+    assert describe_links("worker-1", [LogLine(t=1.0, source="worker-0", text=REFUSED_1)], now=5.0) is None
 
 
-def test_the_missing_task_description_adds_what_its_link_shows():
+def test_the_missing_task_description_adds_what_the_proxy_saw():
     from chaos.stragglers import describe_stragglers
 
     chief = [LogLine(t=61.0, source="worker-0", text="Example stragglers:"),
              LogLine(t=61.0, source="worker-0", text="/job:worker/replica:0/task:1")]
     server = LogLine(t=2.0, source="worker-1", text="Started server with target: grpc://localhost:23601")
-    history = [_proxy(1.0, LISTENING_1), server, *chief]
+    history = [_listening(1.0, 0), _listening(1.0, 1), _at("worker-1", "172.18.0.4"), server, *chief]
     said, proof = describe_stragglers(chief, [server, *chief], history)
     assert said == ("worker-0's coordination service was still waiting for worker-1 (running, its server at "
-                    "grpc://localhost:23601: it has not reached the chief; no peer has connected to its proxy "
-                    "link worker-1 (listening for 60 s))")
+                    "grpc://localhost:23601: it has not reached the chief; proxy: it reached no peer's proxy link "
+                    "(nothing from 172.18.0.4 on worker-0); no peer reached its own link worker-1 (listening for 60 s))")
     assert history[0] in proof and server in proof
 
 
@@ -150,10 +173,11 @@ def test_the_progress_line_says_who_is_missing_and_why_and_forgets_the_previous_
     show.expect("first", 100)
     stragglers = [LogLine(t=61.0, source="worker-0", text="Example stragglers:"),
                   LogLine(t=61.0, source="worker-0", text="/job:worker/replica:0/task:1")]
-    for e in [_proxy(1.0, LISTENING_1), _proxy(3.0, REFUSED_1), *stragglers]:
+    for e in [_listening(1.0, 1), _proxy(3.0, REFUSED_1), *stragglers]:
         show.event(e)
-    assert ("worker-0: coordination service waiting for worker-1 (not connected yet: nothing from it yet; its proxy link worker-1 could not reach worker-1:23601 (1 time, "
-            "the last 58 s before: [Errno 111] Connect call failed ('172.18.0.4', 23601)))") in out.getvalue()
+    assert ("worker-0: coordination service waiting for worker-1 (not connected yet: nothing from it yet; proxy: "
+            "its own link could not reach worker-1:23601 (1 time, the last 58 s before: [Errno 111] Connect call "
+            "failed ('172.18.0.4', 23601)))") in out.getvalue()
     show.expect("second", 100)
     out.truncate(0)
     for e in stragglers:

@@ -27,6 +27,26 @@ def test_error_fails_on_wrong_class_message_worker_or_time():
     assert judge(ErrorRaised(class_="UnavailableError", within_s=0.5), timeline).status is Status.FAIL
 
 
+def test_error_clock_starts_when_the_workers_came_up_with_a_bring_up_fault():
+    # Inject at bring-up, TF takes 70 s to import on a busy machine, then worker-1 fails at once.
+    slow = (TimelineBuilder().inject("tf_config", "worker-1", mode="malformed").wait(70).start().wait(2)
+            .error(1, "json.decoder.JSONDecodeError", "Expecting ',' delimiter").build())
+    verdict = judge(ErrorRaised(class_="JSONDecodeError", workers=[1], within_s=10), slow)
+    assert verdict.status is Status.PASS, verdict.reason
+    late = (TimelineBuilder().inject("tf_config", "worker-1").wait(70).start().wait(12)
+            .error(1, "json.decoder.JSONDecodeError", "x").build())
+    verdict = judge(ErrorRaised(class_="JSONDecodeError", within_s=10), late)
+    assert verdict.status is Status.FAIL and "of the workers came up with the fault" in verdict.reason
+
+
+def test_error_clock_is_the_inject_for_a_fault_on_running_workers_even_if_they_restart_after():
+    # Mid-training: the error comes 5 s after the inject; the restart after it must not move the clock.
+    timeline = (TimelineBuilder().start().steps(1, 10).inject("partition", "worker-1").wait(5)
+                .error(0, UNAVAILABLE, "Socket closed").wait(30).restart().start().build())
+    assert judge(ErrorRaised(class_="UnavailableError", within_s=6), timeline).status is Status.PASS
+    assert judge(ErrorRaised(class_="UnavailableError", within_s=4), timeline).status is Status.FAIL
+
+
 def test_error_is_unknown_when_the_fault_never_reached_the_cluster():
     b = TimelineBuilder().start().steps(1, 30)
     b.error(0, UNAVAILABLE, "Connection refused")  # an error, but no inject
