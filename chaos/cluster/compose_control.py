@@ -92,6 +92,9 @@ class ComposeControl:
     def update_resources(self, index: int, **limits: Any) -> None:
         self.container(index).update(**limits)
 
+    def created_resources(self, index: int) -> dict[str, Any]:
+        return {}  # the generated compose file sets no limits
+
     def memory_usage(self, index: int) -> int:
         stats = self.container(index).stats(stream=False, one_shot=True)
         return int(stats.get("memory_stats", {}).get("usage") or 0)

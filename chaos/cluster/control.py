@@ -43,6 +43,10 @@ class ClusterControl(Protocol):
     def update_resources(self, index: int, **limits: Any) -> None:
         """Change a running worker's container limits (cpu_quota, mem_limit, ...)."""
 
+    def created_resources(self, index: int) -> dict[str, Any]:
+        """The container limits the worker was created with (a fault's heal goes back to them)."""
+        ...
+
     def memory_usage(self, index: int) -> int:
         """Bytes the worker's container uses now."""
 

@@ -289,6 +289,9 @@ class DockerCluster:
     def update_resources(self, index: int, **limits: Any) -> None:
         self.container(index).update(**limits)
 
+    def created_resources(self, index: int) -> dict[str, Any]:
+        return self._resources(index)
+
     def memory_usage(self, index: int) -> int:
         """Bytes the worker's container uses now (its cgroup's usage)."""
         usage = self.container(index).stats(stream=False, one_shot=True).get("memory_stats", {}).get("usage")

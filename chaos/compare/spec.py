@@ -10,6 +10,7 @@ A SPEC is ``default`` (the scenarios as written), a YAML file, or inline
     proxy_image: local/toxiproxy:2.9   # optional: another Toxiproxy-API image
 
     --candidate tf=2.18,heartbeat_timeout_s=30
+    --candidate cpus=1,memory_mb=3072          # smaller worker machines
     --candidate image=acme/trainer:2.5,env.XLA_FLAGS=--xla_gpu_autotune_level=0   # a user's job
 
 Every scenario is validated again with the overlay, so a bad value is the same
@@ -40,10 +41,12 @@ INLINE = {
     "restart": ("cluster", "recovery", "restart"),
     "max_restarts": ("cluster", "recovery", "max_restarts"),
     "image": ("cluster", "workload", "image"),
+    "cpus": ("cluster", "resources", "cpus"),
+    "memory_mb": ("cluster", "resources", "memory_mb"),
     "proxy_image": ("proxy_image",),
 }
 FILE_KEYS = ("name", "cluster", "proxy_image")
-NUMERIC = {"heartbeat_timeout_s", "collective_timeout_s", "max_restarts"}  # the others stay text: tf=2.20 is not 2.2
+NUMERIC = {"heartbeat_timeout_s", "collective_timeout_s", "max_restarts", "cpus", "memory_mb"}  # the others stay text: tf=2.20 is not 2.2
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,9 @@ class HostOOM(WorkerFault):
         if self._limited:
             if cluster.is_running(self.worker):
                 _lift_memory_demand(cluster, self.worker)
-                cluster.update_resources(self.worker, mem_limit=UNLIMITED_MEMORY, memswap_limit=-1)
+                created = cluster.created_resources(self.worker)  # the scenario's own limit, if any
+                cluster.update_resources(self.worker, mem_limit=created.get("mem_limit", UNLIMITED_MEMORY),
+                                         memswap_limit=created.get("memswap_limit", -1))
             self._limited = False
 
 
@@ -101,5 +103,7 @@ class CpuThrottle(WorkerFault):
     def heal(self, cluster: ClusterControl) -> None:
         if self._throttled:
             if cluster.is_running(self.worker):
-                cluster.update_resources(self.worker, cpu_quota=-1)
+                created = cluster.created_resources(self.worker)  # the scenario's own quota, if any
+                back = {k: created[k] for k in ("cpu_period", "cpu_quota") if k in created}
+                cluster.update_resources(self.worker, **(back or {"cpu_quota": -1}))
             self._throttled = False

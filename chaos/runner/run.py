@@ -88,6 +88,7 @@ def cluster_spec(scenario: Scenario, images: Images) -> ClusterSpec:
         launch=with_cluster_env(Launch() if workload is None else Launch.of(workload), c.env),
         image_map=images.others,
         backup_volume_mb=max((s.fault.backup_volume_mb() for s in scenario.faults), default=0),
+        resources={i: c.resources.limits() for i in range(len(images.workers))} if c.resources.limits() else {},
     )
 
 

@@ -169,6 +169,28 @@ class RecoveryPolicy(_Strict):
     max_restarts: int = Field(1, ge=0, le=10)
 
 
+class WorkerResources(_Strict):
+    """Container limits every worker is created with (what a pod's resources
+    say): a smaller or larger machine is a change `chaos compare` validates."""
+
+    cpus: Optional[float] = Field(None, gt=0, le=64, description="CPU time, in cores (a CFS quota); default: no limit")
+    memory_mb: Optional[int] = Field(
+        None, ge=256, le=1 << 20, description="memory limit (swap included), MB; default: no limit"
+    )
+
+    def limits(self) -> dict[str, Any]:
+        """Docker's host-config keys (a quota, not nano_cpus: cpu_throttle changes the quota)."""
+        out: dict[str, Any] = {}
+        if self.cpus is not None:
+            out |= {"cpu_period": CPU_PERIOD_US, "cpu_quota": max(1000, int(self.cpus * CPU_PERIOD_US))}
+        if self.memory_mb is not None:
+            out |= {"mem_limit": self.memory_mb << 20, "memswap_limit": self.memory_mb << 20}
+        return out
+
+
+CPU_PERIOD_US = 10_000  # cpu_throttle's period: its heal then restores the quota alone
+
+
 class ClusterSpec(_Strict):
     workers: int = Field(2, ge=1, le=MAX_WORKERS)
     tf_version: TfVersion = Field(DEFAULT_TF_VERSION, description="every worker's image, unless tf_versions says otherwise")
@@ -181,6 +203,9 @@ class ClusterSpec(_Strict):
     env: dict[str, str] = Field(
         default_factory=dict,
         description="environment variables of every worker (the harness or a user's job; the job's own env wins)",
+    )
+    resources: WorkerResources = Field(
+        WorkerResources(), description="container limits of every worker: {cpus, memory_mb}; default: none"
     )
 
     @field_validator("env")

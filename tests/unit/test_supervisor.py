@@ -110,6 +110,9 @@ class FakeCluster:
     def update_resources(self, index, **limits):
         self._call("update_resources", index, limits)
 
+    def created_resources(self, index):
+        return {}
+
     def memory_usage(self, index):
         self._call("memory_usage", index)
         return 100 << 20

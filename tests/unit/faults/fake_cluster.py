@@ -87,6 +87,9 @@ class FakeCluster:
     def update_resources(self, index, **limits):
         self.calls.append(("update_resources", index, limits))
 
+    def created_resources(self, index):
+        return getattr(self, "created", {}).get(index, {})
+
     def restart(self, indices, reason):
         self.calls.append(("restart", list(indices), reason))
 

@@ -156,6 +156,22 @@ def test_cpu_throttle_heal_removes_the_quota_once(cluster):
     ]
 
 
+def test_heals_go_back_to_the_limits_the_scenario_created_the_worker_with(cluster):
+    from chaos.scenario.model import WorkerResources
+
+    cluster.created = {1: WorkerResources(cpus=1.5, memory_mb=4096).limits()}
+    fault = CpuThrottle(worker=1)
+    fault.inject(cluster)
+    fault.heal(cluster)
+    assert cluster.calls[-1] == ("update_resources", 1, {"cpu_period": 10_000, "cpu_quota": 15_000})
+    cluster.calls.clear()
+    cluster.usage = {1: 100 * MB}
+    oom = HostOOM(worker=1)
+    oom.inject(cluster)
+    oom.heal(cluster)
+    assert ("update_resources", 1, {"mem_limit": 4096 * MB, "memswap_limit": 4096 * MB}) in cluster.calls
+
+
 def test_cpu_throttle_heal_skips_a_worker_that_is_not_running(cluster):
     fault = CpuThrottle(worker=1)
     fault.inject(cluster)
