@@ -110,7 +110,7 @@ def register(subparsers) -> None:
     p.add_argument("paths", nargs="*", metavar="SCENARIO|DIR",
                    help="scenario files or folders (default: the shipped suite); or two report folders")
     p.add_argument("--baseline", metavar="SPEC", help="`default`, a spec YAML file, or key=value,... "
-                   "(tf, heartbeat_timeout_s, collective_timeout_s, restart, max_restarts, image, env.NAME, proxy_image)")
+                   "(tf, heartbeat_timeout_s, collective_timeout_s, restart, max_restarts, image, env.NAME, proxy_image, cpus, memory_mb)")
     p.add_argument("--candidate", metavar="SPEC", help="the change to validate, same forms as --baseline")
     p.add_argument("--repeat", type=_positive(int, 1, 50), default=5, metavar="N",
                    help="runs of each scenario on each side (default 5; 4 or more to call a timing change)")

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 
 from chaos.diagnose.logs import WorkerLog, worker_index
-from chaos.events import ErrorEvent, ExitEvent, LogLine, RestartEvent, StartEvent, StepEvent, parse_line
+from chaos.events import DoneEvent, ErrorEvent, ExitEvent, LogLine, RestartEvent, StartEvent, StepEvent, parse_line
 from chaos.workload.logparse import NEW_RECORD
 
 MAX_MESSAGE_LINES = 40
@@ -78,6 +78,15 @@ class Generation:
     fingerprint: dict[str, str] | None = None
     start: Evidence | None = None
     lines: list[Evidence] = field(default_factory=list)  # this generation's own lines
+    done_t: float | None = None  # when it said training was done (the framework's own logs)
+
+    def add_error(self, error: "ErrorSeen") -> None:
+        """Keep ``error`` unless it came after training was done: a worker whose
+        peer finished and left first can fail its own shutdown (`Socket
+        closed`), which says nothing of the failure the run was about."""
+        if self.done_t is not None and error.t is not None and error.t > self.done_t:
+            return
+        self.errors.append(error)
 
 
 @dataclass
@@ -257,7 +266,7 @@ def observe(log: WorkerLog) -> WorkerObservations:
     def flush() -> None:
         nonlocal pending
         if pending is not None:
-            generations[-1].errors.append(ErrorSeen(pending["cls"], pending["msg"], pending["t"], pending["evidence"]))
+            generations[-1].add_error(ErrorSeen(pending["cls"], pending["msg"], pending["t"], pending["evidence"]))
             pending = None
 
     for i, text in enumerate(log.lines):
@@ -343,9 +352,11 @@ def _event(event, evidence: Evidence, generations: list[Generation]) -> None:
         short = event.error_class.rsplit(".", 1)[-1]
         # the traceback printed beside the event says the same: keep one
         if not any(e.cls == short and e.message[:80] == event.message[:80] for e in gen.errors):
-            gen.errors.append(ErrorSeen(short, event.message, event.t, evidence))
+            gen.add_error(ErrorSeen(short, event.message, event.t, evidence))
     elif isinstance(event, ExitEvent):
         gen.exits.append(ExitSeen(event.exit_code, event.oom_killed, evidence, event.t))
+    elif isinstance(event, DoneEvent):
+        gen.done_t = event.t
 
 
 def _text_line(text: str, t: float | None, evidence: Evidence, gen: Generation) -> None:
@@ -353,7 +364,7 @@ def _text_line(text: str, t: float | None, evidence: Evidence, gen: Generation) 
         gen.hang_lines.append((t, evidence))
     status = _status(text)
     if status and not _exception(text):
-        gen.errors.append(ErrorSeen(status[0], status[1], t, evidence))
+        gen.add_error(ErrorSeen(status[0], status[1], t, evidence))
     exited = _exit(text)
     if exited:
         gen.exits.append(ExitSeen(exited[0], exited[1], evidence, t))

@@ -139,3 +139,17 @@ def test_keras_step_times_are_read():
 def test_line_time(line, expected):
     got = line_time(line)
     assert got == pytest.approx(expected) if expected is not None else got is None
+
+
+def test_an_error_after_the_worker_said_done_is_its_shutdown_not_a_symptom():
+    done = json.dumps({"event": "done", "step": 500, "epoch": 4, "t": 10.0, "source": "worker-1"})
+    late = json.dumps({"event": "error", "error_class": "tensorflow.python.framework.errors_impl.UnavailableError",
+                       "message": "Socket closed", "source": "worker-1", "t": 10.4})
+    early = json.dumps({**json.loads(late), "t": 9.0})
+    assert errors(done, late) == []
+    assert errors(early, done, late) == [("UnavailableError", "Socket closed")]
+    # A new life of the process (a restart) is judged afresh.
+    restart = '{"event":"restart","reason":"x","source":"worker-1","t":20.0}'
+    step = json.dumps({"event": "step", "step": 500, "t": 9.9, "source": "worker-1"})
+    assert errors(step, done, restart, json.dumps({**json.loads(late), "t": 25.0})) == [
+        ("UnavailableError", "Socket closed")]
