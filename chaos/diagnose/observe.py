@@ -62,6 +62,7 @@ class StepSeen:
     t: float | None
     batch_digest: str
     evidence: Evidence
+    replica_batch_digests: tuple[str, ...] = ()  # several replicas in one worker (MirroredStrategy)
 
 
 @dataclass
@@ -79,14 +80,24 @@ class Generation:
     start: Evidence | None = None
     lines: list[Evidence] = field(default_factory=list)  # this generation's own lines
     done_t: float | None = None  # when it said training was done (the framework's own logs)
+    redeployed: bool = False  # begun by the runner's redeploy: until its start, lines are the old process's
+
+    def _aftermath(self, t: float | None) -> bool:
+        """Lines of a process the run was done with: after it said training was
+        done (a worker whose peer left first can fail its own shutdown with
+        `Socket closed`), or the old process's last words after the runner's
+        redeploy stopped it (they reach the log after the restart line on a busy
+        machine). Neither says anything of the failure the run was about."""
+        after_done = self.done_t is not None and t is not None and t > self.done_t
+        return after_done or (self.redeployed and self.start is None)
 
     def add_error(self, error: "ErrorSeen") -> None:
-        """Keep ``error`` unless it came after training was done: a worker whose
-        peer finished and left first can fail its own shutdown (`Socket
-        closed`), which says nothing of the failure the run was about."""
-        if self.done_t is not None and error.t is not None and error.t > self.done_t:
-            return
-        self.errors.append(error)
+        if not self._aftermath(error.t):
+            self.errors.append(error)
+
+    def add_exit(self, exit_: "ExitSeen") -> None:
+        if not (self.redeployed and self.start is None):
+            self.exits.append(exit_)
 
 
 @dataclass
@@ -341,20 +352,21 @@ def _event(event, evidence: Evidence, generations: list[Generation]) -> None:
         _forget_redeploy(gen, event.t)
     restarted = isinstance(event, RestartEvent) or (isinstance(event, StartEvent) and gen.start is not None)
     if restarted and (gen.start or gen.steps or gen.errors or gen.exits or gen.hang_lines):
-        generations.append(Generation(first_t=event.t, last_t=event.t))
+        redeploy = isinstance(event, RestartEvent) and event.reason.startswith("redeploy")
+        generations.append(Generation(first_t=event.t, last_t=event.t, redeployed=redeploy))
         gen = generations[-1]
     if isinstance(event, StartEvent):
         gen.start = evidence
         gen.fingerprint = {"tf_version": event.tf_version, **event.fingerprint}
     elif isinstance(event, StepEvent):
-        gen.steps.append(StepSeen(event.step, event.t, event.batch_digest, evidence))
+        gen.steps.append(StepSeen(event.step, event.t, event.batch_digest, evidence, tuple(event.replica_batch_digests)))
     elif isinstance(event, ErrorEvent):
         short = event.error_class.rsplit(".", 1)[-1]
         # the traceback printed beside the event says the same: keep one
         if not any(e.cls == short and e.message[:80] == event.message[:80] for e in gen.errors):
             gen.add_error(ErrorSeen(short, event.message, event.t, evidence))
     elif isinstance(event, ExitEvent):
-        gen.exits.append(ExitSeen(event.exit_code, event.oom_killed, evidence, event.t))
+        gen.add_exit(ExitSeen(event.exit_code, event.oom_killed, evidence, event.t))
     elif isinstance(event, DoneEvent):
         gen.done_t = event.t
 
@@ -367,7 +379,7 @@ def _text_line(text: str, t: float | None, evidence: Evidence, gen: Generation) 
         gen.add_error(ErrorSeen(status[0], status[1], t, evidence))
     exited = _exit(text)
     if exited:
-        gen.exits.append(ExitSeen(exited[0], exited[1], evidence, t))
+        gen.add_exit(ExitSeen(exited[0], exited[1], evidence, t))
     match = _KERAS_STEP_TIME.search(text)
     if match:
         scale = {"ms": 1.0, "s": 1000.0, "us": 0.001}[match["unit"]]

@@ -249,6 +249,18 @@ def test_pattern_signature_and_a_non_positive_entry_is_never_a_candidate():
     assert [m.entry.name for m in rank([quiet, pattern], workers)] == ["sigterm"]
 
 
+def test_identical_batches_compares_the_replicas_of_one_worker():
+    # A MirroredStrategy worker reports each replica's batch digest in its step events.
+    def worker(replica_digests):
+        lines = [ev(event="step", step=s, batch_digest=replica_digests(s)[0], replica_batch_digests=replica_digests(s),
+                    t=s, source="worker-0") for s in range(1, 8)]
+        return [observe(text_log("worker-0", *lines))]
+
+    assert IdenticalBatchesSignature(5).judge(worker(lambda s: [f"d{s}", f"d{s}"])).matched is True
+    assert IdenticalBatchesSignature(5).judge(worker(lambda s: [f"d{s}", f"e{s}"])).matched is False
+    assert IdenticalBatchesSignature(5).judge(worker(lambda s: [f"d{s}"])).matched is None  # one lane: cannot tell
+
+
 def test_a_class_naming_its_cause_is_specific_a_tf_status_class_is_not():
     assert ErrorSignature(("JSONDecodeError",)).weight == 3.0
     assert ErrorSignature(("UnavailableError", "DeadlineExceededError")).weight == 1.5
@@ -285,3 +297,15 @@ def test_what_the_runners_redeploy_caused_is_not_a_symptom():
     assert [e.cls for e in obs.errors] == ["JSONDecodeError"] and [e.code for e in obs.exits] == [1]
     plain = observe(text_log("worker-1", *lines[:-1], ev(event="restart", reason="worker-1 failed", t=130.5)))
     assert [e.code for e in plain.exits] == [1, 137]
+    # On a busy machine the old process's last words reach the log after the restart line:
+    # until the redeployed worker starts, they are still the stop's doing.
+    after = [*lines[:-1][:3], ev(event="restart", reason="redeploy: tf_config healed", t=130.5),
+             ev(event="error", error_class="tensorflow.python.framework.errors_impl.UnavailableError",
+                message="Socket closed", t=131.0), ev(event="exit", exit_code=137, t=131.2),
+             ev(event="start", tf_version="2.20", t=150.0),
+             ev(event="error", error_class="tensorflow.python.framework.errors_impl.UnavailableError",
+                message="Connection reset", t=160.0)]
+    obs = observe(text_log("worker-1", *after))
+    assert [(e.cls, e.message) for e in obs.errors] == [("JSONDecodeError", "Expecting ','"),
+                                                        ("UnavailableError", "Connection reset")]
+    assert [e.code for e in obs.exits] == [1]
