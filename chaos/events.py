@@ -75,6 +75,11 @@ class StepEvent(Event):
     loss: float = 0.0  # mean over all workers (all-reduced)
     local_loss: float = 0.0  # this worker's own batch
     batch_digest: str = ""  # digest of the batch this worker consumed
+    dropout_mask: str = ""  # hash of the dropout mask this worker drew ('' without dropout)
+    weights_digest: str = ""  # weights after this step; the harness fills it on a run's first step
+    # One per replica when the worker runs several (MirroredStrategy); empty otherwise.
+    replica_batch_digests: list[str] = field(default_factory=list)
+    replica_local_losses: list[float] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -214,6 +219,8 @@ class PlanEvent(Event):
     initial_epoch: int = 0
     save_every_steps: int = 0  # steps between checkpoints (0: none or unknown)
     checkpoint_dir: str = ""  # where the backups go (BackupAndRestore's backup_dir)
+    weights_digest: str = ""  # the weights training begins from (restored ones after a restore)
+    local_batch: int = 0  # this worker's batch per step (0: unknown)
 
 
 EVENT_TYPES: dict[str, type[Event]] = {

@@ -22,13 +22,27 @@ from chaos.checks.symptom_errors import ErrorRaised, ExitCode  # isort: skip
 from chaos.checks.symptom_progress import HangAtBringUp, Slowdown, Stall  # isort: skip
 from chaos.checks.symptom_silent import EnvironmentSkew, IdenticalBatches, NoError, WeightsDiverged  # isort: skip
 from chaos.checks.symptom_restore import CheckpointsDisagree, RestartsExhausted, RestoreFailed  # isort: skip
+from chaos.checks.symptom_nonfinite import NonFiniteLoss, StoppedAtNonFiniteLoss  # isort: skip
 from chaos.checks.recovery_state import FellBack, LostWork, RestoredSameCheckpoint, ResumedFrom  # isort: skip
 from chaos.checks.recovery_fidelity import Completed, IdenticalWeights, MatchesUninterrupted  # isort: skip
 from chaos.checks.recovery_timing import NormalSpeed, RecoveredWithin  # isort: skip
 from chaos.checks.recovery_environment import DistinctBatches, EnvironmentsMatch  # isort: skip
+from chaos.checks.symptom_randomness import (  # isort: skip
+    DistinctDropoutMasks,
+    IdenticalDropoutMasks,
+    IdenticalInitialWeights,
+)
+from chaos.checks.batch_sizes import EqualLocalBatches, UnequalLocalBatches  # isort: skip
+from chaos.checks.symptom_tolerated import Tolerated  # isort: skip
 from chaos.checks.verdict import Status, Verdict
 
 __all__ = [
+    "Tolerated",
+    "UnequalLocalBatches",
+    "EqualLocalBatches",
+    "IdenticalInitialWeights",
+    "IdenticalDropoutMasks",
+    "DistinctDropoutMasks",
     "RECOVERY_CHECKS",
     "SYMPTOM_CHECKS",
     "Check",
@@ -46,6 +60,7 @@ __all__ = [
     "LostWork",
     "MatchesUninterrupted",
     "NoError",
+    "NonFiniteLoss",
     "WeightsDiverged",
     "NormalSpeed",
     "RecoveredWithin",
@@ -56,6 +71,7 @@ __all__ = [
     "ResumedFrom",
     "Slowdown",
     "Stall",
+    "StoppedAtNonFiniteLoss",
     "Status",
     "SymptomCheck",
     "Verdict",

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from chaos.checks.base import RecoveryCheck, register_check
 from chaos.checks.select import first_by_worker, names
-from chaos.checks.symptom_silent import common_steps, describe_step
+from chaos.checks.symptom_silent import common_steps, describe_step, lanes, one_lane
 from chaos.checks.verdict import Undecidable, Verdict, failed, passed
 from chaos.events import StartEvent, StepEvent
 from chaos.fingerprints import skews
@@ -46,14 +46,15 @@ class DistinctBatches(RecoveryCheck):
 
     def judge(self, timeline: Timeline) -> Verdict:
         workers = timeline.workers()
-        if len(workers) < 2:
-            raise Undecidable("one worker: there is nothing to compare its batches with")
         after = timeline.between(self.recovery_start(timeline))
         rows = common_steps(after.of(StepEvent), workers)
+        if one_lane(rows) or not workers:
+            raise Undecidable("one worker with one replica: there is nothing to compare its batches with")
         if len(rows) < self.min_steps:
             raise Undecidable(f"only {len(rows)} steps reported by every worker after recovery; need {self.min_steps}")
         for row in rows:
-            if len({e.batch_digest for e in row.values()}) < len(row):
+            batches = lanes(row)
+            if len({d for d, _ in batches.values()}) < len(batches):
                 return failed(f"workers shared a batch: {describe_step(row)}", list(row.values()))
         return passed(
             f"all {len(rows)} steps after recovery had a different batch on every worker ({describe_step(rows[0])})",

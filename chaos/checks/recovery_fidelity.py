@@ -9,6 +9,7 @@ from pydantic import Field
 from chaos.checks.base import RecoveryCheck, register_check
 from chaos.checks.recovery_state import restored_in
 from chaos.checks.select import last_by_worker, names, short_digest
+from chaos.checks.symptom_nonfinite import non_finite_at_end
 from chaos.checks.verdict import Undecidable, Verdict, failed, passed
 from chaos.events import CheckpointEvent, DoneEvent
 from chaos.timeline import Timeline
@@ -76,6 +77,9 @@ class IdenticalWeights(RecoveryCheck):
             proof = [*restored.values(), *proof]
             where = "after the restore and at the end"
         digest = short_digest(next(iter(done.values())).weights_digest)
+        nan, last = non_finite_at_end(timeline)
+        if nan:
+            return failed(f"every worker has weights {digest} {where}, but they are not finite: {nan}", [*proof, *last])
         return passed(f"every worker has weights {digest} {where}", proof)
 
 

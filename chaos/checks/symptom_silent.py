@@ -31,12 +31,32 @@ def common_steps(steps: list[StepEvent], workers: list[int]) -> list[dict[int, S
     return [by_step[s] for s in sorted(by_step) if all(w in by_step[s] for w in workers)]
 
 
+def lanes(events: dict[int, StepEvent]) -> dict[str, tuple[str, float | None]]:
+    """(batch digest, local loss) per lane of one step: each worker, or each of
+    its replicas when it runs several in one container (MirroredStrategy)."""
+    out: dict[str, tuple[str, float | None]] = {}
+    for w, e in sorted(events.items()):
+        if len(e.replica_batch_digests) > 1:
+            losses = e.replica_local_losses
+            for r, digest in enumerate(e.replica_batch_digests):
+                out[f"worker-{w} replica-{r}"] = (digest, losses[r] if r < len(losses) else None)
+        else:
+            out[f"worker-{w}"] = (e.batch_digest, e.local_loss)
+    return out
+
+
+def _loss(value: float | None) -> str:
+    return "?" if value is None else f"{value:.6g}"
+
+
 def describe_step(events: dict[int, StepEvent]) -> str:
     step = next(iter(events.values())).step
-    parts = ", ".join(
-        f"worker-{w} batch {e.batch_digest[:12]} local loss {e.local_loss:.6g}" for w, e in sorted(events.items())
-    )
+    parts = ", ".join(f"{lane} batch {d[:12]} local loss {_loss(l)}" for lane, (d, l) in lanes(events).items())
     return f"step {step}: {parts}"
+
+
+def one_lane(rows: list[dict[int, StepEvent]]) -> bool:
+    return any(len(lanes(row)) < 2 for row in rows)
 
 
 @register_check
@@ -50,18 +70,18 @@ class IdenticalBatches(SymptomCheck):
     def judge(self, timeline: Timeline) -> Verdict:
         window = self.window(timeline)
         workers = timeline.workers()
-        if len(workers) < 2:
-            raise Undecidable("one worker: there is nothing to compare its batches with")
         inside = timeline.between(window.start, window.end)
         rows = common_steps(inside.of(StepEvent), workers)
+        if one_lane(rows) or not workers:
+            raise Undecidable("one worker with one replica: there is nothing to compare its batches with")
         if len(rows) < self.min_steps:
             raise Undecidable(
                 f"only {len(rows)} steps reported by every worker in the fault window; need {self.min_steps}",
                 [window.inject],
             )
         for row in rows:
-            digests = {e.batch_digest for e in row.values()}
-            losses = {e.local_loss for e in row.values()}
+            digests = {d for d, _ in lanes(row).values()}
+            losses = {loss for _, loss in lanes(row).values()}
             if len(digests) > 1 or len(losses) > 1:
                 return failed(f"workers trained on different data: {describe_step(row)}", list(row.values()))
         first, last = rows[0], rows[-1]

@@ -60,6 +60,9 @@ class ClusterSpec:
     image_map: dict[str, str] = field(default_factory=dict)
     # > 0: the backup volume is a tmpfs of this many MB (a disk that can fill up).
     backup_volume_mb: int = 0
+    # The cluster's shape when it is not MWMS over len(images) workers (parameter
+    # servers: one image per slot, chief + workers + ps; chaos.cluster.topology).
+    topology: Topology | None = None
 
     @property
     def num_workers(self) -> int:
@@ -91,7 +94,7 @@ class DockerCluster:
 
     def __init__(self, spec: ClusterSpec, *, events: EventLog | None = None, client=None) -> None:
         self.spec = spec
-        self.topology = Topology(spec.num_workers)
+        self.topology = spec.topology or Topology(spec.num_workers)
         self.num_workers = spec.num_workers
         self.run_id = uuid.uuid4().hex[:8]
         self.prefix = f"{PROJECT}-{self.run_id}"

@@ -5,6 +5,14 @@ Worker i's TF_CONFIG entry is ``proxy:P_i``. TF binds its gRPC server to the
 port of its own entry on all interfaces, so worker i listens on ``0.0.0.0:P_i``
 in its own container, and proxy ``worker-i`` listens on ``P_i`` and forwards to
 ``worker-i:P_i``: every byte sent *to* worker i crosses that proxy.
+
+The parameter-server shape (``num_ps > 0``) has more kinds of task than
+workers. Every container keeps a *slot* index and the framework's name
+``worker-<slot>`` (events, proxy routes and checks speak slots, so nothing
+downstream changes); the topology maps slots to TF tasks in one fixed order:
+slot 0 is the chief (the coordinator, like MWMS's worker-0), then the TF
+workers, then the parameter servers. ``task_name`` is the TF name a scenario's
+``task:`` uses (``chief``, ``worker-0``, ``ps-0``).
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ BASE_PORT = 23600
 PROXY_ALIAS = "proxy"
 PROXY_API_PORT = 8474
 MAX_WORKERS = 4  # what a 2-core, 24 GB machine runs comfortably
+MAX_PS = 2
 
 
 @dataclass(frozen=True)
@@ -32,10 +41,48 @@ class ProxyRoute:
 class Topology:
     num_workers: int = 2
     base_port: int = BASE_PORT
+    num_ps: int = 0  # > 0: a ParameterServerStrategy cluster (chief + workers + ps)
 
     def __post_init__(self) -> None:
         if not 1 <= self.num_workers <= MAX_WORKERS:
             raise ValueError(f"workers must be 1..{MAX_WORKERS}, got {self.num_workers}")
+        if not 0 <= self.num_ps <= MAX_PS:
+            raise ValueError(f"ps must be 0..{MAX_PS}, got {self.num_ps}")
+
+    @property
+    def parameter_server(self) -> bool:
+        return self.num_ps > 0
+
+    @property
+    def num_slots(self) -> int:
+        """Containers in the cluster (one per TF task)."""
+        return 1 + self.num_workers + self.num_ps if self.parameter_server else self.num_workers
+
+    def task(self, slot: int) -> tuple[str, int]:
+        """The TF task (type, index) container ``slot`` runs."""
+        if not 0 <= slot < self.num_slots:
+            raise ValueError(f"slot must be 0..{self.num_slots - 1}, got {slot}")
+        if not self.parameter_server:
+            return "worker", slot
+        if slot == 0:
+            return "chief", 0
+        if slot <= self.num_workers:
+            return "worker", slot - 1
+        return "ps", slot - 1 - self.num_workers
+
+    def task_name(self, slot: int) -> str:
+        kind, index = self.task(slot)
+        return "chief" if kind == "chief" else f"{kind}-{index}"
+
+    def task_names(self) -> list[str]:
+        return [self.task_name(s) for s in range(self.num_slots)]
+
+    def slot_of(self, task_name: str) -> int:
+        """The slot of a TF task name; ValueError naming the valid ones."""
+        names = self.task_names()
+        if task_name not in names:
+            raise ValueError(f"{task_name!r} is not a task of this cluster; valid: {', '.join(names)}")
+        return names.index(task_name)
 
     @staticmethod
     def worker_name(index: int) -> str:
@@ -45,11 +92,12 @@ class Topology:
         return self.base_port + index
 
     def tf_config(self, index: int) -> str:
-        cluster = [f"{PROXY_ALIAS}:{self.port(i)}" for i in range(self.num_workers)]
-        return json.dumps(
-            {"cluster": {"worker": cluster}, "task": {"type": "worker", "index": index}},
-            sort_keys=True,
-        )
+        """TF_CONFIG of container ``index`` (its slot): every task's entry is the proxy."""
+        cluster: dict[str, list[str]] = {}
+        for slot in range(self.num_slots):
+            cluster.setdefault(self.task(slot)[0], []).append(f"{PROXY_ALIAS}:{self.port(slot)}")
+        kind, task_index = self.task(index)
+        return json.dumps({"cluster": cluster, "task": {"type": kind, "index": task_index}}, sort_keys=True)
 
     def routes(self) -> list[ProxyRoute]:
         return [
@@ -58,5 +106,5 @@ class Topology:
                 listen=f"0.0.0.0:{self.port(i)}",
                 upstream=f"{self.worker_name(i)}:{self.port(i)}",
             )
-            for i in range(self.num_workers)
+            for i in range(self.num_slots)
         ]

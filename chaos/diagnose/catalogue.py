@@ -47,7 +47,11 @@ class Entry:
 
 # The framework's own evidence, not a log's: these symptom checks read weights
 # digests and backups that only the harness reports.
-FRAMEWORK_ONLY = frozenset({"weights_diverged", "checkpoints_disagree"})
+# So do the harness's plan and step fields: initial weights, dropout masks, batch sizes.
+FRAMEWORK_ONLY = frozenset({
+    "weights_diverged", "checkpoints_disagree",
+    "identical_initial_weights", "distinct_dropout_masks", "unequal_local_batches",
+})
 
 
 def unseen_checks(scenario: Scenario) -> tuple[str, ...]:

@@ -307,17 +307,22 @@ class IdenticalBatchesSignature(Signature):
         return f"every worker read the same batch on {self.min_steps}+ steps"
 
     def judge(self, workers: list[WorkerObservations]) -> Judged:
-        digests = []
+        digests = []  # per lane: step -> (digest, evidence); a lane is a worker, or each of its replicas
         for w in workers:
-            by_step = {s.step: s for s in w.steps if s.batch_digest}
-            if by_step:
-                digests.append(by_step)
+            steps = [s for s in w.steps if s.batch_digest]
+            replicas = max((len(s.replica_batch_digests) for s in steps), default=0)
+            if replicas > 1:
+                for r in range(replicas):
+                    digests.append({s.step: (s.replica_batch_digests[r], s.evidence)
+                                    for s in steps if len(s.replica_batch_digests) > r})
+            elif steps:
+                digests.append({s.step: (s.batch_digest, s.evidence) for s in steps})
         if len(digests) < 2:
             return CANNOT_TELL
-        same = [step for step in digests[0] if all(step in d and d[step].batch_digest == digests[0][step].batch_digest for d in digests[1:])]
+        same = [step for step in digests[0] if all(step in d and d[step][0] == digests[0][step][0] for d in digests[1:])]
         if len(same) < self.min_steps:
             return NO
-        return Judged(True, tuple(d[same[0]].evidence for d in digests)[:MAX_EVIDENCE])
+        return Judged(True, tuple(d[same[0]][1] for d in digests)[:MAX_EVIDENCE])
 
 
 @dataclass(frozen=True)

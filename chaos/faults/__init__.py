@@ -21,11 +21,14 @@ from chaos.faults.checkpoint import (  # isort: skip
     SlowCheckpointStorage,
     StaleCheckpoint,
 )
+from chaos.faults.training_skew import BatchSizeSkew, SeedSkew  # isort: skip
+from chaos.faults.poison import PoisonInput  # isort: skip
 from chaos.faults.resources import CpuThrottle, DeviceOOM, HostOOM  # isort: skip
 
 __all__ = [
     "FAULTS",
     "Bandwidth",
+    "BatchSizeSkew",
     "BlockedPort",
     "CheckpointDiskFull",
     "ConnectionReset",
@@ -40,8 +43,10 @@ __all__ = [
     "OneWayBlackhole",
     "Partition",
     "PauseWorker",
+    "PoisonInput",
     "PreemptWorker",
     "ReusedSeed",
+    "SeedSkew",
     "SlowClose",
     "Sliced",
     "SlowCheckpointStorage",

@@ -21,9 +21,9 @@ operator rolls out a new config, and BackupAndRestore resumes training.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chaos.cluster.control import ClusterControl
 from chaos.events import RUNNER, HealEvent, InjectEvent
@@ -79,9 +79,28 @@ class Fault(BaseModel):
 
 
 class WorkerFault(Fault):
-    """A fault aimed at one worker."""
+    """A fault aimed at one worker: ``worker`` (a container index) or ``task``
+    (a TF task name, resolved through the cluster's topology when the scenario
+    is validated: chaos.scenario.tasks)."""
 
-    worker: int = Field(ge=0, le=3, description="worker index; 0 is the chief")
+    worker: Optional[int] = Field(None, ge=0, le=6, description="worker index; 0 is the chief (or give task)")
+    task: Optional[str] = Field(
+        None, pattern=r"^(chief|worker-[0-9]|ps-[0-9])$",
+        description="the TF task instead of an index: chief, worker-N or ps-N (training.strategy: "
+        "parameter_server); with MWMS worker-N is worker N",
+    )
+
+    @model_validator(mode="after")
+    def _aimed(self) -> "WorkerFault":
+        if self.worker is None and self.task is None:
+            raise ValueError("give worker (an index, 0 is the chief) or task (chief, worker-N, ps-N)")
+        return self
+
+    def params(self) -> dict[str, Any]:
+        data = super().params()
+        if data.get("task") is None:  # said only when the scenario named it
+            data.pop("task", None)
+        return data
 
     @property
     def target(self) -> str:

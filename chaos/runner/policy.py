@@ -58,13 +58,21 @@ class Plan:
     bring_up_s: float = 120.0  # a fault-free job must reach its first step within this
     reports_done: bool = True  # False: a job that exits 0 has finished (no done events)
     reports_steps: bool = True
+    # Containers 0..reporters-1 report training (0: all). Parameter servers:
+    # only the coordinator; the ps and worker servers never exit by themselves.
+    reporters: int = 0
+
+    @property
+    def trainers(self) -> int:
+        return self.reporters or self.workers
 
     @classmethod
     def of(cls, scenario) -> "Plan":
         c = scenario.cluster
         evidence = None if c.workload is None else {e.value for e in c.workload.evidence}
         return cls(
-            workers=c.workers,
+            workers=c.containers,
+            reporters=c.reporters if c.containers != c.workers else 0,
             faults=tuple(
                 FaultPlan(s.fault.name, s.at, s.for_s, s.until, s.fault.applies_at_create) for s in scenario.faults
             ),
@@ -238,9 +246,10 @@ def _after_done(plan: Plan, seen: Seen, now: float, actions: list[Action], state
     restarted: a restart would train the finished job again from step 0 (the
     chief deleted its backup at the end of fit) and the checks would judge that
     second run instead."""
-    lingering = [w for w in range(plan.workers) if w not in seen.exited]
+    lingering = [w for w in range(plan.trainers) if w not in seen.exited]
     if not lingering:
-        failed = sorted(seen.failed)
+        # A parameter-server job's lost worker failed before the done, not after it.
+        failed = sorted(w for w in seen.failed if w < plan.trainers)
         notice = f"{names(failed)} exited with an error after reporting done" if failed else ""
         return Decision((*actions, Finish(True, notice=notice)), state)
     if now - seen.last_done_t > plan.symptom_s:
@@ -283,7 +292,7 @@ def decide(plan: Plan, state: State, seen: Seen, now: float) -> Decision:
         return Decision((*actions, Redeploy("redeploy: " + ", ".join(changed))), state)
 
     n = plan.workers
-    if plan.reports_done and len(seen.done) == n:
+    if plan.reports_done and len(seen.done) == plan.trainers:
         return _after_done(plan, seen, now, actions, state)
     if not plan.reports_done and len(seen.exited) == n and not seen.failed:
         return Decision((*actions, Finish(True)), state)
@@ -305,7 +314,8 @@ def decide(plan: Plan, state: State, seen: Seen, now: float) -> Decision:
     if timed_active:
         return Decision(tuple(actions), state, "a timed fault is still active")
     # Let the symptom settle: the peers of a failed worker fail too.
-    if seen.failed and len(seen.exited) < n and now - state.first_failure < plan.symptom_s:
+    settled = len(seen.exited) >= n or all(w in seen.exited for w in range(plan.trainers))
+    if seen.failed and not settled and now - state.first_failure < plan.symptom_s:
         return Decision(tuple(actions), state, "waiting for the symptom to settle")
 
     why = f"{names(sorted(seen.failed))} failed" if seen.failed else f"no progress for {limit:g}s"

@@ -89,6 +89,7 @@ def cluster_spec(scenario: Scenario, images: Images) -> ClusterSpec:
         image_map=images.others,
         backup_volume_mb=max((s.fault.backup_volume_mb() for s in scenario.faults), default=0),
         resources={i: c.resources.limits() for i in range(len(images.workers))} if c.resources.limits() else {},
+        topology=c.topology(),
     )
 
 
@@ -110,7 +111,7 @@ def prepare_images(scenario: Scenario, options: RunOptions, progress: Progress |
     workload = workload_of(scenario)
     others = {worker_image_tag(v): worker_image_tag(v) for v in versions}
     if workload is None:
-        return Images(tuple(worker_image_tag(c.tf_version_of(i)) for i in range(c.workers)), proxy, others)
+        return Images(tuple(worker_image_tag(c.tf_version_of(i)) for i in range(c.containers)), proxy, others)
     image = workload_images.prepare(client, workload, progress)
     for step in scenario.faults:
         for other in step.fault.images():

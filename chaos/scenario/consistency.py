@@ -128,9 +128,11 @@ def _what_recovery_can_happen(scenario: Scenario) -> tuple[set[str], list[str]]:
 
 def _check_problems(scenario: Scenario) -> list[Problem]:
     problems: list[Problem] = []
-    workers = scenario.cluster.workers
+    workers = scenario.cluster.containers  # parameter servers: chief + workers + ps
     training = scenario.cluster.training
     valid_workers = f"valid: 0..{workers - 1} (cluster.workers is {workers})"
+    if workers != scenario.cluster.workers:
+        valid_workers = f"valid: 0..{workers - 1} ({', '.join(scenario.cluster.topology().task_names())})"
     possible, why = _what_recovery_can_happen(scenario)
     for role, checks in (("expect", scenario.expect), ("recover", scenario.recover)):
         for i, check in enumerate(checks):
@@ -160,27 +162,71 @@ def _check_problems(scenario: Scenario) -> list[Problem]:
     return problems
 
 
+def _poison_problems(scenario: Scenario) -> list[Problem]:
+    """A poisoned step the harness never reaches, or reaches only after the fault healed."""
+    if scenario.cluster.workload is not None:
+        return []  # poison_input needs the harness; workload_fit says so
+    training = scenario.cluster.training
+    problems: list[Problem] = []
+    for i, step in enumerate(scenario.faults):
+        if step.name != "poison_input":
+            continue
+        here = ("faults", i, step.name, "step")
+        poison = step.fault.step
+        if poison > training.total_steps:
+            problems.append(Problem(here, f"{poison} is past the last step ({training.total_steps}): nothing is poisoned"))
+        heal = _first_step(step.until, training)
+        if heal is not None and heal <= poison:
+            problems.append(
+                Problem(here, f"{poison} is not before until (step {heal}): the workers are redeployed without the "
+                        "poison before they reach it")
+            )
+    return problems
+
+
+def _strategy_problems(training, workers: int) -> list[Problem]:
+    here = ("cluster", "training")
+    if training.strategy == "mirrored":
+        out = []
+        if workers != 1:
+            out.append(Problem((*here, "strategy"), f"mirrored runs in one container: cluster.workers must be 1 (got {workers}); "
+                               "valid with several workers: multi_worker_mirrored"))
+        if training.replicas < 2:
+            out.append(Problem((*here, "replicas"), f"mirrored needs replicas 2..8 to mirror anything (got {training.replicas})"))
+        elif training.global_batch % training.replicas:
+            out.append(Problem((*here, "global_batch"), f"{training.global_batch} is not divisible by {training.replicas} replicas"))
+        return out
+    if training.replicas != 1:
+        return [Problem((*here, "replicas"), f"{training.replicas} replicas need strategy: mirrored; "
+                        "multi_worker_mirrored runs one replica a worker (valid: 1)")]
+    return []
+
+
 def reference_problems(scenario: Scenario) -> list[Problem]:
     """Problems that span fields, each with its path."""
     problems: list[Problem] = []
     workers = scenario.cluster.workers
     training = scenario.cluster.training
     valid_workers = f"valid: 0..{workers - 1} (cluster.workers is {workers})"
+    slots = scenario.cluster.containers  # parameter servers: chief + workers + ps
+    if slots != workers:
+        valid_workers = f"valid: 0..{slots - 1} ({', '.join(scenario.cluster.topology().task_names())})"
     tf_versions = scenario.cluster.tf_versions
     if tf_versions is not None and len(tf_versions) != workers:
         problems.append(Problem(("cluster", "tf_versions"), f"lists {len(tf_versions)} versions for {workers} workers"))
     if scenario.cluster.workload is None and training.global_batch % workers:
         problems.append(Problem(("cluster", "training", "global_batch"), f"{training.global_batch} is not divisible by {workers} workers"))
+    problems.extend(_strategy_problems(training, workers))
     for i, step in enumerate(scenario.faults):
         here = ("faults", i, step.name)
         worker = getattr(step.fault, "worker", None)
-        if worker is not None and worker >= workers:
+        if worker is not None and worker >= slots:
             problems.append(Problem((*here, "worker"), f"{worker} is out of range; {valid_workers}"))
         listed = getattr(step.fault, "workers", None)
         if listed == []:
             problems.append(Problem((*here, "workers"), "must list at least one worker"))
         for w in listed or []:
-            if not 0 <= w < workers:
+            if not 0 <= w < slots:
                 problems.append(Problem((*here, "workers"), f"{w} is out of range; {valid_workers}"))
         mode = getattr(step.fault, "mode", None)
         if step.name == "tf_config" and mode in NOT_JSON_MODES and training.cluster_resolver != "tf_config":
@@ -191,6 +237,7 @@ def reference_problems(scenario: Scenario) -> list[Problem]:
                     f"{training.cluster_resolver} (workers get an address list); valid with it: every other mode",
                 )
             )
+    problems += _poison_problems(scenario)
     problems += _trigger_problems(scenario)
     if scenario.expect and not scenario.faults:
         problems.append(Problem(("expect",), "symptom checks are judged over a fault's window, but faults is empty"))

@@ -38,12 +38,14 @@ from pydantic import (
     model_validator,
 )
 
+from chaos.cluster.topology import Topology
 from chaos.checks import RECOVERY_CHECKS, SYMPTOM_CHECKS, Check
 from chaos.faults import FAULTS
 from chaos.images.versions import buildable_version
 from chaos.scenario.consistency import reference_problems, scenario_warnings
 from chaos.scenario.entries import FaultStep, check_type, fault_step_type
 from chaos.scenario.problems import HINT, Problem, ScenarioProblems
+from chaos.scenario.tasks import resolve_tasks, shape_problems
 from chaos.scenario.text import compiled_regex, shown
 from chaos.scenario.triggers import MAX_SECONDS
 from chaos.timeline import RunInfo
@@ -51,6 +53,7 @@ from chaos.worker.settings import WorkerSettings
 from chaos.workload.spec import WorkloadSpec, check_env
 
 MAX_WORKERS = 4
+MAX_PS = 2
 DEFAULT_TF_VERSION = "2.20"
 MAX_SEED = 2**32 - 1  # numpy.random.default_rng / tf.random.set_seed take at most this
 MAX_TF_TIMEOUT_S = 3600.0  # TF takes these in integer milliseconds
@@ -148,6 +151,24 @@ class TrainingSpec(_Strict):
         description="how the harness learns the cluster: tf_config (TFConfigClusterResolver reads TF_CONFIG) or "
         "simple (a SimpleClusterResolver from an address list and a task index); tf_config faults apply to both",
     )
+    terminate_on_nan: bool = Field(
+        False,
+        description="add tf.keras.callbacks.TerminateOnNaN to fit: every worker stops at the first non-finite "
+        "(all-reduced) loss and exits 0; the epoch's backup is written with NaN weights, then deleted",
+    )
+
+    strategy: Literal["multi_worker_mirrored", "mirrored", "parameter_server"] = Field(
+        "multi_worker_mirrored",
+        description="multi_worker_mirrored: MWMS across the workers; mirrored: MirroredStrategy over `replicas` "
+        "logical CPU devices in one worker's container (cluster.workers: 1); parameter_server: "
+        "ParameterServerStrategy, a chief (coordinator) + cluster.workers workers + cluster.ps parameter servers",
+    )
+    replicas: int = Field(1, ge=1, le=8, description="replicas of the mirrored strategy (1 with multi_worker_mirrored)")
+    dropout: float = Field(
+        0.0, ge=0, lt=1,
+        description="a Dropout layer of this rate on the hidden layer (0: none); step events then carry a hash "
+        "of each worker's dropout mask",
+    )
 
     def to_worker_settings(self) -> WorkerSettings:
         return WorkerSettings(**self.model_dump())
@@ -207,6 +228,11 @@ class ClusterSpec(_Strict):
     resources: WorkerResources = Field(
         WorkerResources(), description="container limits of every worker: {cpus, memory_mb}; default: none"
     )
+    ps: int = Field(
+        0, ge=0, le=MAX_PS,
+        description="parameter servers (with training.strategy: parameter_server, which needs 1..2); the cluster "
+        "is then a chief + the workers + the ps, each task a container (name it in a fault with task:)",
+    )
 
     @field_validator("env")
     @classmethod
@@ -215,6 +241,20 @@ class ClusterSpec(_Strict):
 
     def tf_version_of(self, worker: int) -> str:
         return self.tf_versions[worker] if self.tf_versions else self.tf_version
+
+    def topology(self) -> Topology:
+        """Names, slots and TF_CONFIG of every container (chaos.cluster.topology)."""
+        return Topology(self.workers, num_ps=self.ps if self.training.strategy == "parameter_server" else 0)
+
+    @property
+    def containers(self) -> int:
+        """Containers of the cluster: the workers, or chief + workers + ps."""
+        return self.topology().num_slots
+
+    @property
+    def reporters(self) -> int:
+        """Containers that report training (slots 0..n-1): every MWMS worker, or the PS coordinator."""
+        return 1 if self.topology().parameter_server else self.workers
 
     def worker_settings(self) -> dict[str, Any]:
         """Keyword arguments for ``chaos.worker.settings.WorkerSettings``."""
@@ -251,7 +291,10 @@ class Scenario(_Strict):
 
     @model_validator(mode="after")
     def _references(self) -> Scenario:
-        problems = reference_problems(self)
+        # A fault's task: becomes its container index before anything reads it.
+        steps, problems = resolve_tasks(self)
+        self.__dict__["faults"] = steps
+        problems = [*shape_problems(self), *problems, *reference_problems(self)]
         if problems:
             raise ScenarioProblems(problems)
         return self
@@ -302,7 +345,7 @@ class Scenario(_Strict):
                  reference_curve: tuple = ()) -> RunInfo:
         training = self.cluster.training
         return RunInfo(
-            num_workers=self.cluster.workers,
+            num_workers=self.cluster.reporters,
             steps_per_epoch=training.steps_per_epoch,
             epochs=training.epochs,
             save_interval_steps=training.save_interval_steps,

@@ -70,6 +70,7 @@ def make_callback_class(keras):
             save_freq: str | int = "epoch",
             batch_digest: Callable[[int], str] | None = None,
             emitter: Emitter | None = None,
+            step_fields: Callable[[dict, bool, int], dict] | None = None,
         ) -> None:
             super().__init__()
             self.steps_per_epoch = steps_per_epoch
@@ -78,6 +79,10 @@ def make_callback_class(keras):
             self.batch_digest = batch_digest
             self.emitter = emitter or Emitter()
             self._epoch = 0
+            # (logs, first step of this run, global step) -> more StepEvent fields (the
+            # harness's dropout mask hash, first-step weights digest, per-replica batches).
+            self.step_fields = step_fields
+            self._stepped = False
             self._last_backup = latest_backup(backup_dir) if backup_dir else None
 
         def on_epoch_begin(self, epoch, logs=None):
@@ -94,13 +99,18 @@ def make_callback_class(keras):
                 loss=float(logs.get("loss", float("nan"))),
                 local_loss=float(logs.get("local_loss", logs.get("loss", float("nan")))),
                 batch_digest=self.batch_digest(step - 1) if self.batch_digest else "",
+                **(self.step_fields(logs, not self._stepped, step) if self.step_fields else {}),
             )
+            self._stepped = True
+            self._step = step
             if self.save_freq != "epoch":  # else backups only happen at epoch end
                 self._report_backup(step)
 
         def on_epoch_end(self, epoch, logs=None):
             logs = logs or {}
             step = (epoch + 1) * self.steps_per_epoch
+            if getattr(self.model, "stop_training", False) and getattr(self, "_step", 0):
+                step = self._step  # a callback (TerminateOnNaN) ended the epoch early
             self.emitter.emit(
                 EpochEndEvent, epoch=epoch, step=step, loss=float(logs.get("loss", float("nan")))
             )

@@ -49,3 +49,16 @@ def batch_digest(x: np.ndarray, y: np.ndarray) -> str:
     h.update(np.ascontiguousarray(x).tobytes())
     h.update(np.ascontiguousarray(y).tobytes())
     return h.hexdigest()[:16]
+
+
+def poisoned(xs: np.ndarray, start_step: int, poison_step: int, value: str) -> np.ndarray:
+    """``xs`` (batches from ``start_step``, 0-based) with one feature of the batch
+    of global step ``poison_step`` (1-based, as step events count) set to ``value``
+    ("nan" or "inf"): one corrupt record. ``poison_step`` 0, or a step outside
+    ``xs``, returns ``xs`` itself (a resumed run may start past the poison)."""
+    index = poison_step - 1 - start_step
+    if poison_step < 1 or not 0 <= index < len(xs):
+        return xs
+    out = xs.copy()
+    out[index, 0, 0] = np.float32(value)  # np.float32("nan") / ("inf")
+    return out

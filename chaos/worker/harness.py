@@ -11,7 +11,7 @@ import os
 import sys
 
 from chaos.events import CheckpointEvent, DoneEvent, ErrorEvent, RestoredEvent, StartEvent
-from chaos.worker import backups, data, tfcompat
+from chaos.worker import backups, data, mirrored, tfcompat
 from chaos.worker.backups import make_keep_callback
 from chaos.worker.cluster_env import TF_CONFIG_ENV, make_resolver
 from chaos.worker.callback import latest_backup, make_callback_class, resume_position, resume_position_or_start
@@ -25,7 +25,10 @@ from chaos.worker.control import (
 from chaos.worker.emit import Emitter
 from chaos.worker.fingerprint import environment_fingerprint, python_version
 from chaos.worker.model import build_model
+from chaos.worker.nonfinite import done_position, terminate_on_nan_callbacks
+from chaos.worker.seeding import apply_seeding
 from chaos.worker.settings import WorkerSettings
+from chaos.worker.startpoint import make_plan_callback, step_fields
 
 
 def train(settings: WorkerSettings, emitter: Emitter) -> None:
@@ -41,16 +44,19 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
     cluster_spec = resolver.cluster_spec()
     num_workers = cluster_spec.num_tasks("worker")
     index = resolver.task_id
-    local_batch = settings.local_batch(num_workers)
+    local_batch = settings.local_batch(num_workers * settings.replicas)
+    # Logical devices must be set before anything initializes TF's devices.
+    one_host = mirrored.make_strategy(tf, settings.replicas) if settings.strategy == "mirrored" else None
 
     # A GPU's memory cap must be set before TF initializes the device.
     has_gpu = bool(settings.device_memory_mb) and cap_gpu_memory(tf, settings.device_memory_mb)
-    keras.utils.set_random_seed(settings.seed)
-    tf.config.experimental.enable_op_determinism()
+    apply_seeding(tf, keras, settings.seeding, settings.seed, index)
     options = tf.distribute.experimental.CommunicationOptions(
         timeout_seconds=settings.collective_timeout_s or None
     )
-    if settings.tf_config_after_strategy:
+    if one_host is not None:
+        strategy = one_host
+    elif settings.tf_config_after_strategy:
         strategy = strategy_before_tf_config(tf, options)
     else:
         tfcompat.configure_heartbeat(tf, cluster_spec, settings.heartbeat_timeout_s)
@@ -67,18 +73,27 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
     xs, ys = data.make_shard(
         settings.seed, shard, start_step, settings.total_steps, local_batch, settings.features
     )
+    xs = data.poisoned(xs, start_step, settings.poison_step, settings.poison_value)  # poison_input fault
 
     def dataset_fn(_input_context):
         # Each element is one whole local batch; repeat() keeps Keras from
         # re-creating the iterator each epoch (it would restart the input).
         return tf.data.Dataset.from_tensor_slices((xs, ys)).repeat()
 
-    dataset = strategy.distribute_datasets_from_function(dataset_fn)
+    # Several replicas in this container: one pipeline each (chaos.worker.mirrored);
+    # the step event's batch_digest is replica 0's.
+    shards = mirrored.replica_shards(settings, start_step, local_batch) if one_host is not None else None
+    if shards:
+        xs, ys = shards[0]
+        dataset = mirrored.replica_dataset(tf, strategy, shards)
+    else:
+        dataset = strategy.distribute_datasets_from_function(dataset_fn)
     # Outside the strategy scope: a plain local variable, not mirrored or checkpointed.
     memory_demand = tf.Variable(0, dtype=tf.int64, trainable=False, name="chaos_memory_demand")
     with strategy.scope():
         model = build_model(
-            tf, keras, settings.features, settings.hidden, settings.learning_rate, memory_demand
+            tf, keras, settings.features, settings.hidden, settings.learning_rate, memory_demand,
+            dropout=settings.dropout, replica_losses=settings.replicas > 1,
         )
 
     class ReportRestore(keras.callbacks.Callback):
@@ -114,6 +129,7 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
         cap_address_space(settings.device_memory_mb)
     callbacks = [
         ApplyRunnerCommands(),
+        *terminate_on_nan_callbacks(keras, settings),
         keras.callbacks.BackupAndRestore(
             settings.backup_dir,
             save_freq=settings.save_freq,
@@ -121,6 +137,7 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
             **({"save_before_preemption": True} if settings.save_before_preemption else {}),
         ),
         ReportRestore(),
+        make_plan_callback(keras, emitter, settings, local_batch, epoch0)(),
         *([make_keep_callback(keras, settings.backup_dir, settings.kept_copies, settings.save_freq, latest_backup)()]
           if settings.kept_copies and index == 0 else []),
         ChaosEvents(
@@ -129,6 +146,7 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
             save_freq=settings.save_freq,
             batch_digest=lambda step: data.batch_digest(xs[step - start_step], ys[step - start_step]),
             emitter=emitter,
+            step_fields=step_fields(model, mirrored.replica_step_fields(shards, start_step) if shards else None),
         ),
     ]
     class ReportDone(keras.callbacks.Callback):
@@ -136,10 +154,11 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
         # take 18 s more on one worker once its peer has exited (measured in
         # about 1 run in 6; docs/findings.md), and the weights are final here.
         def on_train_end(self, logs=None):
+            epoch, step = done_position(model, settings)  # early when TerminateOnNaN stopped it
             emitter.emit(
                 DoneEvent,
-                epoch=settings.epochs - 1,
-                step=settings.total_steps,
+                epoch=epoch,
+                step=step,
                 weights_digest=data.weights_digest(model.get_weights()),
             )
 

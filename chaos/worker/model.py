@@ -15,7 +15,12 @@ not see it, and the step's math is the same with or without it.
 from __future__ import annotations
 
 
-def build_model(tf, keras, features: int, hidden: int, learning_rate: float, memory_demand=None):
+def build_model(tf, keras, features: int, hidden: int, learning_rate: float, memory_demand=None, dropout: float = 0.0,
+                replica_losses: bool = False):
+    from chaos.worker.dropout import MASK_LOG, hidden_with_dropout
+
+    hidden_layers, drop = hidden_with_dropout(tf, keras, hidden, dropout) if dropout else (None, None)
+
     class ChaosModel(keras.Model):
         def train_step(self, data):
             x, y = data
@@ -34,10 +39,20 @@ def build_model(tf, keras, features: int, hidden: int, learning_rate: float, mem
                 # Returned, so the allocation is not pruned from the graph.
                 extra = tf.fill(tf.reshape(memory_demand.read_value(), [1]), 1.0)
                 logs["memory_demand"] = tf.reduce_sum(extra)
+            if replica_losses:
+                # Several replicas in one worker (MirroredStrategy): every replica's own loss.
+                logs["replica_local_losses"] = ctx.all_gather(tf.reshape(local_loss, [1]), axis=0)
+            if drop is not None and drop.last_mask_hash is not None:
+                logs[MASK_LOG] = drop.last_mask_hash
             return logs
 
     inputs = keras.Input(shape=(features,))
-    h = keras.layers.Dense(hidden, activation="relu")(inputs)
+    if hidden_layers:
+        h = inputs
+        for layer in hidden_layers:
+            h = layer(h)
+    else:
+        h = keras.layers.Dense(hidden, activation="relu")(inputs)
     outputs = keras.layers.Dense(1)(h)
     model = ChaosModel(inputs, outputs)
     model.compile(optimizer=keras.optimizers.SGD(learning_rate=learning_rate, momentum=0.9))

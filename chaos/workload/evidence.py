@@ -28,6 +28,9 @@ class Evidence(str, enum.Enum):
     DONE = "done"  # done events: training finished
     WEIGHTS = "weights_digest"  # done events carry a digest of the final weights
     ERRORS = "errors"  # error events with the exception class and message
+    INITIAL_WEIGHTS = "initial_weights"  # weights digests at train begin and after the first step
+    DROPOUT_MASKS = "dropout_masks"  # a hash of each step's dropout mask
+    LOCAL_BATCH = "local_batch"  # each worker's batch per step
 
 
 class Hook(str, enum.Enum):
@@ -48,11 +51,18 @@ SAYS = {
     Evidence.DONE: "done events",
     Evidence.WEIGHTS: "final weights digest",
     Evidence.ERRORS: "error events",
+    Evidence.INITIAL_WEIGHTS: "weights digests at train begin and after the first step",
+    Evidence.DROPOUT_MASKS: "dropout mask hashes",
+    Evidence.LOCAL_BATCH: "each worker's batch per step",
 }
 
 EVERYTHING = frozenset(Evidence)
 # The agent hooks Keras fit from outside the job's code: no batch contents, no per-worker loss.
-AGENT = frozenset(EVERYTHING - {Evidence.BATCH_DIGESTS, Evidence.LOCAL_LOSS})
+# Initial weights, dropout masks and batch sizes come from the harness's own callbacks only.
+AGENT = frozenset(EVERYTHING - {
+    Evidence.BATCH_DIGESTS, Evidence.LOCAL_LOSS, Evidence.INITIAL_WEIGHTS, Evidence.DROPOUT_MASKS,
+    Evidence.LOCAL_BATCH,
+})
 # No agent: errors parsed from stderr only; steps only with a progress pattern.
 LOG_ONLY = frozenset({Evidence.ERRORS})
 

@@ -62,7 +62,7 @@ def test_device_oom_demand_must_exceed_the_device(demand, device):
 
 
 def test_device_oom_rejects_bad_parameters():
-    for bad in ({"device_memory_mb": 8}, {"demand_mb": 0}, {"worker": 4}, {"worker": -1}):
+    for bad in ({"device_memory_mb": 8}, {"demand_mb": 0}, {"worker": 7}, {"worker": -1}):
         with pytest.raises(ValidationError):
             DeviceOOM(**{"worker": 1, **bad})
 

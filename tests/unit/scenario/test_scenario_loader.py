@@ -65,7 +65,7 @@ def test_faults_and_checks_parse_into_typed_values():
         ({"faults": [{"latncy": {"worker": 1}, "at": "bring_up"}]}, "faults[0]: unknown fault 'latncy'; valid: kill_worker"),
         ({"faults": [{"latncy": {"worker": 1}, "at": "bring_up"}]}, "did you mean 'latency'?"),
         ({"faults": [{"kill_worker": {"worker": "one"}, "at": "bring_up"}]}, "faults[0].kill_worker.worker:"),
-        ({"faults": [{"kill_worker": {"wroker": 1}, "at": "bring_up"}]}, "faults[0].kill_worker.wroker: unknown key; valid keys: worker, signal; did you mean 'worker'?"),
+        ({"faults": [{"kill_worker": {"wroker": 1}, "at": "bring_up"}]}, "faults[0].kill_worker.wroker: unknown key; valid keys: worker, task, signal; did you mean 'worker'?"),
         ({"faults": [{"kill_worker": {"worker": 1, "signal": "SIGKIL"}, "at": "bring_up"}]}, "valid: SIGKILL, SIGTERM; did you mean 'SIGKILL'?"),
         ({"faults": [{"kill_worker": {"worker": 1}, "at": {"epoc": 1}}]}, "faults[0].at: unknown trigger 'epoc'; valid: bring_up, {step: N}, {epoch: N} or {seconds: S}; did you mean 'epoch'?"),
         ({"faults": [{"kill_worker": {"worker": 1}, "at": "bringup"}]}, "did you mean 'bring_up'?"),

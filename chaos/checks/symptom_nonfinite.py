@@ -1,0 +1,166 @@
+"""The symptom of a non-finite value in one worker's input or gradient: under
+MWMS the gradients are all-reduced, so every worker's loss turns NaN or inf.
+Where it began shows in the local losses: at the first bad step only the
+poisoned worker's own loss is non-finite (the others' were computed with the
+weights from before the all-reduce)."""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+from chaos.checks.base import SymptomCheck, register_check
+from chaos.checks.select import first_by_worker, last_by_worker, names, short_digest
+from chaos.checks.verdict import Undecidable, Verdict, failed, passed
+from chaos.events import DoneEvent, ExitEvent, StepEvent
+from chaos.timeline import Timeline
+from chaos.workload.evidence import Evidence
+
+
+def finite(value: float) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def first_non_finite(steps: list[StepEvent]) -> dict[int, StepEvent]:
+    """worker -> its first step event whose (global) loss is not finite."""
+    out: dict[int, StepEvent] = {}
+    for e in steps:
+        if e.worker is not None and e.worker not in out and not finite(e.loss):
+            out[e.worker] = e
+    return out
+
+
+def at_step(steps: list[StepEvent], step: int) -> dict[int, StepEvent]:
+    """worker -> its first event with this step number."""
+    out: dict[int, StepEvent] = {}
+    for e in steps:
+        if e.step == step and e.worker is not None:
+            out.setdefault(e.worker, e)
+    return out
+
+
+def origin(row: dict[int, StepEvent], has_local_loss: bool) -> str:
+    """Where the non-finite value began, said from the local losses of the first bad step."""
+    if not has_local_loss:
+        return "which worker it began on cannot be seen: the workload reports no local loss"
+    bad = sorted(w for w, e in row.items() if not finite(e.local_loss))
+    good = sorted(w for w, e in row.items() if finite(e.local_loss))
+    if bad and good:
+        theirs = ", ".join(f"worker-{w}'s {row[w].local_loss:.6g}" for w in good)
+        mine = ", ".join(f"{row[w].local_loss}" for w in bad)
+        verb = "was" if len(good) == 1 else "were"
+        return f"it began on {names(bad)} (local loss {mine}, while {theirs} {verb} finite)"
+    if bad:
+        return f"every worker's local loss was non-finite at once ({names(bad)}): where it began cannot be seen"
+    return "every local loss was still finite: the non-finite value came from the all-reduce"
+
+
+@register_check
+class NonFiniteLoss(SymptomCheck):
+    """Every worker's loss became non-finite (NaN or inf) in the fault window; names the first step and, from the local losses, the worker where it began."""
+
+    name: ClassVar[str] = "non_finite_loss"
+    evidence: ClassVar[frozenset[str]] = frozenset({"steps"})
+
+    def judge(self, timeline: Timeline) -> Verdict:
+        window = self.window(timeline)
+        steps = timeline.between(window.start, window.end).of(StepEvent)
+        if not steps:
+            raise Undecidable("no training step in the fault window: no loss to judge", [window.inject])
+        bad = first_non_finite(steps)
+        if not bad:
+            last = steps[-1]
+            return failed(
+                f"every loss stayed finite over {len(steps)} step events in the fault window "
+                f"(last: {last.source} step {last.step} loss {last.loss:.6g})",
+                [window.inject, last],
+            )
+        reported = {e.worker for e in steps}
+        stayed = [w for w in timeline.workers() if w not in bad and w in reported]
+        if stayed:
+            finals = {w: [e for e in steps if e.worker == w][-1] for w in stayed}
+            detail = ", ".join(f"worker-{w} through step {e.step} (loss {e.loss:.6g})" for w, e in finals.items())
+            return failed(
+                f"only {names(sorted(bad))} had a non-finite loss; it stayed finite on {detail}: it did not spread",
+                [window.inject, *bad.values(), *finals.values()],
+            )
+        silent = [w for w in timeline.workers() if w not in reported]
+        if silent:
+            raise Undecidable(
+                f"{names(silent)} reported no step in the fault window: whether its loss turned non-finite cannot be seen",
+                [window.inject, *bad.values()],
+            )
+        first = min(e.step for e in bad.values())
+        row = at_step(steps, first)
+        when = ", ".join(f"worker-{w} at step {e.step} ({e.loss})" for w, e in sorted(bad.items()))
+        together = "at the same step" if len({e.step for e in bad.values()}) == 1 else "not at the same step"
+        has_local = Evidence.LOCAL_LOSS.value in timeline.info.evidence
+        return passed(
+            f"every worker's loss became non-finite, {together}: {when}; {origin(row, has_local)}",
+            [window.inject, *row.values(), *bad.values()],
+        )
+
+
+@register_check
+class StoppedAtNonFiniteLoss(SymptomCheck):
+    """Every worker stopped at its first non-finite loss (as TerminateOnNaN does), reported done there and exited 0: the job ends as a success, on NaN weights, and nothing restarts it."""
+
+    name: ClassVar[str] = "stopped_at_non_finite_loss"
+    # Exit 0 is success to every orchestrator: this is how recovery fails.
+    states_failed_recovery: ClassVar[bool] = True
+    evidence: ClassVar[frozenset[str]] = frozenset({"steps", "done"})
+
+    def judge(self, timeline: Timeline) -> Verdict:
+        window = self.window(timeline)
+        inside = timeline.between(window.start, window.end)
+        steps = inside.of(StepEvent)
+        if not steps:
+            raise Undecidable("no training step in the fault window: no loss to judge", [window.inject])
+        bad = first_non_finite(steps)
+        last = last_by_worker(steps)
+        silent = [w for w in timeline.workers() if w not in last]
+        if silent:
+            raise Undecidable(f"{names(silent)} reported no step in the fault window", [window.inject])
+        finite_only = [w for w in timeline.workers() if w not in bad]
+        if finite_only:
+            return failed(f"the loss of {names(finite_only)} never became non-finite: nothing to stop at",
+                          [window.inject, *(last[w] for w in finite_only)])
+        went_on = {w: e for w, e in last.items() if e.step > bad[w].step}
+        if went_on:
+            detail = ", ".join(f"worker-{w} to step {e.step} (non-finite from step {bad[w].step})"
+                               for w, e in sorted(went_on.items()))
+            return failed(f"training went on past the non-finite loss: {detail}", [*bad.values(), *went_on.values()])
+        done = first_by_worker(inside.of(DoneEvent))
+        exits = first_by_worker(inside.of(ExitEvent))
+        not_done = [w for w in timeline.workers() if w not in done]
+        if not_done:
+            return failed(f"{names(not_done)} stopped at the non-finite loss but never reported done",
+                          [*bad.values(), *exits.values()])
+        unexited = [w for w in timeline.workers() if w not in exits]
+        if unexited:
+            raise Undecidable(f"{names(unexited)} did not exit in the fault window", [*bad.values(), *done.values()])
+        failing = {w: e for w, e in exits.items() if e.exit_code != 0}
+        if failing:
+            detail = ", ".join(f"worker-{w} exit {e.exit_code}" for w, e in sorted(failing.items()))
+            return failed(f"stopped at the non-finite loss, but not as a success: {detail}", list(failing.values()))
+        where = ", ".join(f"worker-{w} at step {bad[w].step} (done, weights {short_digest(done[w].weights_digest)})"
+                          for w in sorted(bad))
+        return passed(
+            f"every worker stopped at its first non-finite loss, reported done there and exited 0: {where}",
+            [*bad.values(), *done.values(), *exits.values()],
+        )
+
+
+def non_finite_at_end(timeline: Timeline) -> tuple[str, list[StepEvent]]:
+    """Whether training ended on non-finite weights, said from each worker's last
+    step: a NaN loss there means the weights the done event digests are NaN (NaN
+    weights hash alike on every worker, so equal digests alone would pass them)."""
+    last: dict[int, StepEvent] = {}
+    for e in timeline.of(StepEvent):
+        if e.worker is not None:
+            last[e.worker] = e
+    bad = {w: e for w, e in sorted(last.items()) if not (finite(e.loss) and finite(e.local_loss))}
+    if not bad:
+        return "", []
+    detail = ", ".join(f"worker-{w}'s last step {e.step} had loss {e.loss}" for w, e in bad.items())
+    return detail, list(bad.values())
