@@ -21,7 +21,6 @@ import tempfile
 import uuid
 
 from chaos import LABEL_PROJECT, PROJECT, resources
-from chaos.cluster.ownership import LABEL_SESSION, session_id
 from chaos.errors import InfrastructureError
 from chaos.images import dockerfile
 from chaos.images.engine import Progress, get_image
@@ -29,12 +28,6 @@ from chaos.images.plans import DEPS_CONTAINER, LABEL_KIND, ImagePlan, docker_fil
 
 VENV_PATH = "/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-
-
-def _build_labels() -> dict[str, str]:
-    # The session too: a test run counts a build container it left as its own,
-    # and never another session's.
-    return {LABEL_PROJECT: PROJECT, LABEL_KIND: "build", LABEL_SESSION: session_id()}
 
 def _build_container_name(plan: ImagePlan) -> str:
     return f"tfchaos-build-{plan.name.replace(':', '-')}-{uuid.uuid4().hex[:8]}"
@@ -76,7 +69,7 @@ def build_deps(client, plan: ImagePlan, base_tag: str, wheel_dir: str, lock_dir:
             base_tag,
             command=["sh", "-c", " && ".join(DEPS_CONTAINER["steps"])],
             name=_build_container_name(plan),
-            labels=_build_labels(),
+            labels={LABEL_PROJECT: PROJECT, LABEL_KIND: "build"},
             # Mounts, not volumes=: see DEPS_CONTAINER (no VOLUME may reach the image).
             mounts=[Mount(wheels_at, wheel_dir, type="bind", read_only=True),
                     Mount(build_at, scratch, type="bind", read_only=True)],
@@ -168,7 +161,7 @@ def build_app(client, plan: ImagePlan, deps_tag: str, files: list[str], progress
             working_dir=run.workdir if run and run.workdir else None,
             user=run.user if run and run.user else None,
             name=_build_container_name(plan),
-            labels=_build_labels(),
+            labels={LABEL_PROJECT: PROJECT, LABEL_KIND: "build"},
             network_disabled=True)
         for src, dest in recipe.copies:
             n = sum(1 for f in files if f.startswith(src))

@@ -15,9 +15,12 @@ test's own are:
 
 Objects of another session (another test run, a user's ``chaos run`` on a
 shared engine) are never counted and never removed. Built images (labelled
-with their kind) are meant to stay. Unlabelled containers and networks are
-not counted: the framework labels every one it creates, and those are other
-programs' (``docker build``'s intermediate containers, say).
+with their kind) are meant to stay. Containers and networks without this
+session's label are not counted, but for a build container of ours (project
+and kind ``build``: its labels pass into the images it commits, so it carries
+no session): the framework labels everything else it creates with its session,
+so those are other programs' (``docker build``'s intermediate containers,
+someone's probe, a compose project).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chaos import LABEL_RUN
+from chaos.images.plans import LABEL_KIND
 from chaos.cluster.engine_objects import EngineObject, list_objects, remove_objects
 from chaos.cluster.ownership import LABEL_SESSION
 
@@ -55,7 +59,7 @@ def is_ours(obj: EngineObject, session: str, used_volumes: set[str]) -> bool:
         return LABEL_RUN in obj.labels
     if obj.kind == "volume":
         return obj.id not in used_volumes
-    return False
+    return obj.kind == "container" and obj.labels.get(LABEL_KIND) == "build"
 
 
 def leftovers(client, before: Snapshot, session: str) -> list[EngineObject]:

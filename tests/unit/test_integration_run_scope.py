@@ -68,7 +68,8 @@ def test_only_new_objects_of_this_session_or_unattributable_ones_are_leftovers()
     api.volumes_ = [{"Name": "old-volume", "Labels": None}]
     before = run_scope.Snapshot.take(client)
     api.containers_ += [container("mine", MINE), container("theirs", OTHER, mounts=["their-anon"]),
-                        container("unlabelled"), container("someones-probe", {LABEL_PROJECT: PROJECT})]
+                        container("unlabelled"), container("someones-probe", {LABEL_PROJECT: PROJECT}),
+                        container("our-build", {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "build"})]
     api.networks_ = [{"Id": "n1", "Name": "mine-net", "Labels": MINE}, {"Id": "n2", "Name": "their-net", "Labels": OTHER}]
     api.volumes_ += [{"Name": "anon-dangling", "Labels": None}, {"Name": "their-anon", "Labels": None}]
     api.images_ = [{"Id": "sha256:built", "RepoTags": ["tfchaos/worker:tf2.20"], "Labels": {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "app"}},
@@ -76,10 +77,11 @@ def test_only_new_objects_of_this_session_or_unattributable_ones_are_leftovers()
     left = run_scope.leftovers(client, before, "me")
     assert sorted(o.describe() for o in left) == [
         "container mine",
+        "container our-build",  # a build container left by an interrupted build
         "image tfchaos/run-r1:agent",
         "network mine-net",
         "volume anon-dangling",  # an anonymous volume no container uses: a leak
     ]
     run_scope.remove(client, [o for o in left if o.kind != "image"])
-    assert sorted(api.removed) == ["anon-dangling", "mine", "n1"]
+    assert sorted(api.removed) == ["anon-dangling", "mine", "n1", "our-build"]
     assert "theirs" in [c["Id"] for c in api.containers_] and "old" in [c["Id"] for c in api.containers_]
