@@ -77,6 +77,9 @@ class StepEvent(Event):
     batch_digest: str = ""  # digest of the batch this worker consumed
     dropout_mask: str = ""  # hash of the dropout mask this worker drew ('' without dropout)
     weights_digest: str = ""  # weights after this step; the harness fills it on a run's first step
+    # Every weight finite after this step (None: not reported). The loss alone cannot
+    # tell: with TF's oneDNN fused Dense+ReLU a NaN weight gives a finite loss.
+    weights_finite: bool | None = None
     # One per replica when the worker runs several (MirroredStrategy); empty otherwise.
     replica_batch_digests: list[str] = field(default_factory=list)
     replica_local_losses: list[float] = field(default_factory=list)

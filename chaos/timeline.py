@@ -45,7 +45,7 @@ E = TypeVar("E", bound=Event)
 
 ALL_EVIDENCE = (
     "start", "steps", "local_loss", "batch_digests", "restored", "checkpoints", "done", "weights_digest", "errors",
-    "initial_weights", "dropout_masks", "local_batch",
+    "initial_weights", "dropout_masks", "local_batch", "weights_finite",
 )
 
 

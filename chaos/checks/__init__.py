@@ -22,7 +22,7 @@ from chaos.checks.symptom_errors import ErrorRaised, ExitCode  # isort: skip
 from chaos.checks.symptom_progress import HangAtBringUp, Slowdown, Stall  # isort: skip
 from chaos.checks.symptom_silent import EnvironmentSkew, IdenticalBatches, NoError, WeightsDiverged  # isort: skip
 from chaos.checks.symptom_restore import CheckpointsDisagree, RestartsExhausted, RestoreFailed  # isort: skip
-from chaos.checks.symptom_nonfinite import NonFiniteLoss, StoppedAtNonFiniteLoss  # isort: skip
+from chaos.checks.symptom_nonfinite import NonFiniteLoss, NonFiniteWeights, StoppedAtNonFiniteLoss  # isort: skip
 from chaos.checks.recovery_state import FellBack, LostWork, RestoredSameCheckpoint, ResumedFrom  # isort: skip
 from chaos.checks.recovery_fidelity import Completed, IdenticalWeights, MatchesUninterrupted  # isort: skip
 from chaos.checks.recovery_timing import NormalSpeed, RecoveredWithin  # isort: skip
@@ -61,6 +61,7 @@ __all__ = [
     "MatchesUninterrupted",
     "NoError",
     "NonFiniteLoss",
+    "NonFiniteWeights",
     "WeightsDiverged",
     "NormalSpeed",
     "RecoveredWithin",

@@ -1,5 +1,7 @@
 """The symptom of a non-finite value in one worker's input or gradient: under
-MWMS the gradients are all-reduced, so every worker's loss turns NaN or inf.
+MWMS the gradients are all-reduced, so every worker's weights turn NaN or inf,
+and so, on most CPUs, every loss (with TF's oneDNN ops on, the fused Dense+ReLU
+maps a NaN pre-activation to 0 and the loss stays finite: non_finite_weights).
 Where it began shows in the local losses: at the first bad step only the
 poisoned worker's own loss is non-finite (the others' were computed with the
 weights from before the all-reduce)."""
@@ -7,7 +9,8 @@ weights from before the all-reduce)."""
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import Callable, ClassVar
 
 from chaos.checks.base import SymptomCheck, register_check
 from chaos.checks.select import first_by_worker, last_by_worker, names, short_digest
@@ -55,6 +58,44 @@ def origin(row: dict[int, StepEvent], has_local_loss: bool) -> str:
     return "every local loss was still finite: the non-finite value came from the all-reduce"
 
 
+@dataclass(frozen=True)
+class Watched:
+    """What a non-finite check watches, as its reasons say it."""
+
+    had: str  # "a non-finite loss"
+    stayed: str  # "it stayed finite"
+    report: str  # what a silent worker did not send: "step"
+    what: str  # "loss"
+    shown: Callable[[StepEvent], str]  # the value beside a worker's last step
+
+
+LOSS = Watched("a non-finite loss", "it stayed finite", "step", "loss", lambda e: f" (loss {e.loss:.6g})")
+WEIGHTS = Watched("non-finite weights", "they stayed finite", "weights check", "weights", lambda e: "")
+
+
+def not_every_worker(timeline: Timeline, window, steps: list[StepEvent], bad: dict[int, StepEvent],
+                     watched: Watched) -> Verdict | None:
+    """Fail when the non-finite value reached only some workers; unknown when a
+    worker said nothing in the window; None when it reached every worker."""
+    seen = {e.worker for e in steps}
+    stayed = [w for w in timeline.workers() if w not in bad and w in seen]
+    if stayed:
+        finals = {w: [e for e in steps if e.worker == w][-1] for w in stayed}
+        detail = ", ".join(f"worker-{w} through step {e.step}{watched.shown(e)}" for w, e in finals.items())
+        return failed(
+            f"only {names(sorted(bad))} had {watched.had}; {watched.stayed} on {detail}: it did not spread",
+            [window.inject, *bad.values(), *finals.values()],
+        )
+    silent = [w for w in timeline.workers() if w not in seen]
+    if silent:
+        raise Undecidable(
+            f"{names(silent)} reported no {watched.report} in the fault window: "
+            f"whether its {watched.what} turned non-finite cannot be seen",
+            [window.inject, *bad.values()],
+        )
+    return None
+
+
 @register_check
 class NonFiniteLoss(SymptomCheck):
     """Every worker's loss became non-finite (NaN or inf) in the fault window; names the first step and, from the local losses, the worker where it began."""
@@ -75,21 +116,9 @@ class NonFiniteLoss(SymptomCheck):
                 f"(last: {last.source} step {last.step} loss {last.loss:.6g})",
                 [window.inject, last],
             )
-        reported = {e.worker for e in steps}
-        stayed = [w for w in timeline.workers() if w not in bad and w in reported]
-        if stayed:
-            finals = {w: [e for e in steps if e.worker == w][-1] for w in stayed}
-            detail = ", ".join(f"worker-{w} through step {e.step} (loss {e.loss:.6g})" for w, e in finals.items())
-            return failed(
-                f"only {names(sorted(bad))} had a non-finite loss; it stayed finite on {detail}: it did not spread",
-                [window.inject, *bad.values(), *finals.values()],
-            )
-        silent = [w for w in timeline.workers() if w not in reported]
-        if silent:
-            raise Undecidable(
-                f"{names(silent)} reported no step in the fault window: whether its loss turned non-finite cannot be seen",
-                [window.inject, *bad.values()],
-            )
+        unspread = not_every_worker(timeline, window, steps, bad, LOSS)
+        if unspread is not None:
+            return unspread
         first = min(e.step for e in bad.values())
         row = at_step(steps, first)
         when = ", ".join(f"worker-{w} at step {e.step} ({e.loss})" for w, e in sorted(bad.items()))
@@ -98,6 +127,58 @@ class NonFiniteLoss(SymptomCheck):
         return passed(
             f"every worker's loss became non-finite, {together}: {when}; {origin(row, has_local)}",
             [window.inject, *row.values(), *bad.values()],
+        )
+
+
+def first_non_finite_weights(steps: list[StepEvent]) -> dict[int, StepEvent]:
+    """worker -> its first step event after which its weights were not all finite."""
+    out: dict[int, StepEvent] = {}
+    for e in steps:
+        if e.worker is not None and e.worker not in out and e.weights_finite is False:
+            out[e.worker] = e
+    return out
+
+
+def what_the_loss_said(bad: dict[int, StepEvent]) -> str:
+    """Whether the loss showed it at the step the weights went bad."""
+    finite_loss = sorted(w for w, e in bad.items() if finite(e.loss))
+    if not finite_loss:
+        return "the loss was non-finite there too"
+    losses = ", ".join(f"worker-{w}'s {bad[w].loss:.6g}" for w in finite_loss)
+    return f"the loss did not show it ({losses}: finite), so a NaN check on the loss would not fire"
+
+
+@register_check
+class NonFiniteWeights(SymptomCheck):
+    """Every worker's weights became non-finite (NaN or inf) in the fault window, whatever the loss shows (with TF's oneDNN fused Dense+ReLU a NaN weight can give a finite loss); names the first step and what the loss said there."""
+
+    name: ClassVar[str] = "non_finite_weights"
+    evidence: ClassVar[frozenset[str]] = frozenset({"steps", "weights_finite"})
+
+    def judge(self, timeline: Timeline) -> Verdict:
+        window = self.window(timeline)
+        steps = timeline.between(window.start, window.end).of(StepEvent)
+        if not steps:
+            raise Undecidable("no training step in the fault window: no weights to judge", [window.inject])
+        reported = [e for e in steps if e.weights_finite is not None]
+        if not reported:
+            raise Undecidable("no step event in the fault window says whether the weights were finite", [window.inject])
+        bad = first_non_finite_weights(reported)
+        if not bad:
+            last = reported[-1]
+            return failed(
+                f"every worker's weights stayed finite over {len(reported)} step events in the fault window "
+                f"(last: {last.source} step {last.step})",
+                [window.inject, last],
+            )
+        unspread = not_every_worker(timeline, window, reported, bad, WEIGHTS)
+        if unspread is not None:
+            return unspread
+        when = ", ".join(f"worker-{w} after step {e.step}" for w, e in sorted(bad.items()))
+        together = "at the same step" if len({e.step for e in bad.values()}) == 1 else "not at the same step"
+        return passed(
+            f"every worker's weights became non-finite, {together}: {when}; {what_the_loss_said(bad)}",
+            [window.inject, *bad.values()],
         )
 
 
@@ -153,14 +234,19 @@ class StoppedAtNonFiniteLoss(SymptomCheck):
 
 def non_finite_at_end(timeline: Timeline) -> tuple[str, list[StepEvent]]:
     """Whether training ended on non-finite weights, said from each worker's last
-    step: a NaN loss there means the weights the done event digests are NaN (NaN
-    weights hash alike on every worker, so equal digests alone would pass them)."""
+    step: a NaN loss there, or the step's own report that a weight is not finite
+    (the loss can stay finite on NaN weights with oneDNN's fused ReLU), means the
+    weights the done event digests are not finite (NaN weights hash alike on every
+    worker, so equal digests alone would pass them)."""
     last: dict[int, StepEvent] = {}
     for e in timeline.of(StepEvent):
         if e.worker is not None:
             last[e.worker] = e
-    bad = {w: e for w, e in sorted(last.items()) if not (finite(e.loss) and finite(e.local_loss))}
+    bad = {w: e for w, e in sorted(last.items())
+           if not (finite(e.loss) and finite(e.local_loss)) or e.weights_finite is False}
     if not bad:
         return "", []
-    detail = ", ".join(f"worker-{w}'s last step {e.step} had loss {e.loss}" for w, e in bad.items())
+    detail = ", ".join(
+        f"worker-{w}'s last step {e.step} had loss {e.loss}" + (" and non-finite weights" if e.weights_finite is False else "")
+        for w, e in bad.items())
     return detail, list(bad.values())

@@ -53,12 +53,16 @@ def cache_dir() -> Path:
 
 def reference_key(spec: ClusterSpec, image_ids: list[str]) -> str:
     """Keyed on everything that decides the final weights: the images (by id),
-    and the harness's settings or the job's command and environment."""
+    and the harness's settings and the workers' extra environment, or the job's
+    command and environment."""
     launch = spec.launch
     if launch.builtin:
         settings = asdict(spec.settings)
         settings.pop("backup_dir", None)
-        what = {"settings": settings}
+        # The scenario's environment too (TF_ENABLE_ONEDNN_OPTS changes the numerics):
+        # once left out, a scenario with it was judged against a run without it.
+        what = {"settings": settings, "env": launch.env,
+                "worker_env": {str(i): env for i, env in sorted(spec.env.items()) if env}}
     else:
         what = {"command": list(launch.command or ()), "env": launch.env, "checkpoint_dir": launch.checkpoint_dir}
     blob = json.dumps({**what, "images": image_ids}, sort_keys=True)

@@ -14,6 +14,8 @@ not see it, and the step's math is the same with or without it.
 
 from __future__ import annotations
 
+WEIGHTS_FINITE_LOG = "weights_finite"  # the train step's log: every weight finite after the update
+
 
 def build_model(tf, keras, features: int, hidden: int, learning_rate: float, memory_demand=None, dropout: float = 0.0,
                 replica_losses: bool = False):
@@ -34,7 +36,10 @@ def build_model(tf, keras, features: int, hidden: int, learning_rate: float, mem
             self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
             ctx = tf.distribute.get_replica_context()
             global_loss = ctx.all_reduce(tf.distribute.ReduceOp.SUM, scaled)
-            logs = {"loss": global_loss, "local_loss": local_loss}
+            # Read after the update (automatic control dependencies order it): the
+            # loss cannot say it, as oneDNN's fused ReLU turns a NaN pre-activation into 0.
+            finite = [tf.reduce_all(tf.math.is_finite(v)) for v in self.trainable_variables]
+            logs = {"loss": global_loss, "local_loss": local_loss, WEIGHTS_FINITE_LOG: tf.reduce_all(tf.stack(finite))}
             if memory_demand is not None:
                 # Returned, so the allocation is not pruned from the graph.
                 extra = tf.fill(tf.reshape(memory_demand.read_value(), [1]), 1.0)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from chaos.events import PlanEvent
 from chaos.worker.digest import weights_digest
 from chaos.worker.dropout import MASK_LOG, mask_digest
+from chaos.worker.model import WEIGHTS_FINITE_LOG
 
 
 def make_plan_callback(keras, emitter, settings, local_batch: int, initial_epoch: int):
@@ -31,11 +32,14 @@ def make_plan_callback(keras, emitter, settings, local_batch: int, initial_epoch
 
 
 def step_fields(model, more=None):
-    """ChaosEvents' step_fields: the mask hash every step, the weights after the
-    first, and what ``more`` adds (the mirrored strategy's per-replica fields)."""
+    """ChaosEvents' step_fields: the mask hash and whether the weights are finite
+    every step, the weights after the first, and what ``more`` adds (the mirrored
+    strategy's per-replica fields)."""
 
     def fields(logs: dict, first: bool, step: int) -> dict:
         out = {"dropout_mask": mask_digest(logs.get(MASK_LOG))}
+        if WEIGHTS_FINITE_LOG in logs:
+            out["weights_finite"] = bool(logs[WEIGHTS_FINITE_LOG])
         if first:
             out["weights_digest"] = weights_digest(model.get_weights())
         if more is not None:

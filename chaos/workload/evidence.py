@@ -31,6 +31,7 @@ class Evidence(str, enum.Enum):
     INITIAL_WEIGHTS = "initial_weights"  # weights digests at train begin and after the first step
     DROPOUT_MASKS = "dropout_masks"  # a hash of each step's dropout mask
     LOCAL_BATCH = "local_batch"  # each worker's batch per step
+    WEIGHTS_FINITE = "weights_finite"  # whether each worker's weights are all finite after every step
 
 
 class Hook(str, enum.Enum):
@@ -54,14 +55,16 @@ SAYS = {
     Evidence.INITIAL_WEIGHTS: "weights digests at train begin and after the first step",
     Evidence.DROPOUT_MASKS: "dropout mask hashes",
     Evidence.LOCAL_BATCH: "each worker's batch per step",
+    Evidence.WEIGHTS_FINITE: "a per-step report that the weights are finite",
 }
 
 EVERYTHING = frozenset(Evidence)
 # The agent hooks Keras fit from outside the job's code: no batch contents, no per-worker loss.
-# Initial weights, dropout masks and batch sizes come from the harness's own callbacks only.
+# Initial weights, dropout masks, batch sizes and the per-step finiteness of the weights
+# come from the harness's own train step and callbacks only.
 AGENT = frozenset(EVERYTHING - {
     Evidence.BATCH_DIGESTS, Evidence.LOCAL_LOSS, Evidence.INITIAL_WEIGHTS, Evidence.DROPOUT_MASKS,
-    Evidence.LOCAL_BATCH,
+    Evidence.LOCAL_BATCH, Evidence.WEIGHTS_FINITE,
 })
 # No agent: errors parsed from stderr only; steps only with a progress pattern.
 LOG_ONLY = frozenset({Evidence.ERRORS})

@@ -84,3 +84,12 @@ def test_replica_fields_digest_each_replicas_batch_and_carry_its_loss():
         assert fields["replica_batch_digests"][0] == data.batch_digest(x, y)
         assert (fields["replica_batch_digests"][0] == fields["replica_batch_digests"][1]) is same
         assert fields["replica_local_losses"] == [0.5, 0.25]
+
+
+def test_weights_finite_from_the_train_step_goes_into_every_step_event():
+    out = io.StringIO()
+    callback = make_callback_class(KERAS)(10, emitter=Emitter("worker-0", out), step_fields=step_fields(Model()))
+    for batch, finite in enumerate([True, False]):
+        callback.on_train_batch_end(batch, {"loss": 0.5, "local_loss": 0.4, "weights_finite": finite})
+    callback.on_train_batch_end(2, {"loss": 0.5, "local_loss": 0.4})  # a train step that does not say
+    assert [s.weights_finite for s in events(out)] == [True, False, None]

@@ -4,7 +4,7 @@ worker ends with are NaN."""
 
 import dataclasses
 
-from chaos.checks import IdenticalWeights, NonFiniteLoss, Status, StoppedAtNonFiniteLoss, run_check
+from chaos.checks import IdenticalWeights, NonFiniteLoss, NonFiniteWeights, Status, StoppedAtNonFiniteLoss, run_check
 from chaos.events import StepEvent
 from chaos.timeline import Timeline
 from timeline_builder import TimelineBuilder
@@ -201,3 +201,65 @@ def test_stopped_is_unknown_without_steps_or_exits():
     assert judge(StoppedAtNonFiniteLoss(), Builder().inject("poison_input").start().build()).status is Status.UNKNOWN
     verdict = judge(StoppedAtNonFiniteLoss(), terminated(codes=(0, None)))
     assert verdict.status is Status.UNKNOWN and "worker-1 did not exit in the fault window" in verdict.reason
+
+
+# --- non_finite_weights (the loss can stay finite: oneDNN's fused ReLU) ----------------
+
+
+def weights_went(bad_from, last=20, workers=None, loss=lambda w, s: 0.8):
+    """Poisoned at step 14; worker w's weights are non-finite from step bad_from(w) on
+    (None: never); the loss stays finite, as measured with oneDNN's ops on."""
+    b = Builder().inject("poison_input", "worker-1", worker=1, step=POISON_STEP).start()
+    for step in range(1, last + 1):
+        b.t += 0.1
+        for w in workers if workers is not None else range(2):
+            start = bad_from(w)
+            b._add(StepEvent(t=b.t, source=f"worker-{w}", step=step, loss=loss(w, step), local_loss=loss(w, step),
+                             weights_finite=start is None or step < start))
+    return b
+
+
+def test_non_finite_weights_passes_when_every_worker_turns_nan_and_says_the_loss_hid_it():
+    verdict = judge(NonFiniteWeights(), weights_went(lambda w: POISON_STEP).build())
+    assert verdict.status is Status.PASS, verdict.reason
+    assert "at the same step: worker-0 after step 14, worker-1 after step 14" in verdict.reason
+    assert "the loss did not show it (worker-0's 0.8, worker-1's 0.8: finite)" in verdict.reason
+    # The loss check on the same run fails: what a TerminateOnNaN would see.
+    assert judge(NonFiniteLoss(), weights_went(lambda w: POISON_STEP).build()).status is Status.FAIL
+
+
+def test_non_finite_weights_with_a_nan_loss_says_so():
+    verdict = judge(NonFiniteWeights(), weights_went(lambda w: POISON_STEP, loss=spread).build())
+    assert verdict.status is Status.PASS and "the loss was non-finite there too" in verdict.reason
+
+
+def test_non_finite_weights_fails_when_the_weights_stay_finite_or_do_not_spread():
+    clean = judge(NonFiniteWeights(), weights_went(lambda w: None).build())
+    assert clean.status is Status.FAIL
+    assert clean.reason.startswith("every worker's weights stayed finite over 40 step events in the fault window")
+    alone = judge(NonFiniteWeights(), weights_went(lambda w: POISON_STEP if w == 1 else None).build())
+    assert alone.status is Status.FAIL
+    assert "only worker-1 had non-finite weights; they stayed finite on worker-0 through step 20" in alone.reason
+
+
+def test_non_finite_weights_is_unknown_when_no_step_says_or_a_worker_is_silent():
+    unreported = judge(NonFiniteWeights(), poisoned().build())  # steps without weights_finite
+    assert unreported.status is Status.UNKNOWN and "says whether the weights were finite" in unreported.reason
+    silent = judge(NonFiniteWeights(), weights_went(lambda w: POISON_STEP, workers=[1]).build())
+    assert silent.status is Status.UNKNOWN and "worker-0 reported no weights check" in silent.reason
+    timeline = weights_went(lambda w: POISON_STEP).build()
+    info = dataclasses.replace(timeline.info, evidence=tuple(e for e in timeline.info.evidence if e != "weights_finite"))
+    agent = judge(NonFiniteWeights(), Timeline(info, timeline.events))
+    assert agent.status is Status.UNKNOWN and "a per-step report that the weights are finite" in agent.reason
+
+
+def test_identical_weights_fails_nan_weights_behind_a_finite_loss():
+    b = Builder().start()
+    for step in range(1, 6):
+        b.t += 0.1
+        for w in range(2):
+            b._add(StepEvent(t=b.t, source=f"worker-{w}", step=step, loss=0.8, local_loss=0.8,
+                             weights_finite=step < 3))
+    verdict = judge(IdenticalWeights(), b.done(0, digest="w-nan").done(1, digest="w-nan").build())
+    assert verdict.status is Status.FAIL
+    assert "worker-0's last step 5 had loss 0.8 and non-finite weights" in verdict.reason
