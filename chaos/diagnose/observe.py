@@ -170,7 +170,7 @@ STATUS_CLASSES = {
 # gRPC/TF failures a C++ log line can state with no status code.
 _ERROR_PHRASES = re.compile(
     r"failed to connect to all addresses|Socket closed|Connection reset by peer|Connection refused|"
-    r"Deadline Exceeded|stopped sending heartbeats|Broken pipe|OS Error|Connection timed out",
+    r"Deadline Exceeded|stopped sending heartbeats|heartbeat timeout|Broken pipe|OS Error|Connection timed out",
     re.IGNORECASE,
 )
 def _severity(levels: str) -> re.Pattern:

@@ -71,6 +71,10 @@ def test_json_error_event_and_the_same_error_as_text_count_once():
         # a C++ error line that names no status
         ("E0203 04:05:06.000007  42 grpc_util.cc:9] failed to connect to all addresses; last error: Connection refused",
          "", "failed to connect to all addresses; last error: Connection refused"),
+
+        # TF 2.18's wording of a lost heartbeat (2.20: "stopped sending heartbeats"), no status
+        ("E1125 20:30:01.000007  42 coordination_service.cc:1] Task /job:worker/replica:0/task:1 heartbeat timeout.",
+         "", "Task /job:worker/replica:0/task:1 heartbeat timeout."),
     ],
 )
 def test_error_lines_of_several_tf_versions(line, cls, message):
