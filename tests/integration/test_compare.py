@@ -1,6 +1,7 @@
 """chaos compare end to end on real clusters: the default configuration against
 a candidate whose heartbeat timeout is 30 s instead of 10 s, on a scenario whose
-symptom waits for that timeout. One run a side here (the suite's time budget):
+symptom waits for that timeout; and TF 2.20 against 2.18 on a shipped scenario
+whose error TF 2.18 words differently (the whole suite: docs/compare.md). One run a side here (the suite's time budget):
 the test checks the pipeline (interleaved real runs, reports on disk, the
 comparison, its files and exit code) and that the figure moves the right way;
 that four runs a side flag it as a regression is shown in docs/compare.md and
@@ -18,6 +19,7 @@ from chaos.cli import main
 pytestmark = pytest.mark.integration
 
 SCENARIOS = Path(__file__).parent / "compare_scenarios"
+SHIPPED = Path(__file__).parents[2] / "scenarios"
 
 
 def test_a_longer_heartbeat_timeout_shows_as_a_later_symptom(images, tmp_path, capsys):
@@ -38,3 +40,21 @@ def test_a_longer_heartbeat_timeout_shows_as_a_later_symptom(images, tmp_path, c
     for side in ("baseline", "candidate"):
         assert (tmp_path / side / "run-1" / "paused-worker-until-heartbeat-timeout.json").exists()
     assert (tmp_path / "compare.md").exists() and (tmp_path / "compare-junit.xml").exists()
+
+
+def test_tf_218_against_220_on_a_shipped_scenario_shows_the_versions_and_no_regression(images, tmp_path, capsys):
+    from chaos.images import ensure_images
+
+    ensure_images(("2.18",), progress=lambda msg: print(f"[images] {msg}", flush=True))
+    # TF 2.18 says "Task ... heartbeat timeout" where 2.20 says "stopped sending
+    # heartbeats": before the scenario accepted both, this compare was a regression.
+    code = main(["compare", "--baseline", "default", "--candidate", "tf=2.18",
+                 str(SHIPPED / "partitioned-worker-fails-then-recovers.yaml"), "--repeat", "1",
+                 "--report-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    (scenario,) = json.loads((tmp_path / "compare.json").read_text())["scenarios"]
+    assert scenario["verdicts"] == {"baseline": {"pass": 1}, "candidate": {"pass": 1}}, out
+    before, after = scenario["environment_diff"]["tf_version"]
+    assert before.startswith("2.20") and after.startswith("2.18"), scenario["environment_diff"]
+    assert "environment: tf_version: 2.20" in out
