@@ -39,14 +39,13 @@ from chaos.events import (
     StepEvent,
     event_from_dict,
 )
+from chaos.workload.evidence import Evidence
 
 E = TypeVar("E", bound=Event)
 
 
-ALL_EVIDENCE = (
-    "start", "steps", "local_loss", "batch_digests", "restored", "checkpoints", "done", "weights_digest", "errors",
-    "initial_weights", "dropout_masks", "local_batch", "weights_finite",
-)
+# Everything a workload can report (a run record without the list: the built-in harness).
+ALL_EVIDENCE = tuple(e.value for e in Evidence)
 
 
 

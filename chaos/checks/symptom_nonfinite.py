@@ -24,13 +24,25 @@ def finite(value: float) -> bool:
     return isinstance(value, (int, float)) and math.isfinite(value)
 
 
-def first_non_finite(steps: list[StepEvent]) -> dict[int, StepEvent]:
-    """worker -> its first step event whose (global) loss is not finite."""
+def loss_not_finite(e: StepEvent) -> bool:
+    return not finite(e.loss)
+
+
+def weights_not_finite(e: StepEvent) -> bool:
+    return e.weights_finite is False  # None: not reported
+
+
+def first_non_finite(steps: list[StepEvent], bad: Callable[[StepEvent], bool] = loss_not_finite) -> dict[int, StepEvent]:
+    """worker -> its first step event that is ``bad`` (by default: its global loss is not finite)."""
     out: dict[int, StepEvent] = {}
     for e in steps:
-        if e.worker is not None and e.worker not in out and not finite(e.loss):
+        if e.worker is not None and e.worker not in out and bad(e):
             out[e.worker] = e
     return out
+
+
+def together(bad: dict[int, StepEvent]) -> str:
+    return "at the same step" if len({e.step for e in bad.values()}) == 1 else "not at the same step"
 
 
 def at_step(steps: list[StepEvent], step: int) -> dict[int, StepEvent]:
@@ -122,21 +134,11 @@ class NonFiniteLoss(SymptomCheck):
         first = min(e.step for e in bad.values())
         row = at_step(steps, first)
         when = ", ".join(f"worker-{w} at step {e.step} ({e.loss})" for w, e in sorted(bad.items()))
-        together = "at the same step" if len({e.step for e in bad.values()}) == 1 else "not at the same step"
         has_local = Evidence.LOCAL_LOSS.value in timeline.info.evidence
         return passed(
-            f"every worker's loss became non-finite, {together}: {when}; {origin(row, has_local)}",
+            f"every worker's loss became non-finite, {together(bad)}: {when}; {origin(row, has_local)}",
             [window.inject, *row.values(), *bad.values()],
         )
-
-
-def first_non_finite_weights(steps: list[StepEvent]) -> dict[int, StepEvent]:
-    """worker -> its first step event after which its weights were not all finite."""
-    out: dict[int, StepEvent] = {}
-    for e in steps:
-        if e.worker is not None and e.worker not in out and e.weights_finite is False:
-            out[e.worker] = e
-    return out
 
 
 def what_the_loss_said(bad: dict[int, StepEvent]) -> str:
@@ -163,7 +165,7 @@ class NonFiniteWeights(SymptomCheck):
         reported = [e for e in steps if e.weights_finite is not None]
         if not reported:
             raise Undecidable("no step event in the fault window says whether the weights were finite", [window.inject])
-        bad = first_non_finite_weights(reported)
+        bad = first_non_finite(reported, weights_not_finite)
         if not bad:
             last = reported[-1]
             return failed(
@@ -175,9 +177,8 @@ class NonFiniteWeights(SymptomCheck):
         if unspread is not None:
             return unspread
         when = ", ".join(f"worker-{w} after step {e.step}" for w, e in sorted(bad.items()))
-        together = "at the same step" if len({e.step for e in bad.values()}) == 1 else "not at the same step"
         return passed(
-            f"every worker's weights became non-finite, {together}: {when}; {what_the_loss_said(bad)}",
+            f"every worker's weights became non-finite, {together(bad)}: {when}; {what_the_loss_said(bad)}",
             [window.inject, *bad.values()],
         )
 
@@ -243,10 +244,10 @@ def non_finite_at_end(timeline: Timeline) -> tuple[str, list[StepEvent]]:
         if e.worker is not None:
             last[e.worker] = e
     bad = {w: e for w, e in sorted(last.items())
-           if not (finite(e.loss) and finite(e.local_loss)) or e.weights_finite is False}
+           if not (finite(e.loss) and finite(e.local_loss)) or weights_not_finite(e)}
     if not bad:
         return "", []
     detail = ", ".join(
-        f"worker-{w}'s last step {e.step} had loss {e.loss}" + (" and non-finite weights" if e.weights_finite is False else "")
+        f"worker-{w}'s last step {e.step} had loss {e.loss}" + (" and non-finite weights" if weights_not_finite(e) else "")
         for w, e in bad.items())
     return detail, list(bad.values())
