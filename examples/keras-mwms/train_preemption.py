@@ -11,7 +11,8 @@ restores the newest checkpoint in the chief's directory at start.
 With ``--no-handler`` the job is the plain custom loop (train_custom_loop.py's
 way): a SIGTERM does nothing to it, and after a restart it resumes from the last
 epoch's save. The input resumes mid-epoch too: the loop skips the batches the
-restored step count says were already trained.
+restored step count says were already trained, from one iterator over the
+data repeated (a new iterator each epoch hung the job with the handler).
 """
 
 import argparse
@@ -55,7 +56,7 @@ def main():
         batch = input_context.get_per_replica_batch_size(global_batch)
         dataset = tf.data.Dataset.from_tensor_slices((x, y))
         dataset = dataset.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
-        return dataset.batch(batch)
+        return dataset.batch(batch).repeat()  # every epoch the same batches, from one iterator
 
     dataset = strategy.distribute_datasets_from_function(dataset_fn)
     with strategy.scope():
@@ -91,7 +92,14 @@ def main():
         # Given the checkpoint and the chief's directory (not a manager: a manager would be
         # read from this worker's own directory), the handler restores the latest checkpoint
         # there now, and on a SIGTERM saves at one step on every worker and exits 42.
-        handler = tf.distribute.experimental.PreemptionCheckpointHandler(resolver, checkpoint, chief_dir)
+        # Once the save is on disk, leave at once with TF's restart code. The default exit_fn,
+        # sys.exit(42), frees the iterator, strategy and context on the way out, and that
+        # teardown hung beside two other runs (the chief once for over 30 s: SIGKILLed at
+        # the end of the grace, docs/findings.md).
+        exit_now = tf.distribute.experimental.TerminationConfig(exit_fn=lambda: os._exit(42))
+        handler = tf.distribute.experimental.PreemptionCheckpointHandler(
+            resolver, checkpoint, chief_dir, termination_config=exit_now
+        )
         run = handler.run
     else:
         latest = tf.train.latest_checkpoint(chief_dir)
@@ -110,11 +118,15 @@ def main():
         report.restored(start, tf.train.latest_checkpoint(chief_dir), weights=model.get_weights())
     print(f"handler: {args.handler}; resuming at step {start}", flush=True)
 
+    # One iterator for the whole run. A new one each epoch (the tutorial's way) hung
+    # the job with the handler: beside two other runs, in 4 of 6, worker-1 stopped in
+    # `iter(dataset)` at an epoch boundary while the chief waited in the step's
+    # collective (docs/findings.md).
+    iterator = iter(dataset)
+    for _ in range(start % steps):  # batches of this epoch trained before the restart
+        next(iterator)
     while int(step.numpy()) < total:
         epoch = int(step.numpy()) // steps
-        iterator = iter(dataset)
-        for _ in range(int(step.numpy()) % steps):  # batches trained before the restart
-            next(iterator)
         while int(step.numpy()) < (epoch + 1) * steps:
             loss = run(train_step, iterator)
             step.assign_add(1)
