@@ -227,11 +227,18 @@ class ScenarioItem(pytest.Item):
         super().__init__(**kwargs)
         self.scenario = scenario
         self.index = -1
+        # pytest-timeout would count the time this item waits for its turn behind the
+        # other scenarios (exclusive ones run last); its limit bounds the scenario's
+        # own run instead, from the scenario's start (Suite.result).
+        self.limit_s = None
+        if self.config.pluginmanager.hasplugin("timeout"):
+            self.limit_s = float(self.config.getini("timeout") or 0) or None
+            self.add_marker(pytest.mark.timeout(0))
 
     def runtest(self) -> None:
         from chaos.checks.verdict import Status
 
-        report = _suite(self).result(self.index)
+        report = _suite(self).result(self.index, limit_s=self.limit_s)
         for label, verdict in report.numbered():
             self.user_properties.append((label, f"{verdict.status.value}: {verdict.reason}"))
         if report.status != Status.PASS:
@@ -249,7 +256,9 @@ class ScenarioItem(pytest.Item):
         from chaos.errors import ChaosError
         from chaos.report import terminal_summary
 
-        if isinstance(excinfo.value, SelfDiagnosisFailed):
+        from chaos.runner.suite import ScenarioOverran
+
+        if isinstance(excinfo.value, (SelfDiagnosisFailed, ScenarioOverran)):
             return str(excinfo.value)
         if isinstance(excinfo.value, ScenarioFailed):
             return terminal_summary([excinfo.value.report])

@@ -15,6 +15,7 @@ tears its cluster down before the interrupt propagates.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -36,6 +37,14 @@ class Entry:
     @property
     def exclusive(self) -> bool:
         return any(check.timing_sensitive for check in self.scenario.checks)
+
+
+class ScenarioOverran(Exception):
+    """A scenario still running ``limit_s`` after it started: the runner's own
+    timeouts should have ended it, so this is a bug to report, not a verdict."""
+
+    def __init__(self, name: str, limit_s: float) -> None:
+        super().__init__(f"scenario {name} still running {limit_s:g} s after it started (its timeouts.total should have ended it)")
 
 
 class Suite:
@@ -60,6 +69,7 @@ class Suite:
         self.show = show
         self.on_report = on_report
         self.reports: list[Report | None] = [None] * len(entries)
+        self.started: list[float | None] = [None] * len(entries)  # time.monotonic() at its start
         self.failures: list[BaseException | None] = [None] * len(entries)
         self.logs: dict[int, EventLog] = {}
         self._cond = threading.Condition()
@@ -93,6 +103,7 @@ class Suite:
                     return
                 self._running.add(index)
                 self._exclusive_running = exclusive
+                self.started[index] = time.monotonic()
                 self.logs[index] = EventLog()
             thread = threading.Thread(target=self._run_one, args=(index,), name=f"scenario-{index}", daemon=True)
             self._threads.append(thread)
@@ -130,12 +141,19 @@ class Suite:
     def done(self, index: int) -> bool:
         return self.reports[index] is not None or self.failures[index] is not None
 
-    def result(self, index: int) -> Report:
-        """Wait for the i-th report (the main thread stays responsive to Ctrl-C)."""
+    def result(self, index: int, limit_s: float | None = None) -> Report:
+        """Wait for the i-th report (the main thread stays responsive to Ctrl-C).
+
+        ``limit_s`` bounds the scenario's own run, counted from its start: the
+        time it waited for its turn behind the others is not its own.
+        """
         with self._cond:
             while not self.done(index):
                 if self._cancelled:
                     raise interrupts.Cancelled
+                started = self.started[index]
+                if limit_s is not None and started is not None and time.monotonic() - started > limit_s:
+                    raise ScenarioOverran(self.entries[index].scenario.name, limit_s)
                 self._cond.wait(WAIT_S)
         if self.failures[index] is not None:
             raise self.failures[index]
