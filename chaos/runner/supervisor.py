@@ -174,7 +174,11 @@ class Supervisor:
 
     def run(self) -> Outcome:
         sc = self.scenario
-        n = sc.cluster.workers
+        # Every container: the workers, or a parameter-server cluster's chief +
+        # workers + ps. A fault that overrides "every worker" overrides each of
+        # them (ClusterControl.num_workers counts containers), so a redeploy
+        # replaces each of them too, and each one's start and log count.
+        n = sc.cluster.containers
         plan = Plan.of(sc)
         self._phase("bring_up")
         created = self.clock()

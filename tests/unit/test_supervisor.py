@@ -467,3 +467,69 @@ def test_a_worker_lingering_after_done_is_noticed_and_the_finished_job_is_not_re
     assert "restart" not in cluster.names()
     (notice,) = [e for e in cluster.of(NoticeEvent) if e.topic == "exit_after_done"]
     assert notice.text == "worker-1 reported done but did not exit within 0.5s (timeouts.symptom)"
+
+
+# --- a parameter-server cluster: redeploys replace every container -------------------------
+
+
+class ParameterServers(FakeCluster):
+    """Chief (coordinator) + 2 workers + 1 ps: 4 containers, the coordinator alone trains.
+
+    Like DockerCluster, ``num_workers`` counts containers (one per TF task).
+    """
+
+    def __init__(self):
+        super().__init__(num_workers=4)
+
+    def _tick(self):
+        if self.generation < 0:
+            return
+        if self.announce:
+            self._announce()
+        elif self.step < self.final_step:
+            self.step += 1
+            epoch = (self.step - 1) // self.steps_per_epoch
+            self.record(StepEvent(t=time.time(), source=self.worker_name(0), epoch=epoch, step=self.step))
+        elif not self.finished:
+            self.finished = True
+            self.record(DoneEvent(t=time.time(), source=self.worker_name(0), step=self.step))
+            self.record(ExitEvent(t=time.time(), source=self.worker_name(0), exit_code=0))
+
+
+def ps_scenario(*faults):
+    return scenario_from_dict(
+        {
+            "name": "x", "description": "d", "explain": EXPLAIN,
+            "cluster": {"workers": 2, "ps": 1,
+                        "training": {"strategy": "parameter_server", "epochs": 3, "steps_per_epoch": 5}},
+            "faults": list(faults),
+            "timeouts": {"total": 30, "symptom": 30},
+        }
+    )
+
+
+def test_a_parameter_server_redeploy_replaces_every_container_the_fault_overrode():
+    skew = {"seed_skew": {"mode": "per_worker"}, "at": {"epoch": 1}, "until": {"epoch": 2}}
+    supervisor, cluster, said = run(ps_scenario(skew), ParameterServers())
+    outcome = supervisor.run()
+    assert outcome.finished, outcome.reason
+    assert [c[1] for c in cluster.calls if c[0] == "override"] == [0, 1, 2, 3]
+    assert [c for c in cluster.calls if c[0] == "restart"] == [
+        ("restart", [0, 1, 2, 3], "redeploy: seed_skew injected", 0),
+        ("restart", [0, 1, 2, 3], "redeploy: seed_skew healed", 0),
+    ]
+    by_generation: dict[int, list] = {}
+    for g, w, c in cluster.created:
+        by_generation.setdefault(g, []).append((w, c["settings"]))
+    # Every container of the skewed generation runs the skew, and none of the healed one does.
+    assert by_generation[1] == [(w, {"seeding": "per_worker"}) for w in range(4)]
+    assert by_generation[2] == [(w, {}) for w in range(4)]
+
+
+def test_a_parameter_server_cluster_says_its_skew_once_every_container_started():
+    skew = {"version_skew": {"workers": [3], "env": {"LD_LIBRARY_PATH": "/opt/x"}}, "at": "bring_up",
+            "until": {"epoch": 1}}
+    supervisor, cluster, said = run(ps_scenario(skew), ParameterServers())
+    assert supervisor.run().finished
+    warnings = [s for s in said if s.startswith("ENVIRONMENT SKEW")]
+    assert warnings == ["ENVIRONMENT SKEW: worker-3 differs from worker-0 in env:LD_LIBRARY_PATH: /opt/x vs <absent>"]
