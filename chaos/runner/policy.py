@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Literal, Union
 
 from chaos.checks.select import names
-from chaos.events import DoneEvent, Event, ExitEvent, StepEvent
+from chaos.events import DoneEvent, ErrorEvent, Event, ExitEvent, StepEvent
 from chaos.scenario.triggers import Trigger
 
 
@@ -100,12 +100,18 @@ class Seen:
     exited: frozenset[int] = frozenset()
     failed: frozenset[int] = frozenset()  # exited with a non-zero code
     last_done_t: float | None = None
+    exit_codes: tuple[tuple[int, int], ...] = ()  # (worker, code) of each non-zero exit, first first
+    errors: tuple[tuple[int, str], ...] = ()  # (worker, "ErrorClass: message"): each worker's last error
 
     @classmethod
     def of(cls, events: Iterable[Event]) -> "Seen":
+        events = list(events)
         steps = [e for e in events if isinstance(e, StepEvent)]
         exits = [e for e in events if isinstance(e, ExitEvent)]
         dones = [e for e in events if isinstance(e, DoneEvent)]
+        last_error: dict[int, str] = {}
+        for e in sorted((e for e in events if isinstance(e, ErrorEvent) and e.worker is not None), key=lambda e: e.t):
+            last_error[e.worker] = f"{e.error_class.rsplit('.', 1)[-1] or 'error'}: {e.message}".strip()
         return cls(
             max_step=max((e.step for e in steps), default=0),
             epoch=max((e.epoch for e in steps), default=0),
@@ -114,6 +120,8 @@ class Seen:
             done=frozenset(e.worker for e in dones),
             exited=frozenset(e.worker for e in exits),
             failed=frozenset(e.worker for e in exits if e.exit_code != 0),
+            exit_codes=tuple((e.worker, e.exit_code) for e in sorted(exits, key=lambda e: e.t) if e.exit_code != 0),
+            errors=tuple(sorted(last_error.items())),
         )
 
 
@@ -212,7 +220,7 @@ class Finish:
 
 @dataclass(frozen=True)
 class Abort:
-    """The workload itself is broken (no fault involved): the run is an error, not a result."""
+    """The workload itself is broken (no fault injected yet): the run is an error, not a result."""
 
     reason: str
 
@@ -258,18 +266,42 @@ def _after_done(plan: Plan, seen: Seen, now: float, actions: list[Action], state
     return Decision(tuple(actions), state, "training done; waiting for the workers to exit")
 
 
+def own_failure(plan: Plan, state: State, seen: Seen) -> str:
+    """Why a job that failed with no fault injected is an error: who exited,
+    with which code, when, which fault had not fired yet, and the job's own error."""
+    codes = dict(reversed(seen.exit_codes))  # a worker's first non-zero exit
+    # The first to exit first: the one whose own error it likely is; its peers follow.
+    failed = list(dict.fromkeys([w for w, _ in seen.exit_codes if w in seen.failed] + sorted(seen.failed)))
+    exits = ", ".join(f"{names([w])} (exit code {codes[w]})" if w in codes else names([w]) for w in failed)
+    if not state.stepped:
+        when = "before the first training step"
+    else:
+        when = f"at step {seen.max_step}" if seen.max_step else "during training"
+    pending = state.next_fault
+    due = (f" (fault {pending}, {plan.faults[pending].name}, was due {plan.faults[pending].at.describe()})"
+           if pending < len(plan.faults) else "")
+    text = (f"{exits} exited with an error {when}, with no fault injected{due}: the workload itself fails, "
+            "not from a fault")
+    errors = dict(seen.errors)
+    own = [f"{names([w])}: {errors[w]}" for w in failed if w in errors]
+    return text + ("; its error: " + "; ".join(own) if own else "")
+
+
 def decide(plan: Plan, state: State, seen: Seen, now: float) -> Decision:
     if now > state.t_train + plan.total_s:
         return Decision((Finish(False, f"total timeout of {plan.total_s:g}s reached"),), state)
     if seen.last_step_t is not None:
         state = replace(state, last_progress=max(state.last_progress, seen.last_step_t), stepped=True)
     fault_free = all(f.injected_at is None for f in state.faults)
+    all_done = plan.reports_done and len(seen.done) == plan.trainers
+    if fault_free and seen.failed and not all_done:
+        # Nothing was done to the job yet: a crash is the job's own, before or
+        # after its first step. (A fault fired at bring-up, such as a
+        # create-time one, counts as injected; an error exit after every
+        # worker reported done is a notice of the completed run.)
+        return Decision((Abort(own_failure(plan, state, seen)),), state)
     if fault_free and not state.stepped:
-        # Nothing was done to the job yet: a crash or a silent start is the job's own.
-        crashed = sorted(seen.failed)
-        if crashed:
-            return Decision((Abort(f"{names(crashed)} exited with an error before the first training step, "
-                                   "with no fault injected: the workload itself fails"),), state)
+        # A silent start is the job's own too.
         if plan.reports_steps and now - state.t_train > plan.bring_up_s:
             return Decision((Abort(f"no training step within {plan.bring_up_s:g}s (timeouts.bring_up) of the "
                                    "workers starting, with no fault injected"),), state)

@@ -25,7 +25,7 @@ from chaos.runner.policy import (
     heal_due,
 )
 from chaos.scenario.triggers import AtBringUp, AtEpoch, AtSeconds, AtStep
-from chaos.events import DoneEvent, ExitEvent, StepEvent
+from chaos.events import DoneEvent, ErrorEvent, ExitEvent, StepEvent
 
 T0 = 1000.0  # training started
 
@@ -199,22 +199,22 @@ def test_once_every_worker_exited_the_failed_run_restarts_every_worker_healing_f
 
 
 def test_a_survivor_that_never_exits_is_restarted_after_the_symptom_timeout():
-    p = plan(symptom=20)
-    st = state(p, first_failure=T0 + 10, last_progress=T0 + 10)
+    p = plan(fault(), symptom=20)
+    st = state(p, injected={0: T0 + 5}, healed={0}, first_failure=T0 + 10, last_progress=T0 + 10)
     assert actions(p, st, seen(step=5, exited={1}, failed={1}), T0 + 29) == []
     assert actions(p, st, seen(step=5, exited={1}, failed={1}), T0 + 30.5) == [Restart((0, 1), "worker-1 failed")]
 
 
 def test_restart_failed_restarts_only_the_failed_workers():
-    p = plan(restart="failed", workers=3)
-    st = state(p, first_failure=T0)
+    p = plan(fault(), restart="failed", workers=3)
+    st = state(p, injected={0: T0 - 1}, healed={0}, first_failure=T0)
     assert actions(p, st, seen(exited={0, 1, 2}, failed={2}), T0 + 1) == [Restart((2,), "worker-2 failed")]
 
 
 @pytest.mark.parametrize("restart, max_restarts, used", [("none", 1, 0), ("all", 1, 1), ("all", 0, 0), ("failed", 2, 2)])
 def test_when_the_policy_allows_no_further_restart_the_run_finishes_incomplete(restart, max_restarts, used):
-    p = plan(restart=restart, max_restarts=max_restarts)
-    st = state(p, first_failure=T0, restarts=used)
+    p = plan(fault(), restart=restart, max_restarts=max_restarts)
+    st = state(p, injected={0: T0 - 1}, healed={0}, first_failure=T0, restarts=used)
     assert actions(p, st, seen(exited={0, 1}, failed={1}), T0 + 1) == [
         Finish(False, "worker-1 failed; recovery policy allows no (further) restart")
     ]
@@ -268,7 +268,24 @@ def test_seen_reads_the_generation_events():
         ExitEvent(t=3.1, source="worker-0", exit_code=0),
         ExitEvent(t=3.2, source="worker-1", exit_code=137),
     ]
-    assert Seen.of(events) == Seen(21, 1, 2.0, frozenset({0}), frozenset({0, 1}), frozenset({1}), 3.0)
+    assert Seen.of(events) == Seen(21, 1, 2.0, frozenset({0}), frozenset({0, 1}), frozenset({1}), 3.0,
+                                   exit_codes=((1, 137),))
+
+
+def test_seen_keeps_the_non_zero_exit_codes_in_order_and_each_workers_last_error():
+    events = [
+        ErrorEvent(t=1.0, source="worker-1", error_class="tensorflow.python.framework.errors_impl.UnavailableError",
+                   message="Collective ops is aborted by: ..."),
+        ErrorEvent(t=0.5, source="worker-0", error_class="tensorflow.python.framework.errors_impl.PermissionDeniedError",
+                   message="/shared/backup/workertemp_1; Permission denied"),
+        ExitEvent(t=2.0, source="worker-0", exit_code=1),
+        ExitEvent(t=2.5, source="worker-1", exit_code=1),
+        ErrorEvent(t=0.1, source="runner", error_class="X", message="not a worker's"),
+    ]
+    sn = Seen.of(events)
+    assert sn.exit_codes == ((0, 1), (1, 1))
+    assert sn.errors == ((0, "PermissionDeniedError: /shared/backup/workertemp_1; Permission denied"),
+                         (1, "UnavailableError: Collective ops is aborted by: ..."))
 
 
 # --- a workload broken by itself ---------------------------------------------------------------
@@ -277,6 +294,63 @@ def test_a_crash_before_the_first_step_with_no_fault_is_the_workloads_own():
     p = plan(fault(AtStep(step=5)))
     (abort,) = actions(p, state(p, stepped=False), seen(exited={1}, failed={1}), T0 + 2)
     assert isinstance(abort, Abort) and "worker-1 exited with an error before the first training step" in abort.reason
+
+
+PERMISSION = ((0, "PermissionDeniedError: /shared/backup/workertemp_1; Permission denied"),)
+NO_DONE = Plan(2, (fault(AtStep(step=40), name="kill_worker"),), reports_done=False)
+KILL_AT_40 = plan(fault(AtStep(step=40), name="kill_worker"))
+STEPPED = dict(max_step=20, epoch=0, last_step_t=T0 + 10)
+
+
+# (why, plan, state, seen, what the run must say: an Abort's words, or None for "not an abort")
+OWN_FAILURES = [
+    ("the job breaks at its first save, before the step-40 kill",
+     KILL_AT_40, state(KILL_AT_40), Seen(**STEPPED, exited=frozenset({0}), failed=frozenset({0}),
+                                         exit_codes=((0, 1),), errors=PERMISSION),
+     "worker-0 (exit code 1) exited with an error at step 20, with no fault injected (fault 0, kill_worker, "
+     "was due at step 40): the workload itself fails, not from a fault; its error: worker-0: PermissionDeniedError: "
+     "/shared/backup/workertemp_1; Permission denied"),
+    ("the first to exit is named first, every failed worker with its code",
+     KILL_AT_40, state(KILL_AT_40), Seen(**STEPPED, exited=frozenset({0, 1}), failed=frozenset({0, 1}),
+                                         exit_codes=((1, 1), (0, 137))),
+     "worker-1 (exit code 1), worker-0 (exit code 137) exited with an error at step 20, with no fault injected"),
+    ("before the first step, as before",
+     KILL_AT_40, state(KILL_AT_40, stepped=False), Seen(exited=frozenset({1}), failed=frozenset({1}),
+                                                         exit_codes=((1, 2),)),
+     "worker-1 (exit code 2) exited with an error before the first training step, with no fault injected"),
+    ("a job without done events, exiting 1 on its own",
+     NO_DONE, state(NO_DONE), Seen(**STEPPED, exited=frozenset({0, 1}), failed=frozenset({1}), exit_codes=((1, 1),)),
+     "worker-1 (exit code 1) exited with an error at step 20, with no fault injected"),
+    ("a scenario of no faults says no fault was due",
+     plan(), state(plan()), Seen(**STEPPED, exited=frozenset({1}), failed=frozenset({1}), exit_codes=((1, 1),)),
+     "with no fault injected: the workload itself fails"),
+    ("a create-time fault fired at bring-up (tf_config, version_skew): a symptom",
+     plan(fault(AtBringUp(), create=True)), state(plan(fault(AtBringUp(), create=True)), injected={0: T0 - 1}),
+     Seen(**STEPPED, exited=frozenset({1}), failed=frozenset({1}), exit_codes=((1, 1),)), None),
+    ("a port blocked at bring-up (fired after the workers started): a symptom",
+     plan(fault(AtBringUp())), state(plan(fault(AtBringUp())), injected={0: T0 + 0.5}, stepped=False),
+     Seen(exited=frozenset({1}), failed=frozenset({1}), exit_codes=((1, 1),)), None),
+    ("a failure after the fault fired: a symptom",
+     plan(fault()), state(plan(fault()), injected={0: T0 + 5}),
+     Seen(**STEPPED, exited=frozenset({1}), failed=frozenset({1}), exit_codes=((1, 137),)), None),
+    ("the first of two faults fired and healed, the second not yet: still after a fault",
+     plan(fault(), fault(AtStep(step=90))), state(plan(fault(), fault(AtStep(step=90))), injected={0: T0 + 5}, healed={0}),
+     Seen(**STEPPED, exited=frozenset({1}), failed=frozenset({1}), exit_codes=((1, 1),)), None),
+    ("an error exit after every worker reported done stays a notice of the completed run",
+     KILL_AT_40, state(KILL_AT_40), Seen(**STEPPED, done=frozenset({0, 1}), exited=frozenset({0, 1}),
+                                         failed=frozenset({1}), last_done_t=T0 + 9, exit_codes=((1, 1),)), None),
+]
+
+
+@pytest.mark.parametrize("why, p, st, sn, says", OWN_FAILURES, ids=[row[0] for row in OWN_FAILURES])
+def test_a_job_that_fails_with_no_fault_injected_is_an_error_not_a_verdict(why, p, st, sn, says):
+    acts = actions(p, st, sn, T0 + 12)
+    aborts = [a for a in acts if isinstance(a, Abort)]
+    if says is None:
+        assert not aborts, acts
+    else:
+        assert acts == aborts and len(aborts) == 1, acts
+        assert says in aborts[0].reason
 
 
 def test_a_crash_after_a_fault_fired_is_a_symptom_not_an_abort():

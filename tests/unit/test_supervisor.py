@@ -21,6 +21,7 @@ from chaos.errors import InfrastructureError
 from chaos.events import (
     NoticeEvent,
     DoneEvent,
+    ErrorEvent,
     ExitEvent,
     HealEvent,
     InjectEvent,
@@ -533,3 +534,32 @@ def test_a_parameter_server_cluster_says_its_skew_once_every_container_started()
     assert supervisor.run().finished
     warnings = [s for s in said if s.startswith("ENVIRONMENT SKEW")]
     assert warnings == ["ENVIRONMENT SKEW: worker-3 differs from worker-0 in env:LD_LIBRARY_PATH: /opt/x vs <absent>"]
+
+
+class BreaksAtItsFirstSave(FakeCluster):
+    """worker-0's job fails on its own at step 7 (its first save), before any fault."""
+
+    def _tick(self):
+        if self.step == 7 and not self.finished:
+            self.finished = True
+            self.record(ErrorEvent(t=time.time(), source="worker-0",
+                                   error_class="tensorflow.python.framework.errors_impl.PermissionDeniedError",
+                                   message="/shared/backup/workertemp_1; Permission denied"))
+            self.record(ExitEvent(t=time.time(), source="worker-0", exit_code=1))
+            return
+        if not self.finished:
+            super()._tick()
+
+
+def test_a_job_that_breaks_before_the_fault_is_an_error_with_its_own_error_never_a_restart():
+    scenario = make_scenario({"kill_worker": {"worker": 1}, "at": {"step": 12}})
+    supervisor, cluster, said = run(scenario, BreaksAtItsFirstSave())
+    with pytest.raises(InfrastructureError) as caught:
+        supervisor.run()
+    message = caught.value.message
+    assert message.startswith("worker-0 (exit code 1) exited with an error at step 7, with no fault injected "
+                              "(fault 0, kill_worker, was due at step 12): the workload itself fails, not from a fault")
+    assert "its error: worker-0: PermissionDeniedError: /shared/backup/workertemp_1; Permission denied" in message
+    assert "--- worker-0, last lines ---\nlog of worker-0" in message  # the job's own log
+    assert "run the job's image by hand" in caught.value.hint
+    assert "restart" not in cluster.names() and "signal" not in cluster.names()  # nothing injected, no restart
