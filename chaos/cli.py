@@ -43,20 +43,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+NOT_STARTED = "interrupted before the command started: nothing was created"
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
-    interrupts.install()  # SIGTERM (CI cancelling a job) tears down like Ctrl-C does
+    started = False
     try:
+        # Imports every subcommand's module (scipy, aiohttp, docker, ...): the
+        # first seconds of every command. Nothing exists yet to tear down, so
+        # Ctrl-C there ends the process with one line (exit 130).
+        with interrupts.exiting(NOT_STARTED):
+            parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        interrupts.install()  # SIGTERM (CI cancelling a job) tears down like Ctrl-C does
+        started = True
         return int(args.func(args) or 0)
     except ChaosError as exc:
         print(exc.render(), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("interrupted; everything this run created was torn down", file=sys.stderr)
+        if started:
+            print("interrupted; everything this run created was torn down", file=sys.stderr)
+        else:
+            print(NOT_STARTED, file=sys.stderr)
         return 130
 
 
