@@ -7,6 +7,14 @@ when Ctrl-C hit a restart). Every removal tolerates an object that is already
 gone, still being removed, or appears late (a create interrupted mid-call
 lands after a pass listed the objects), so removal repeats until nothing is
 left, and reports what it could not remove instead of raising.
+
+A container's labels include every label of its image, so a user's container
+from an image built ``FROM`` a framework image carries ``io.tfchaos.project``
+although the framework never created it. The labels that count are an
+object's *own*, set when it was created: for a container, those its image does
+not carry with the same value (networks and volumes have no image). An object
+is the framework's only when one of its own labels is the framework's
+(``io.tfchaos.*``): a run's run id and owner, a build container's kind.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from typing import Callable
 from chaos import LABEL_PROJECT, PROJECT
 
 KINDS = ("container", "network", "volume", "image")
+FRAMEWORK_PREFIX = "io.tfchaos."
 
 
 @dataclass(frozen=True)
@@ -25,8 +34,15 @@ class EngineObject:
     kind: str  # one of KINDS
     id: str
     name: str
+    # Its own labels: a container's without those its image gave it.
     labels: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     state: str = ""  # containers: running, paused, exited, created, ...
+    inherited: dict[str, str] = field(default_factory=dict, compare=False, hash=False)  # from its image
+
+    @property
+    def framework_made(self) -> bool:
+        """Created and marked by the framework: one of its own labels is ours."""
+        return any(k.startswith(FRAMEWORK_PREFIX) for k in self.labels)
 
     def describe(self) -> str:
         return f"{self.kind} {self.name}"
@@ -47,9 +63,11 @@ def list_objects(client, labels: dict[str, str] | None = None, *, keys: tuple[st
     api = client.api
     out: list[EngineObject] = []
     if "container" in kinds:
+        image_labels = _ImageLabels(api)
         for c in api.containers(all=True, filters=filters):
             name = (c.get("Names") or [c["Id"][:12]])[0].lstrip("/")
-            out.append(EngineObject("container", c["Id"], name, c.get("Labels") or {}, c.get("State") or ""))
+            own, inherited = _split(c.get("Labels") or {}, image_labels.of(c))
+            out.append(EngineObject("container", c["Id"], name, own, c.get("State") or "", inherited))
     if "network" in kinds:
         for n in api.networks(filters=filters):
             out.append(EngineObject("network", n["Id"], n.get("Name", n["Id"][:12]), n.get("Labels") or {}))
@@ -63,9 +81,47 @@ def list_objects(client, labels: dict[str, str] | None = None, *, keys: tuple[st
     return out
 
 
-def project_objects(client, labels: dict[str, str] | None = None, **kw) -> list[EngineObject]:
-    """Objects carrying the project label and ``labels`` (never anything else of the user's)."""
-    return list_objects(client, {LABEL_PROJECT: PROJECT, **(labels or {})}, **kw)
+class _ImageLabels:
+    """The labels of the images containers were created from, read once per image."""
+
+    def __init__(self, api) -> None:
+        self.api = api
+        self.cache: dict[str, dict[str, str] | None] = {}
+
+    def of(self, container: dict) -> dict[str, str] | None:
+        """None: the image cannot be read (then no label counts as the container's own)."""
+        image = container.get("ImageID")
+        if not image:
+            return {}  # a listing that names no image: nothing was inherited
+        if image not in self.cache:
+            try:
+                self.cache[image] = (self.api.inspect_image(image).get("Config") or {}).get("Labels") or {}
+            except Exception:  # noqa: BLE001 - removed meanwhile, or the engine failed
+                self.cache[image] = None
+        return self.cache[image]
+
+
+def _split(labels: dict[str, str], image: dict[str, str] | None) -> tuple[dict[str, str], dict[str, str]]:
+    """A container's labels as (its own, those its image gave it)."""
+    if image is None:  # cannot tell what it inherited: claim nothing
+        return {}, dict(labels)
+    own = {k: v for k, v in labels.items() if image.get(k) != v}
+    return own, {k: v for k, v in labels.items() if k not in own}
+
+
+def project_objects(client, labels: dict[str, str] | None = None, *, keys: tuple[str, ...] = (),
+                    kinds: tuple[str, ...] = KINDS) -> list[EngineObject]:
+    """Objects the framework created: carrying the project label, with ``labels``
+    and the label keys ``keys`` among their own labels, and marked as the
+    framework's by an own label (never a user's container that merely inherited
+    ``io.tfchaos.*`` labels from an image built on one of ours)."""
+    labels = labels or {}
+    return [
+        o for o in list_objects(client, {LABEL_PROJECT: PROJECT, **labels}, keys=keys, kinds=kinds)
+        if (o.kind == "image" or o.framework_made)
+        and all(o.labels.get(k) == v for k, v in labels.items())
+        and all(k in o.labels for k in keys)
+    ]
 
 
 def _status(exc: Exception) -> int | None:

@@ -4,6 +4,10 @@ A run's objects (containers, networks, volumes, images) carry its run id and
 its owner (chaos.cluster.ownership). A run whose owning process is gone is
 stale; one whose owner still runs, or runs on another host, is left alone
 unless the user names it (``--run``) or asks for everything (``--all``).
+
+Every label read here is an object's own (chaos.cluster.engine_objects): a
+container a user made from an image built on one of ours inherits
+``io.tfchaos.*`` labels, and is never a run's nor removed by ``--all``.
 """
 
 from __future__ import annotations
@@ -80,8 +84,9 @@ def clean(client, *, run_id: str | None = None, everything: bool = False) -> Cle
             continue
         result.removed.append((record, remove_run(client, record.run_id)))
     if everything and run_id is None:
-        # Leftovers of no run, e.g. a build container of a killed image build.
-        # Never images: the built images carry the project label too.
+        # Leftovers of no run, e.g. a build container of a killed image build
+        # (its kind label is its own). Never images: the built images carry the
+        # project label too.
         result.extra = remove_objects(
             client, lambda: project_objects(client, kinds=("container", "network", "volume"))
         )

@@ -21,6 +21,10 @@ and kind ``build``: its labels pass into the images it commits, so it carries
 no session): the framework labels everything else it creates with its session,
 so those are other programs' (``docker build``'s intermediate containers,
 someone's probe, a compose project).
+
+Labels are a container's own, as for ``chaos clean`` (chaos.cluster.engine_objects):
+a container of an image built on one of ours inherits the image's labels, and
+those never make it the test's.
 """
 
 from __future__ import annotations

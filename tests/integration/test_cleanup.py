@@ -6,6 +6,8 @@
 * SIGKILL leaves the run behind; ``chaos clean`` (owner gone) removes it.
 * Two suites at once on one engine both finish with their normal verdicts,
   and ``chaos clean`` while a run is live leaves that run alone.
+* A user's container of an image built on one of ours (it inherits
+  ``io.tfchaos.project``) survives ``chaos clean --all`` beside a run.
 
 Each ``chaos`` subprocess gets its own session id, so what it left is found
 by label, and the engine is compared before and after for anonymous volumes.
@@ -26,7 +28,8 @@ from pathlib import Path
 import pytest
 
 from chaos.cluster.engine_objects import list_objects
-from chaos.cluster.ownership import LABEL_SESSION, SESSION_ENV
+from chaos.cluster.ownership import LABEL_SESSION, SESSION_ENV, Liveness
+from chaos.cluster.runs import runs_on_engine
 from run_scope import Snapshot, volumes_in_use  # noqa: E402  (conftest puts it on sys.path)
 
 pytestmark = pytest.mark.integration
@@ -150,3 +153,38 @@ def test_two_suites_at_once_and_a_clean_beside_them_give_the_normal_verdicts(ima
         assert "2 scenarios: 2 passed" in out
         assert run.objects(docker_client) == []
     assert dangling_volumes(docker_client, before) == []
+
+
+def test_clean_all_leaves_a_users_container_of_an_image_built_on_ours(images, docker_client, tmp_path):
+    """A user's image FROM a framework image inherits io.tfchaos.project; their
+    container of it (started by hand, beside a run) is theirs: `chaos clean --all`
+    removes the run and never that container."""
+    tag = f"tfchaos-test/child-of-ours:{uuid.uuid4().hex[:8]}"
+    (tmp_path / "Dockerfile").write_text(f"FROM {images['worker']}\nENTRYPOINT []\nCMD [\"sleep\", \"300\"]\n")
+    subprocess.run(["docker", "build", "--pull=false", "-q", "-t", tag, str(tmp_path)],
+                   check=True, capture_output=True, timeout=300)
+    name = f"userjob-{uuid.uuid4().hex[:8]}"
+    try:
+        subprocess.run(["docker", "run", "-d", "--name", name, tag, "sleep", "300"],
+                       check=True, capture_output=True, timeout=60)
+        inherited = docker_client.containers.get(name).labels
+        assert inherited.get("io.tfchaos.project") == "tfchaos", inherited  # what misled clean before
+        run = Chaos("baseline", "--epochs", "50")
+        assert run.wait_for_line("started (TF"), "".join(run.lines)[-3000:]
+        run.proc.kill()  # no teardown: the run is left for clean
+        run.finish(timeout=30)
+        assert run.objects(docker_client), "a killed run should have left its objects"
+        others = [r.describe() for r in runs_on_engine(docker_client)
+                  if r.session != run.session and r.liveness() is not Liveness.GONE]
+        if others:  # --all removes live runs too: never another session's on a shared engine
+            pytest.skip(f"another session's live run is on this engine ({'; '.join(others)}): "
+                        "`chaos clean --all` would remove it")
+        clean = subprocess.run([sys.executable, "-m", "chaos", "clean", "--all"], capture_output=True, text=True,
+                               timeout=120)
+        assert clean.returncode == 0, clean.stdout + clean.stderr
+        assert run.objects(docker_client) == [], clean.stdout
+        assert docker_client.containers.get(name).status == "running", clean.stdout
+        assert name not in clean.stdout and "objects of no run" not in clean.stdout, clean.stdout
+    finally:
+        subprocess.run(["docker", "rm", "-f", "-v", name], capture_output=True, timeout=60)
+        subprocess.run(["docker", "rmi", tag], capture_output=True, timeout=60)

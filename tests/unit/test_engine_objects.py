@@ -181,3 +181,111 @@ def test_clean_removes_only_runs_whose_owner_is_gone_unless_told():
     clean(Client(a), everything=True)
     assert a.c == {}
     assert [r.run_id for r in runs_on_engine(Client(api()))] == ["dead", "live", "remote"]
+
+
+# --- only what the framework created and marked: never what merely inherited its labels ------------
+
+# The labels a framework image carries (chaos.images.plans.labels_for), and so
+# every image built FROM it and every container of such an image.
+IMAGE_LABELS = {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "deps", "io.tfchaos.inputs": "cebef6", "io.tfchaos.tf_version": "2.20.0"}
+
+
+class ImageAPI(FakeAPI):
+    """The fake engine with images: a container's labels include its image's, as Docker's do."""
+
+    def __init__(self, containers=(), images=None, **kw):
+        self.image_labels = dict(images or {})
+        super().__init__([{**c, "Labels": {**self.image_labels.get(c.get("ImageID"), {}), **c["Labels"]}}
+                          for c in containers], **kw)
+
+    def inspect_image(self, id):
+        if id not in self.image_labels:
+            raise NotFound()
+        return {"Config": {"Labels": self.image_labels[id]}}
+
+
+def test_clean_all_never_removes_a_users_container_of_an_image_built_on_ours():
+    me = Owner.current()
+    run = {LABEL_PROJECT: PROJECT, LABEL_RUN: "r1", LABEL_OWNER: me.label(), "io.tfchaos.role": "worker"}
+    api = ImageAPI(
+        [
+            # `docker run -d --name userjob my-image sleep 300`: my-image is FROM tfchaos/worker-deps
+            {**c("userjob", labels={}), "ImageID": "sha256:my-image"},
+            # a run's worker of the same image: the run id and owner are its own
+            {**c("run-worker", labels=run), "ImageID": "sha256:my-image"},
+            # a build container of a killed image build: kind=build is its own (its image says deps)
+            {**c("build", labels={LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "build"}), "ImageID": "sha256:deps"},
+        ],
+        images={"sha256:my-image": IMAGE_LABELS, "sha256:deps": IMAGE_LABELS},
+        networks=[{"Id": "n", "Name": "net", "Labels": {LABEL_PROJECT: PROJECT, LABEL_RUN: "r1"}}],
+    )
+    client = Client(api)
+    (userjob,) = [o for o in list_objects(client) if o.name == "userjob"]
+    assert userjob.labels == {} and userjob.inherited == IMAGE_LABELS and not userjob.framework_made
+    result = clean(client, everything=True)
+    assert sorted(api.c) == ["userjob"] and api.n == {}
+    assert [r.run_id for r, _ in result.removed] == ["r1"] and result.extra.count("container") == 1
+
+
+def test_a_container_whose_image_carries_a_run_id_is_not_that_runs():
+    # e.g. `docker commit` of a run's worker, run again by hand: the run id is inherited
+    committed = {LABEL_PROJECT: PROJECT, LABEL_RUN: "old", LABEL_OWNER: "host:1:1"}
+    api = ImageAPI([{**c("mine", labels={}), "ImageID": "sha256:committed"}], images={"sha256:committed": committed})
+    assert runs_on_engine(Client(api)) == []
+    clean(Client(api), run_id="old")
+    clean(Client(api), everything=True)
+    assert sorted(api.c) == ["mine"]
+
+
+def test_a_label_the_container_was_given_with_another_value_than_its_images_is_its_own():
+    image = {LABEL_PROJECT: PROJECT, LABEL_RUN: "old"}
+    api = ImageAPI([{**c("w", labels={LABEL_RUN: "new"}), "ImageID": "sha256:i"}], images={"sha256:i": image})
+    (obj,) = list_objects(Client(api))
+    assert obj.labels == {LABEL_RUN: "new"} and [r.run_id for r in runs_on_engine(Client(api))] == ["new"]
+
+
+def test_a_container_whose_image_cannot_be_read_claims_nothing():
+    api = ImageAPI([{**c("w", labels=RUN), "ImageID": "sha256:gone"}])
+    (obj,) = list_objects(Client(api))
+    assert obj.labels == {} and obj.inherited == RUN
+    clean(Client(api), everything=True)
+    assert sorted(api.c) == ["w"]
+
+
+def test_images_never_carry_a_run_id_owner_or_session():
+    """What would make a child image's containers look like a run's: no image the
+    framework builds or commits carries them (labels_for, the agent layer)."""
+    from chaos.images import plans
+    from chaos.images.versions import parse_tf_version
+    from chaos.workload import images as workload_images
+    from chaos.cluster.ownership import LABEL_SESSION
+
+    marks = {LABEL_RUN, LABEL_OWNER, LABEL_SESSION}
+    for plan in (*plans.worker_plans(parse_tf_version("2.20")), *plans.proxy_plans()):
+        assert not marks & set(plans.labels_for(plan)), plan
+    made = {}
+
+    class API:
+        def images(self, filters=None):
+            return []
+
+        def create_container(self, image, labels=None, **kw):
+            made["container"] = labels
+            return {"Id": "b"}
+
+        def put_archive(self, *a):
+            pass
+
+        def commit(self, id, repository, tag, changes):
+            made["changes"] = changes
+            return {"Id": "sha256:layer"}
+
+        def remove_container(self, *a, **kw):
+            pass
+
+    source = type("Image", (), {"id": "sha256:0123456789abcdef", "attrs": {"Config": {"Env": []}}})()
+    gets = iter([source, None])
+    client = type("C", (), {"api": API(), "images": type("I", (), {"get": lambda self, ref: next(gets)})()})()
+    workload_images.with_agent(client, "acme/trainer:1")
+    labels = set(made["container"]) | {c.split(" ", 1)[1].split("=", 1)[0] for c in made["changes"] if c.startswith("LABEL ")}
+    assert labels and not marks & labels

@@ -85,3 +85,20 @@ def test_only_new_objects_of_this_session_or_unattributable_ones_are_leftovers()
     run_scope.remove(client, [o for o in left if o.kind != "image"])
     assert sorted(api.removed) == ["anon-dangling", "mine", "n1", "our-build"]
     assert "theirs" in [c["Id"] for c in api.containers_] and "old" in [c["Id"] for c in api.containers_]
+
+
+def test_a_users_container_of_an_image_carrying_our_labels_is_never_a_leftover_of_ours():
+    """The same rule as chaos clean: only labels a container was given at its
+    creation count, not those of the image it was made from."""
+    client = FakeClient()
+    api = client.api
+    # An image built FROM an image that carries a build container's labels and our session.
+    image = {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "build", LABEL_SESSION: "me"}
+    api.inspect_image = lambda id: {"Config": {"Labels": image}}
+    before = run_scope.Snapshot.take(client)
+    api.containers_ = [{**container("userjob", image), "ImageID": "sha256:child"},
+                       {**container("mine", {**image, LABEL_RUN: "r1"}), "ImageID": "sha256:child"}]
+    left = run_scope.leftovers(client, before, "me")
+    assert [o.describe() for o in left] == []  # "mine" carries the session only by inheritance too
+    api.containers_[1]["Labels"][LABEL_SESSION] = "me-again"
+    assert [o.describe() for o in run_scope.leftovers(client, before, "me-again")] == ["container mine"]
