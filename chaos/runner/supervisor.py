@@ -191,7 +191,12 @@ class Supervisor:
             injected[i] = self._inject(i, created)  # needs the running workers' proxy routes
         self.cluster.wait_started(sc.timeouts.bring_up)
         self._phase("training")
-        state = State.start(plan, self.clock(), injected)
+        started = self.clock()
+        # A bring-up fault's `for` counts from here, when every worker has
+        # started (TensorFlow imported), not from its inject: the import takes
+        # 2 s on a quiet machine and 40 s on a loaded one, and the fault acts
+        # from the first connection on. Its window still spans the whole bring-up.
+        state = State.start(plan, started, {i: started for i in injected})
         skew_said = False
 
         while True:

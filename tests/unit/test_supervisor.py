@@ -563,3 +563,41 @@ def test_a_job_that_breaks_before_the_fault_is_an_error_with_its_own_error_never
     assert "--- worker-0, last lines ---\nlog of worker-0" in message  # the job's own log
     assert "run the job's image by hand" in caught.value.hint
     assert "restart" not in cluster.names() and "signal" not in cluster.names()  # nothing injected, no restart
+
+
+# --- a bring-up fault's window and the time TensorFlow takes to import ----------------------
+
+
+class SlowStartCluster(FakeCluster):
+    """Workers that take ``import_s`` of a fake clock to start (a loaded machine), then
+    train one step per read of the log, ``step_s`` apart."""
+
+    def __init__(self, clock, import_s, step_s=1.0, **kw):
+        super().__init__(**kw)
+        self.clock = clock
+        self.import_s = import_s
+        self.step_s = step_s
+
+    def wait_started(self, timeout):
+        self.clock[0] += self.import_s
+        super().wait_started(timeout)
+
+    def _tick(self):
+        self.clock[0] += self.step_s
+        super()._tick()
+
+
+def test_a_bring_up_faults_for_counts_from_the_workers_start_not_from_its_inject(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(time, "time", lambda: clock[0])  # the fake workers' event stamps
+    fault = {"cpu_throttle": {"worker": 1}, "at": "bring_up", "for": 30}
+    cluster = SlowStartCluster(clock, import_s=45.0, steps_per_epoch=20, epochs=3)
+    supervisor = Supervisor(make_scenario(fault, total=600), cluster, None, clock=lambda: clock[0], sleep=lambda s: None)
+    supervisor.run()
+    (inject,), (heal,) = cluster.of(InjectEvent), cluster.of(HealEvent)
+    started = [p.t for p in cluster.of(PhaseEvent) if p.phase == "training"][0]
+    assert inject.t == 1000.0 and started == 1045.0
+    # Before: healed at inject + 30 s, 15 s before any worker had even started.
+    assert heal.t >= started + 30 and heal.t < started + 30 + 2
+    history = cluster.events.peek()
+    assert any(isinstance(e, StepEvent) for e in history[: history.index(heal)])  # training ran under the fault
