@@ -13,6 +13,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 from chaos.cluster.control import ClusterControl
 from chaos.images.versions import buildable_version
 from chaos.faults.base import Fault, WorkersFault, register_fault
+from chaos.workload.spec import check_env
 
 
 @register_fault
@@ -34,6 +35,11 @@ class VersionSkew(WorkersFault):
     @classmethod
     def _buildable(cls, value: str | None) -> str | None:
         return value if value is None else buildable_version(value)
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        return check_env(value)  # the names cluster.env accepts
 
     @model_validator(mode="after")
     def _something_differs(self) -> "VersionSkew":

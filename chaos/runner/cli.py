@@ -20,6 +20,7 @@ from chaos.report.html_index import write_index
 from chaos.runner.run import RunOptions, broken_report
 from chaos.runner.suite import Entry, run_suite
 from chaos.scenario.loader import load_many
+from chaos.scenario.text import clean
 
 SUITE_DIR = resources.builtin_scenarios_dir()
 DEFAULT_JOBS = 3  # measured: see README, "the scenario suite"
@@ -71,8 +72,17 @@ def preflight(options: RunOptions) -> None:
         docker_api.require_image(client, options.proxy_image)
 
 
+def say_warnings(entries: list[Entry]) -> None:
+    """What ``chaos validate`` warns about (settings that cannot matter, checks that
+    will be unknown), said before anything starts."""
+    for entry in entries:
+        for warning in entry.scenario.warnings():
+            print(f"warning: {clean(entry.file)}: {clean(warning)}", flush=True)
+
+
 def cmd_run(args) -> int:
     entries = load_entries(args.scenarios, args.workload)
+    say_warnings(entries)
     options = RunOptions(
         proxy_image=args.proxy_image,
         report_dir=Path(args.report_dir) if args.report_dir else None,

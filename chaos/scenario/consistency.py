@@ -287,9 +287,29 @@ def scenario_warnings(scenario: Scenario) -> list[Problem]:
                         f"{max_steps} is not less than the whole run ({training.total_steps} steps): the check can never fail",
                     )
                 )
+            if (check.name == "lost_work" and max_steps is None and scenario.cluster.workload is None
+                    and training.save_interval_steps >= training.total_steps):
+                warnings.append(
+                    Problem(
+                        here,
+                        f"its limit defaults to the save interval ({training.save_interval_steps} steps, "
+                        f"cluster.training.save_freq: {training.save_freq}), not less than the whole run "
+                        f"({training.total_steps} steps): the check can never fail; give max_steps, or a save_freq "
+                        f"below {training.total_steps}",
+                    )
+                )
             key = (role, check.name, repr(check.params()))  # noqa: E501
             if key in seen:
                 warnings.append(Problem(here, f"the same check as {seen[key][0]}[{seen[key][1]}]"))
             else:
                 seen[key] = (role, i)
+    if not scenario.checks:
+        what = "no faults and no checks" if not scenario.faults else "no checks"
+        warnings.append(
+            Problem(
+                ("expect",),
+                f"{what} (expect and recover are empty): the run judges nothing and its result is unknown. "
+                "Is the file cut short? Add a check, e.g. recover: [{completed: {}}]",
+            )
+        )
     return warnings + workload_warnings(scenario)

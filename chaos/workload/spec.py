@@ -31,13 +31,22 @@ RESERVED_ENV = ("TF_CONFIG", "CHAOS_WORKER_INDEX", "CHAOS_AGENT", "CHAOS_CHECKPO
 
 
 def check_env(env: dict[str, str]) -> dict[str, str]:
-    """``env`` unchanged, or ValueError naming a bad or reserved variable."""
-    bad = [k for k in env if not ENV_NAME.match(k)]
+    """``env`` unchanged, or ValueError naming a bad or reserved variable.
+
+    The one check of variable names: ``cluster.env``, a workload's ``env`` and
+    ``version_skew.env`` all use it. ``fullmatch``: ``$`` alone lets a name
+    end in a line break.
+    """
+    bad = [k for k in env if not ENV_NAME.fullmatch(k)]
     if bad:
-        raise ValueError(f"env: {bad[0]!r} is not a valid environment variable name")
+        name = bad[0]
+        near = name.strip()
+        meant = f"; did you mean {near!r}?" if ENV_NAME.fullmatch(near) else ""
+        raise ValueError(f"{name!r} is not a valid environment variable name (valid: letters, digits and _, "
+                         f"not starting with a digit){meant}")
     reserved = [k for k in env if k in RESERVED_ENV]
     if reserved:
-        raise ValueError(f"env: {reserved[0]} is set by the framework for every worker; do not set it")
+        raise ValueError(f"{reserved[0]} is set by the framework for every worker; do not set it")
     return env
 
 
@@ -104,8 +113,12 @@ class WorkloadSpec(_Strict):
             raise ValueError("give image (an image on the engine) or build (a Dockerfile), exactly one")
         if not self.checkpoint_dir.startswith("/"):
             raise ValueError(f"checkpoint_dir must be an absolute path in the container (got {self.checkpoint_dir!r})")
-        check_env(self.env)
         return self
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        return check_env(value)
 
     def based_at(self, folder: str | Path) -> "WorkloadSpec":
         """This spec with relative paths resolved against ``folder``."""
