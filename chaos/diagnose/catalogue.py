@@ -1,8 +1,11 @@
-"""The catalogue of measured failures: one entry per scenario file, its
-signatures read from what the scenario's symptom checks (``expect:``) judge
-and its optional ``signatures:`` list, its explanation from ``explain:``, and
-where docs/findings.md records the measurement. A new scenario file is a new
-entry; no code names a scenario.
+"""The catalogue of failures: one entry per scenario file, its signatures
+read from what the scenario's symptom checks (``expect:``) judge and its
+optional ``signatures:`` list, its explanation from ``explain:``, and where
+docs/findings.md records the measurement. A new scenario file is a new entry;
+no code names a scenario. Next to them, the failures known from the field
+that this machine cannot reproduce (GPU memory, NCCL, eviction...):
+``chaos.diagnose.field``, each marked as such. Every entry has a family
+(``chaos.diagnose.families``).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chaos.diagnose import signatures as sig
+from chaos.diagnose.families import scenario_family
 from chaos.diagnose.logs import DiagnoseError
 from chaos.resources import builtin_scenarios_dir, source_checkout
 from chaos.scenario.loader import load_many
@@ -33,10 +37,17 @@ class Entry:
     # slowdown with no fault-free stretch in the same container): the entry is
     # then only part of the scenario's symptom.
     unseen: tuple[str, ...] = ()
+    family: str = "other"
+    origin: str = "scenario"  # or "field": known from public reports, not reproduced here
+    sources: tuple[str, ...] = ()  # for a field entry: threads that show it
+
+    @property
+    def from_field(self) -> bool:
+        return self.origin == "field"
 
     @property
     def command(self) -> str:
-        return f"chaos run {self.file}"
+        return "" if self.from_field else f"chaos run {self.file}"
 
     @property
     def diagnosable(self) -> bool:
@@ -128,9 +139,10 @@ def _shown_file(path: Path | None, name: str) -> str:
         return str(path)
 
 
-def build(scenario_paths: list[str | Path], findings: Path | None) -> tuple[list[Entry], list[str]]:
-    """The catalogue from scenario files and folders, and a note per file that
-    did not load (it is left out, the others still count)."""
+def build(scenario_paths: list[str | Path], findings: Path | None, field: bool = True) -> tuple[list[Entry], list[str]]:
+    """The catalogue from scenario files and folders (then, with ``field``, the
+    entries known from the field), and a note per file that did not load (it
+    is left out, the others still count)."""
     loaded = load_many(scenario_paths)
     if not loaded.scenarios:
         problems = "; ".join(e.message.splitlines()[0] for e in loaded.errors[:3])
@@ -156,8 +168,13 @@ def build(scenario_paths: list[str | Path], findings: Path | None) -> tuple[list
                 signatures=signatures_of(scenario),
                 measured=measured,
                 unseen=unseen_checks(scenario),
+                family=scenario_family(scenario.name),
             )
         )
+    if field:
+        from chaos.diagnose.field import field_entries
+
+        entries.extend(field_entries())
     notes = [f"left out: {e.message.splitlines()[0]}" for e in loaded.errors]
     return entries, notes
 

@@ -1,0 +1,164 @@
+"""How often `chaos diagnose` names the right family of failure on real users'
+logs: the field corpus (tests/fixtures/diagnose_field/corpus.yaml), each case
+read as a user would give it (one file), against the shipped catalogue
+(scenarios/ and the field entries).
+
+    python benchmarks/diagnose_accuracy.py                 # both splits
+    python benchmarks/diagnose_accuracy.py --split dev     # while writing rules: dev only
+    python benchmarks/diagnose_accuracy.py --big-log-mb 100  # and time a 100 MB log
+
+Per family and split: top-1 (the first match's family is the case's), top-3
+(among the families of the first three distinct families ranked), no match
+(nothing matched: the suspicious lines are shown instead of a guess), wrong
+(a match, but not the case's family first). The held-out cases were drawn
+before the rules were written and are never read to tune them
+(tests/fixtures/diagnose_field/README.md).
+
+``--big-log-mb N`` writes an N MB log of real TF lines (the corpus's and the
+framework's own runs', repeated with advancing timestamps, one worker per
+kubectl prefix) and diagnoses it in a child process: wall time and the child's
+peak resident memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import yaml  # noqa: E402
+
+from chaos.diagnose import build, diagnose_logs, split_dump  # noqa: E402
+from chaos.diagnose.catalogue import default_findings  # noqa: E402
+
+CORPUS = ROOT / "tests" / "fixtures" / "diagnose_field" / "corpus.yaml"
+
+
+def ranked_families(ranked) -> list[str]:
+    out: list[str] = []
+    for match in ranked:
+        if match.entry.family not in out:
+            out.append(match.entry.family)
+    return out
+
+
+def evaluate(cases: list[dict], entries) -> list[dict]:
+    results = []
+    for case in cases:
+        logs = split_dump(case["log"], f"{case['id']}.log", case["id"])
+        _, ranked = diagnose_logs(logs, entries)
+        families = ranked_families(ranked)
+        results.append({
+            "id": case["id"], "family": case["family"], "split": case["split"],
+            "ranked": families[:3], "first": ranked[0].entry.name if ranked else None,
+            "top1": bool(families) and families[0] == case["family"],
+            "top3": case["family"] in families[:3],
+            "nomatch": not families,
+        })
+    return results
+
+
+def table(results: list[dict], split: str) -> str:
+    rows = [r for r in results if r["split"] == split]
+    by: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by[r["family"]].append(r)
+    lines = [f"### {split} ({len(rows)} cases)", "",
+             "| family | cases | top-1 | top-3 | no match | wrong first |", "|---|---|---|---|---|---|"]
+
+    def line(name: str, group: list[dict]) -> str:
+        n = len(group)
+        top1 = sum(r["top1"] for r in group)
+        top3 = sum(r["top3"] for r in group)
+        none = sum(r["nomatch"] for r in group)
+        wrong = n - top1 - none
+        return f"| {name} | {n} | {top1} ({top1 / n:.0%}) | {top3} ({top3 / n:.0%}) | {none} | {wrong} |"
+
+    for family in sorted(by):
+        lines.append(line(family, by[family]))
+    if rows:
+        lines.append(line("**all**", rows))
+    return "\n".join(lines)
+
+
+def _big_log(path: Path, megabytes: int, cases: list[dict]) -> int:
+    """An N MB kubectl --prefix dump of real lines with advancing ISO timestamps."""
+    seed_lines = [line for c in cases for line in c["log"].splitlines() if line.strip()]
+    own = ROOT / "tests" / "unit" / "diagnose" / "logs"
+    for file in sorted(own.rglob("*.log")):
+        seed_lines += [line for line in file.read_text(errors="replace").splitlines() if line.strip()]
+    target = megabytes * 1024 * 1024
+    written = 0
+    t = 1_795_000_000.0
+    with path.open("w", encoding="utf-8") as out:
+        i = 0
+        while written < target:
+            line = seed_lines[i % len(seed_lines)]
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1e6) % 1_000_000:06d}Z"
+            text = f"[pod/train-worker-{i % 4}/tensorflow] {stamp} {line}\n"
+            out.write(text)
+            written += len(text.encode())
+            t += 0.001
+            i += 1
+    return written
+
+
+def big_log_run(megabytes: int, cases: list[dict]) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "job.log"
+        size = _big_log(path, megabytes, cases)
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-m", "chaos.cli", "diagnose", str(path), "--scenarios", str(ROOT / "scenarios")],
+            cwd=ROOT, capture_output=True, text=True,
+        )
+        elapsed = time.perf_counter() - start
+        peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return {"bytes": size, "seconds": round(elapsed, 2), "peak_rss_mb": round(peak_kb / 1024, 1),
+            "exit": proc.returncode, "first_line": (proc.stdout.splitlines() or [""])[0][:160],
+            "stderr": proc.stderr[-400:]}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", choices=["dev", "heldout", "all"], default="all")
+    parser.add_argument("--corpus", default=str(CORPUS))
+    parser.add_argument("--cases", action="store_true", help="also list each case's ranking")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--big-log-mb", type=int, default=0, metavar="N")
+    args = parser.parse_args(argv)
+
+    cases = yaml.safe_load(Path(args.corpus).read_text(encoding="utf-8"))
+    if args.split != "all":
+        cases = [c for c in cases if c["split"] == args.split]
+    entries, _ = build([ROOT / "scenarios"], default_findings())
+    results = evaluate(cases, entries)
+    report: dict = {"results": results}
+    splits = ["dev", "heldout"] if args.split == "all" else [args.split]
+    text = [table(results, split) for split in splits]
+    if args.cases:
+        text.append("\n".join(
+            f"{'ok ' if r['top1'] else 'top3' if r['top3'] else '-- ' if r['nomatch'] else 'BAD'} "
+            f"{r['split']:7} {r['family']:16} {r['id']:45} -> {', '.join(r['ranked']) or 'no match'} ({r['first']})"
+            for r in results))
+    if args.big_log_mb:
+        big = big_log_run(args.big_log_mb, yaml.safe_load(Path(args.corpus).read_text(encoding="utf-8")))
+        report["big_log"] = big
+        text.append(f"big log: {big['bytes'] / 2**20:.0f} MB read and diagnosed in {big['seconds']} s, "
+                    f"peak RSS {big['peak_rss_mb']} MB, exit {big['exit']}: {big['first_line']}")
+    print(json.dumps(report, indent=1) if args.json else "\n\n".join(text))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
