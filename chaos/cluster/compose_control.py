@@ -133,6 +133,9 @@ class ComposeControl:
     def restart(self, indices: list[int], reason: str, grace_s: float = 3.0) -> None:
         raise self._unsupported("restart", "the scenario runner restarts workers; compose restarts a failed one itself")
 
+    def expect_restarts(self, expected: bool) -> None:
+        return None  # compose makes no containers ahead
+
     def tf_config(self, index: int) -> str:
         raise self._unsupported("tf_config", "it rewrites TF_CONFIG, read only when a worker is created")
 

@@ -77,6 +77,10 @@ class ClusterControl(Protocol):
     def restart(self, indices: list[int], reason: str, grace_s: float = 3.0) -> None:
         """Stop (SIGTERM, ``grace_s``, then SIGKILL) and start these workers again."""
 
+    def expect_restarts(self, expected: bool) -> None:
+        """Whether another restart may come (a fault not yet fired or not yet healed):
+        a cluster may prepare the next containers ahead only then (chaos.cluster.standby)."""
+
     def tf_config(self, index: int) -> str:
         """The healthy TF_CONFIG (JSON) worker ``index`` is created with."""
 

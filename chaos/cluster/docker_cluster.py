@@ -31,13 +31,14 @@ from chaos.cluster.eventlog import EventLog
 from chaos.cluster.logs import LogFollower
 from chaos.cluster.ownership import owner_labels
 from chaos.cluster.runs import remove_run
+from chaos.cluster.standby import ACTIVE_CPU_SHARES, Recipe, go_archive
 from chaos.cluster.proxy_client import ProxyClient
 from chaos.cluster.topology import PROXY_ALIAS, PROXY_API_PORT, Topology
 from chaos.cluster.waits import container_report, wait_until
 from chaos.errors import InfrastructureError
 from chaos.events import RUNNER, AddressEvent, Event, ExitEvent, NoticeEvent, RestartEvent
 from chaos.worker.cluster_env import cluster_env
-from chaos.worker.control import control_file_script
+from chaos.worker.control import CONTROL_DIR, control_file_script
 from chaos.worker.emit import WORKER_INDEX_ENV
 from chaos.worker.settings import WorkerSettings
 from chaos.workload.launch import Launch
@@ -63,6 +64,9 @@ class ClusterSpec:
     # The cluster's shape when it is not MWMS over len(images) workers (parameter
     # servers: one image per slot, chief + workers + ps; chaos.cluster.topology).
     topology: Topology | None = None
+    # Make each worker's next container ahead of use (chaos.cluster.standby):
+    # for a run that may restart workers, not for one that never does.
+    standby: bool = False
 
     @property
     def num_workers(self) -> int:
@@ -78,6 +82,13 @@ class WorkerOverride:
     settings: dict[str, Any] = field(default_factory=dict)
     cluster_config: str | None = None  # TF_CONFIG text in place of the healthy one
     resources: dict[str, Any] = field(default_factory=dict)  # limits set at create (device_write_iops, ...)
+
+
+@dataclass
+class _Standby:
+    container: Any
+    recipe: Recipe
+    generation: int
 
 
 @dataclass
@@ -112,6 +123,11 @@ class DockerCluster:
         self.overrides: dict[int, dict[str, WorkerOverride]] = {}
         self._command_seq = 0
         self._lock = threading.Lock()
+        # Per worker index: its next container, made ahead (spec.standby).
+        self.standbys: dict[int, _Standby] = {}
+        self._standby_makers: list[threading.Thread] = []
+        self._closing = False
+        self._restarts_expected = True
 
     # --- lifecycle -------------------------------------------------------
 
@@ -162,6 +178,7 @@ class DockerCluster:
             ),
         )
         self.proxies = ProxyClient("127.0.0.1", port)
+        self._make_standbys(list(range(self.num_workers)))  # generation 0, importing while the run prepares
 
     def _create_backup_volume(self):
         if not self.spec.backup_volume_mb:
@@ -191,6 +208,7 @@ class DockerCluster:
         """
         for i in range(self.num_workers):
             self._start_worker(i, generation=0)
+        self._make_standbys(list(range(self.num_workers)))
         wait_until(
             self._populate_routes,
             timeout=20,
@@ -239,6 +257,10 @@ class DockerCluster:
         report) and left for ``chaos clean``.
         """
         with interrupts.deferred():
+            with self._lock:
+                self._closing = True  # no standby is made from here on
+            for maker in self._standby_makers:
+                maker.join()
             removal = remove_run(self.client, self.run_id)
             for w in self.workers.values():
                 w.follower.join(timeout=2)
@@ -403,6 +425,7 @@ class DockerCluster:
         for i in indices:
             self._start_worker(i, generation=self.workers[i].generation + 1)
             self.record(RestartEvent(t=time.time(), source=self.worker_name(i), reason=reason))
+        self._make_standbys(indices)
 
     def tf_config(self, index: int) -> str:
         return self.topology.tf_config(index)
@@ -465,8 +488,8 @@ class DockerCluster:
 
     # --- internals -------------------------------------------------------
 
-    def _start_worker(self, index: int, generation: int) -> None:
-        name = self.worker_name(index)
+    def _recipe(self, index: int) -> Recipe:
+        """What worker ``index``'s next container is created with."""
         image, settings, extra_env = self.worker_config(index)
         launch = self.spec.launch
         # A user's job reads TF_CONFIG; the harness reads what its resolver setting says.
@@ -478,27 +501,102 @@ class DockerCluster:
             **launch.env,
             **extra_env,
         }
-        container = docker_api.create_container(
+        return Recipe.of(image, env, self._resources(index), list(launch.command) if launch.command else None)
+
+    def _create(self, index: int, generation: int, recipe: Recipe, *, standby: bool):
+        name = self.worker_name(index)
+        role = "standby" if standby else "worker"
+        return docker_api.create_container(
             self.client,
-            image,
+            recipe.image,
             name=f"{self.prefix}-{name}-g{generation}",
-            labels={**self.labels, "io.tfchaos.role": "worker", "io.tfchaos.worker": str(index)},
+            labels={**self.labels, "io.tfchaos.role": role, "io.tfchaos.worker": str(index)},
             network=self.network.name,
-            aliases=[name],
-            environment=env,
-            volumes={self.volume.name: launch.checkpoint_dir},
-            resources=self._resources(index),
-            command=list(launch.command) if launch.command else None,
+            # A standby is on the network (it can reach the proxy) but nothing
+            # reaches it as the worker until its go.
+            aliases=[] if standby else [name],
+            environment=recipe.standby_env() if standby else {**dict(recipe.early_env), **dict(recipe.late_env)},
+            volumes={self.volume.name: self.spec.launch.checkpoint_dir},
+            resources=recipe.standby_resources() if standby else dict(recipe.resources),
+            command=list(recipe.command) if recipe.command else None,
         )
-        follower = LogFollower(container, name, self.events, launch.parser(name))
+
+    def _start_worker(self, index: int, generation: int) -> None:
+        name = self.worker_name(index)
+        recipe = self._recipe(index)
+        container = self._take_standby(index, generation, recipe)
+        if container is None:
+            container = self._create(index, generation, recipe, standby=False)
+            container.start()
+        follower = LogFollower(container, name, self.events, self.spec.launch.parser(name))
         watcher = threading.Thread(
             target=self._watch_exit, args=(container, name), name=f"exit-{name}", daemon=True
         )
-        container.start()
         follower.start()
         watcher.start()
         self.workers[index] = _Worker(index, generation, container, follower, watcher)
         self._record_address(container, name)
+
+    # --- standbys (chaos.cluster.standby) ----------------------------------
+
+    def expect_restarts(self, expected: bool) -> None:
+        """No restart to come: the standbys made so far go (they would only import TensorFlow for nothing)."""
+        self._restarts_expected = expected
+        if expected:
+            return
+        with self._lock:
+            idle, self.standbys = list(self.standbys.values()), {}
+        for standby in idle:
+            docker_api.ignore_gone(standby.container.remove, force=True, v=True)
+
+    def _make_standbys(self, indices: list[int]) -> None:
+        """Make each worker's next container in the background (teardown waits for it)."""
+        if not self.spec.standby or not self.spec.launch.harness_settings or not self._restarts_expected:
+            return  # a user's job has no standby mode
+        due = {i: (self.workers[i].generation + 1 if i in self.workers else 0, self._recipe(i)) for i in indices}
+        maker = threading.Thread(target=self._make_standby_containers, args=(due,), name="standbys", daemon=True)
+        with self._lock:
+            if self._closing:
+                return
+            self._standby_makers.append(maker)
+        maker.start()
+
+    def _make_standby_containers(self, due: dict[int, tuple[int, Recipe]]) -> None:
+        for index, (generation, recipe) in due.items():
+            with self._lock:
+                if self._closing or index in self.standbys:
+                    continue
+                try:
+                    container = self._create(index, generation, recipe, standby=True)
+                    container.start()
+                except Exception:  # noqa: BLE001 - no standby: the worker is made fresh when due
+                    continue
+                self.standbys[index] = _Standby(container, recipe, generation)
+
+    def _take_standby(self, index: int, generation: int, recipe: Recipe):
+        """The standby of worker ``index``, told to go, if it is the container due; else None (and it is removed)."""
+        for maker in list(self._standby_makers):
+            maker.join()
+        with self._lock:
+            standby = self.standbys.pop(index, None)
+        if standby is None:
+            return None
+        container = standby.container
+        try:
+            container.reload()
+            usable = standby.generation == generation and standby.recipe.serves(recipe) and container.status == "running"
+            if usable:
+                name = self.worker_name(index)
+                # Reachable as the worker first, then full CPU weight, then go.
+                self.network.disconnect(container, force=True)
+                self.network.connect(container, aliases=[name])
+                container.update(cpu_shares=dict(recipe.resources).get("cpu_shares", ACTIVE_CPU_SHARES))
+                container.put_archive(CONTROL_DIR, go_archive(dict(recipe.late_env)))
+                return container
+        except Exception:  # noqa: BLE001 - gone or broken: a fresh container instead
+            pass
+        docker_api.ignore_gone(container.remove, force=True, v=True)
+        return None
 
     def _record_address(self, container, name: str) -> None:
         """Say where the worker came up: the proxy names the hosts that reach a link."""

@@ -8,6 +8,7 @@ setting changes and never otherwise.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -108,7 +109,8 @@ def uninterrupted_reference(spec: ClusterSpec, client, progress=None, *, stop: E
 def _compute(spec: ClusterSpec, path: Path, progress, stop: EventLog | None) -> Reference:
     if progress:
         progress("computing the uninterrupted reference run (cached afterwards)")
-    result = run_training(spec, events=EventLog(stopped_with=stop))
+    # Nothing restarts in an uninterrupted run: no standby containers.
+    result = run_training(dataclasses.replace(spec, standby=False), events=EventLog(stopped_with=stop))
     if not result.identical:
         raise InfrastructureError(
             f"the uninterrupted reference run ended with different weights per worker: {result.digests}",

@@ -7,6 +7,13 @@ A scenario whose checks judge step times (``timing_sensitive``) runs alone,
 because another scenario's training on the same cores would change the
 times it measures.
 
+Up to ``ahead`` more scenarios are *prepared* before their turn: their
+cluster is up and their standby workers import TensorFlow at the lowest CPU
+weight (chaos.cluster.standby), on CPU the running scenarios leave idle. A
+prepared scenario waits for its turn (``admit``) before anything it measures
+starts, so its bring-up then costs little more than making the strategy.
+Nothing is prepared while a timing-sensitive scenario runs.
+
 Every scenario given gets a report, in the order given, even when its run
 broke. Ctrl-C (or SIGTERM) in the main thread stops every live run; each
 tears its cluster down before the interrupt propagates.
@@ -27,6 +34,7 @@ from chaos.runner.run import RunOptions, run
 from chaos.scenario.model import Scenario
 
 WAIT_S = 0.2  # how often the main thread wakes up to take a Ctrl-C
+AHEAD = 2  # scenarios prepared ahead of their turn (each holds a network, a proxy and standbys)
 
 
 @dataclass(frozen=True)
@@ -60,20 +68,23 @@ class Suite:
         options: RunOptions,
         *,
         jobs: int = 1,
+        ahead: int = AHEAD,
         show: ProgressPrinter | None = None,
         on_report: Callable[[int, Report], None] | None = None,
     ) -> None:
         self.entries = entries
         self.options = options
         self.jobs = max(1, jobs)
+        self.ahead = max(0, ahead)
         self.show = show
         self.on_report = on_report
         self.reports: list[Report | None] = [None] * len(entries)
-        self.started: list[float | None] = [None] * len(entries)  # time.monotonic() at its start
+        self.started: list[float | None] = [None] * len(entries)  # time.monotonic() at its admission
         self.failures: list[BaseException | None] = [None] * len(entries)
         self.logs: dict[int, EventLog] = {}
         self._cond = threading.Condition()
-        self._running: set[int] = set()
+        self._running: set[int] = set()  # admitted: measuring
+        self._prepared: list[int] = []  # started, waiting for admission, in order
         self._exclusive_running = False
         self._cancelled = False
         self._threads: list[threading.Thread] = []
@@ -89,25 +100,48 @@ class Suite:
         return self
 
     def _may_start(self, exclusive: bool) -> bool:
+        """Whether a scenario may be admitted now (start measuring)."""
         if self._exclusive_running:
             return False
         return not self._running if exclusive else len(self._running) < self.jobs
 
+    def _may_prepare(self, exclusive: bool) -> bool:
+        """Whether one more scenario may start preparing: within ``jobs + ahead``, and
+        never beside a timing-sensitive one, running or next in line (standbys would
+        take CPU it measures); a timing-sensitive one prepares on an empty machine."""
+        if self._exclusive_running or any(self.entries[i].exclusive for i in self._prepared):
+            return False
+        if exclusive:
+            return not self._running and not self._prepared
+        return len(self._running) + len(self._prepared) < self.jobs + self.ahead
+
     def _schedule(self, order: list[int]) -> None:
         for index in order:
-            exclusive = self.entries[index].exclusive
             with self._cond:
-                while not self._cancelled and not self._may_start(exclusive):
+                while not self._cancelled and not self._may_prepare(self.entries[index].exclusive):
                     self._cond.wait()
                 if self._cancelled:
                     return
-                self._running.add(index)
-                self._exclusive_running = exclusive
-                self.started[index] = time.monotonic()
+                self._prepared.append(index)
                 self.logs[index] = EventLog()
             thread = threading.Thread(target=self._run_one, args=(index,), name=f"scenario-{index}", daemon=True)
             self._threads.append(thread)
             thread.start()
+
+    def _admit(self, index: int) -> None:
+        """Block until scenario ``index`` may start measuring: its turn (the
+        prepared ones go in order) and a free slot."""
+        exclusive = self.entries[index].exclusive
+        with self._cond:
+            while not self._cancelled and not (self._prepared[0] == index and self._may_start(exclusive)):
+                self._cond.wait()
+            if self._cancelled:
+                raise interrupts.Cancelled
+            self._prepared.remove(index)
+            self._running.add(index)
+            self._exclusive_running = exclusive
+            self.started[index] = time.monotonic()
+            self._cond.notify_all()
 
     def _run_one(self, index: int) -> None:
         entry = self.entries[index]
@@ -120,7 +154,7 @@ class Suite:
                 show.expect(entry.scenario.name, entry.scenario.run_info().final_step)
                 events.subscribe(show.event)
             report = run(entry.scenario, entry.file, self.options, events=events,
-                         progress=show.line if show else None)
+                         progress=show.line if show else None, admit=lambda: self._admit(index))
             self.reports[index] = report
             if show is not None:
                 show.line(f"{entry.scenario.name}: {report.status.value.upper()}")
@@ -131,9 +165,11 @@ class Suite:
             self.failures[index] = exc
         finally:
             with self._cond:
-                self._running.discard(index)
-                if self.entries[index].exclusive:
+                if index in self._prepared:  # it ended before its turn (a broken run)
+                    self._prepared.remove(index)
+                elif self.entries[index].exclusive:
                     self._exclusive_running = False
+                self._running.discard(index)
                 self._cond.notify_all()
 
     # --- results -----------------------------------------------------------

@@ -218,6 +218,7 @@ class Supervisor:
                 elif isinstance(action, Redeploy):
                     self._phase("recover" if action.reason.endswith("healed") else "fault")
                     self._say(f"restarting every worker ({action.reason})")
+                    self.cluster.expect_restarts(restarts_ahead(state))
                     # A redeploy replaces healthy, training workers: no grace
                     # (it would only let the old config train on).
                     self.cluster.restart(list(range(n)), reason=action.reason, grace_s=0)
@@ -228,6 +229,7 @@ class Supervisor:
                     self._phase("recover")
                     self._warn_if_no_checkpoint()
                     self._say(f"restarting {', '.join(f'worker-{i}' for i in action.workers)} ({action.reason})")
+                    self.cluster.expect_restarts(restarts_ahead(state))
                     self.cluster.restart(list(action.workers), reason=action.reason)
                     created = self.clock()
                     state, skew_said = state.new_generation(created, failure_restart=True), False
@@ -245,6 +247,13 @@ class Supervisor:
                     )
             if not acted:
                 self.sleep(POLL_S)
+
+
+def restarts_ahead(state: State) -> bool:
+    """Whether a fault has yet to fire or to heal: only then is another restart
+    to be expected (a job that fails again with every fault healed is restarted
+    all the same, only not from containers made ahead)."""
+    return any(f.injected_at is None or f.active for f in state.faults)
 
 
 def step_at_bring_up(scenario: Scenario, index: int) -> bool:

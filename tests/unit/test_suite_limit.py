@@ -20,7 +20,8 @@ def slow_runs(monkeypatch):
     durations: list[float] = []
     release = threading.Event()
 
-    def fake_run(scenario, file, options, events=None, progress=None):
+    def fake_run(scenario, file, options, events=None, progress=None, admit=None):
+        admit()
         release.wait(durations.pop(0))
         return f"report of {file}"
 

@@ -87,6 +87,9 @@ class FakeCluster:
             self.record(RestartEvent(t=time.time(), source=self.worker_name(i), reason=reason))
         self.announce = True  # the new generation starts after the restart returns
 
+    def expect_restarts(self, expected):
+        self.calls.append(("expect_restarts", expected))
+
     def record(self, event):
         self.events.append(event)
 
@@ -601,3 +604,17 @@ def test_a_bring_up_faults_for_counts_from_the_workers_start_not_from_its_inject
     assert heal.t >= started + 30 and heal.t < started + 30 + 2
     history = cluster.events.peek()
     assert any(isinstance(e, StepEvent) for e in history[: history.index(heal)])  # training ran under the fault
+
+
+def test_no_restart_is_expected_once_every_fault_fired_and_healed():
+    kill = {"kill_worker": {"worker": 1}, "at": {"step": 3}}
+    later = {"kill_worker": {"worker": 1}, "at": {"step": 9}}
+    scenario = scenario_from_dict({
+        "name": "x", "description": "d", "explain": EXPLAIN,
+        "cluster": {"workers": 2, "training": {"epochs": 3, "steps_per_epoch": 5}, "recovery": {"restart": "all", "max_restarts": 2}},
+        "faults": [kill, later], "timeouts": {"total": 30, "symptom": 30},
+    })
+    supervisor, cluster, _ = run(scenario, KilledJob(checkpoint_files=2))
+    assert supervisor.run().finished
+    said = [c[1] for c in cluster.calls if c[0] == "expect_restarts"]
+    assert said == [True, False]  # the second kill was still to come at the first restart

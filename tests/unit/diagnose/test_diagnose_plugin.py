@@ -39,7 +39,9 @@ CONFTEST = textwrap.dedent(
     _patch = pytest.MonkeyPatch()
 
 
-    def passing_run(scenario, file, spec, options, events, progress):
+    def passing_run(scenario, file, spec, options, events, progress, admit=None):
+        if admit is not None:
+            admit()  # the scenario's turn, as the real run_cluster asks for it
         evs = [PhaseEvent(t=0.0, source=RUNNER, phase="training")]
         evs += [StepEvent(t=1.0 + s, source=f"worker-{w}", step=s) for s in (1, 2) for w in (0, 1)]
         evs += [

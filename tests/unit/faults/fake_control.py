@@ -70,5 +70,8 @@ class ControlFake(FakeCluster):
         super().update_resources(index, **limits)
         self._maybe_fail("update_resources")
 
+    def expect_restarts(self, expected):
+        self.calls.append(("expect_restarts", expected))
+
     def restart(self, indices, reason, grace_s=3.0):
         self.calls.append(("restart", list(indices), reason, grace_s))

@@ -1,0 +1,194 @@
+"""Standby workers (chaos.cluster.standby, chaos.worker.standby): a container
+made ahead serves only when it was created exactly as a fresh one would be;
+its go file carries only what the harness reads after importing TensorFlow."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+
+import pytest
+
+from chaos.cluster import docker_api
+from chaos.cluster import docker_cluster as dc
+from chaos.cluster.docker_cluster import ClusterSpec, DockerCluster
+from chaos.cluster.standby import ACTIVE_CPU_SHARES, GO_FILE, STANDBY_CPU_SHARES, Recipe, go_archive
+from chaos.worker import standby as worker_standby
+from chaos.worker.settings import ENV_VAR, WorkerSettings
+from chaos.worker.standby import LATE_ENV, STANDBY_ENV
+from tests.unit.test_docker_cluster_control import BASE, FakeClient, FakeContainer
+
+ENV = {"TF_CONFIG": "{}", ENV_VAR: "{}", "CHAOS_WORKER_INDEX": "1", "LD_LIBRARY_PATH": "/x"}
+
+
+def test_a_recipe_serves_another_that_differs_only_in_what_the_go_file_carries():
+    made = Recipe.of(BASE, ENV, {"mem_limit": 1 << 30}, None)
+    assert made.serves(Recipe.of(BASE, {**ENV, "TF_CONFIG": '{"task": 1}', ENV_VAR: '{"seed": 7}'}, {"mem_limit": 1 << 30}, None))
+    # Anything TensorFlow's import or the container itself sees must be equal.
+    assert not made.serves(Recipe.of("tfchaos/worker:tf2.15", ENV, {"mem_limit": 1 << 30}, None))
+    assert not made.serves(Recipe.of(BASE, {**ENV, "LD_LIBRARY_PATH": "/y"}, {"mem_limit": 1 << 30}, None))
+    assert not made.serves(Recipe.of(BASE, {**ENV, "TF_ENABLE_ONEDNN_OPTS": "0"}, {"mem_limit": 1 << 30}, None))
+    assert not made.serves(Recipe.of(BASE, ENV, {"mem_limit": 2 << 30}, None))
+    assert not made.serves(Recipe.of(BASE, ENV, {"mem_limit": 1 << 30}, ["python", "x.py"]))
+
+
+def test_a_standby_is_created_at_the_lowest_cpu_weight_with_no_late_keys_and_its_go_path():
+    recipe = Recipe.of(BASE, ENV, {"cpu_quota": 2000}, None)
+    env = recipe.standby_env()
+    assert not set(env) & LATE_ENV and env["LD_LIBRARY_PATH"] == "/x" and env[STANDBY_ENV].endswith(GO_FILE)
+    assert recipe.standby_resources() == {"cpu_quota": 2000, "cpu_shares": STANDBY_CPU_SHARES}
+
+
+def test_the_go_archive_holds_one_readable_json_file():
+    with tarfile.open(fileobj=io.BytesIO(go_archive({"TF_CONFIG": "{}"}))) as tar:
+        (member,) = tar.getmembers()
+        assert member.name == GO_FILE and member.mode == 0o644
+        assert json.load(tar.extractfile(member)) == {"TF_CONFIG": "{}"}
+
+
+def test_the_worker_imports_first_then_waits_for_the_go_and_takes_its_environment(tmp_path, monkeypatch):
+    go = tmp_path / GO_FILE
+    order = []
+    polls = []
+
+    def sleep(_s):
+        polls.append(1)
+        if len(polls) == 3:
+            go.write_text("{not json")  # a write in progress: read again
+        if len(polls) == 5:
+            go.write_text(json.dumps({"TF_CONFIG": '{"task": {"index": 1}}'}))
+
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    env = worker_standby.wait_for_go(str(go), preload=lambda: order.append("import"), sleep=sleep)
+    assert order == ["import"] and len(polls) == 5
+    assert env == {"TF_CONFIG": '{"task": {"index": 1}}'} and os.environ["TF_CONFIG"] == env["TF_CONFIG"]
+
+
+def test_a_go_file_that_sets_anything_else_stops_the_worker(tmp_path):
+    go = tmp_path / GO_FILE
+    go.write_text(json.dumps({"LD_LIBRARY_PATH": "/y"}))
+    with pytest.raises(SystemExit, match="LD_LIBRARY_PATH"):
+        worker_standby.read_go(str(go))
+
+
+class StandbyContainer(FakeContainer):
+    archives: list
+
+    def put_archive(self, path, data):
+        self.calls.append(("put_archive", path, data))
+        return True
+
+
+class FakeNetwork:
+    name = "net"
+
+    def __init__(self):
+        self.calls = []
+
+    def disconnect(self, container, force=False):
+        self.calls.append(("disconnect", container.name))
+
+    def connect(self, container, aliases):
+        self.calls.append(("connect", container.name, tuple(aliases)))
+
+
+@pytest.fixture
+def cluster(monkeypatch):
+    created = []
+
+    def create_container(client, image, **kwargs):
+        container = StandbyContainer(kwargs["name"])
+        created.append((container, kwargs))
+        return container
+
+    monkeypatch.setattr(docker_api, "create_container", create_container)
+    spec = ClusterSpec(images=(BASE, BASE), proxy_image="p", settings=WorkerSettings(epochs=3), standby=True)
+    c = DockerCluster(spec, client=FakeClient())
+    c.network = FakeNetwork()
+    c.volume = type("V", (), {"name": "vol"})()
+    c.created = created
+    return c
+
+
+def _made(cluster):
+    for maker in cluster._standby_makers:
+        maker.join()
+    return cluster.created
+
+
+def test_a_restart_takes_the_standby_made_after_the_last_start(cluster):
+    for i in range(2):
+        cluster._start_worker(i, 0)
+    cluster._make_standbys([0, 1])
+    made = _made(cluster)
+    standbys = [(c, kw) for c, kw in made if kw["labels"]["io.tfchaos.role"] == "standby"]
+    assert [kw["name"].rsplit("-", 1)[-1] for _, kw in standbys] == ["g1", "g1"]
+    for _, kw in standbys:
+        assert kw["aliases"] == [] and kw["resources"]["cpu_shares"] == STANDBY_CPU_SHARES
+        assert ENV_VAR not in kw["environment"] and "TF_CONFIG" not in kw["environment"]
+    cluster.override(1, "reused_seed", settings={"shard_data": False})  # late: the standby still serves
+    before = len(made)
+    cluster.restart([0, 1], reason="failed", grace_s=0)
+    fresh = [kw["name"] for _, kw in made[before:] if kw["labels"]["io.tfchaos.role"] == "worker"]
+    assert fresh == []  # both came from standbys
+    standby1 = standbys[1][0]
+    assert cluster.workers[1].container is standby1
+    assert ("disconnect", standby1.name) in cluster.network.calls
+    assert ("connect", standby1.name, ("worker-1",)) in cluster.network.calls
+    assert ("update", {"cpu_shares": ACTIVE_CPU_SHARES}) in standby1.calls
+    (_, path, data), = [c for c in standby1.calls if c[0] == "put_archive"]
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        late = json.load(tar.extractfile(GO_FILE))
+    assert json.loads(late[ENV_VAR])["shard_data"] is False and set(late) <= LATE_ENV
+    # The order that keeps the worker unreachable until it is the worker: network, weight, go.
+    kinds = [c[0] for c in standby1.calls]
+    assert kinds.index("update") < kinds.index("put_archive")
+
+
+def test_a_standby_made_for_another_image_is_removed_and_a_fresh_worker_created(cluster):
+    for i in range(2):
+        cluster._start_worker(i, 0)
+    cluster._make_standbys([0, 1])
+    made = _made(cluster)
+    stale = made[-1][0]
+    cluster.override(1, "version_skew", image="tfchaos/worker:tf2.15")
+    before = len(made)
+    cluster.restart([1], reason="redeploy", grace_s=0)
+    assert ("remove", True, True) in stale.calls
+    (fresh, kw), *_ = made[before:]
+    assert kw["labels"]["io.tfchaos.role"] == "worker" and kw["aliases"] == ["worker-1"]
+    assert cluster.workers[1].container is fresh and ("start",) in fresh.calls
+
+
+def test_no_standby_once_teardown_began(cluster):
+    cluster._closing = True
+    cluster._make_standbys([0, 1])
+    assert _made(cluster) == []
+
+
+def test_no_standby_for_a_users_job_or_a_run_that_never_restarts(cluster):
+    import dataclasses
+
+    from chaos.workload.launch import Launch
+
+    cluster.spec = dataclasses.replace(cluster.spec, launch=Launch(harness_settings=False))
+    cluster._make_standbys([0, 1])
+    cluster.spec = dataclasses.replace(cluster.spec, launch=Launch(), standby=False)
+    cluster._make_standbys([0, 1])
+    assert _made(cluster) == []
+
+
+def test_once_no_restart_is_expected_the_idle_standbys_go_and_none_is_made(cluster):
+    for i in range(2):
+        cluster._start_worker(i, 0)
+    cluster._make_standbys([0, 1])
+    made = list(_made(cluster))
+    cluster.expect_restarts(False)
+    standbys = [c for c, kw in made if kw["labels"]["io.tfchaos.role"] == "standby"]
+    assert len(standbys) == 2 and all(("remove", True, True) in c.calls for c in standbys)
+    assert cluster.standbys == {}
+    cluster.restart([0, 1], reason="failed again", grace_s=0)  # still restarted, from fresh containers
+    fresh = _made(cluster)[len(made):]
+    assert [kw["labels"]["io.tfchaos.role"] for _, kw in fresh] == ["worker", "worker"]
