@@ -540,10 +540,11 @@ class DockerCluster:
     # --- standbys (chaos.cluster.standby) ----------------------------------
 
     def expect_restarts(self, expected: bool) -> None:
-        """No restart to come: the standbys made so far go (they would only import TensorFlow for nothing)."""
+        """Whether to make standbys after the next (re)start; the ones made already still serve it."""
         self._restarts_expected = expected
-        if expected:
-            return
+
+    def _drop_standbys(self) -> None:
+        """No restart to come: the idle standbys go (they would only import TensorFlow for nothing)."""
         with self._lock:
             idle, self.standbys = list(self.standbys.values()), {}
         for standby in idle:
@@ -551,7 +552,10 @@ class DockerCluster:
 
     def _make_standbys(self, indices: list[int]) -> None:
         """Make each worker's next container in the background (teardown waits for it)."""
-        if not self.spec.standby or not self.spec.launch.harness_settings or not self._restarts_expected:
+        if not self._restarts_expected:
+            self._drop_standbys()
+            return
+        if not self.spec.standby or not self.spec.launch.harness_settings:
             return  # a user's job has no standby mode
         due = {i: (self.workers[i].generation + 1 if i in self.workers else 0, self._recipe(i)) for i in indices}
         maker = threading.Thread(target=self._make_standby_containers, args=(due,), name="standbys", daemon=True)
