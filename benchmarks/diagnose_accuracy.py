@@ -141,7 +141,7 @@ def main(argv=None) -> int:
     cases = yaml.safe_load(Path(args.corpus).read_text(encoding="utf-8"))
     if args.split != "all":
         cases = [c for c in cases if c["split"] == args.split]
-    entries, _ = build([ROOT / "scenarios"], default_findings())
+    entries, _ = build([ROOT / "scenarios"], default_findings(), field=True)
     results = evaluate(cases, entries)
     report: dict = {"results": results}
     splits = ["dev", "heldout"] if args.split == "all" else [args.split]

@@ -23,7 +23,7 @@ def diagnose_logs(logs: list[WorkerLog], entries: list[Entry]) -> tuple[list[Wor
 def diagnose(paths: list[str | Path], scenarios: list[str | Path] | None = None, findings: Path | None = None):
     """Read the logs and rank the catalogue: (observations, ranked matches, notes)."""
     logs, notes = read_logs(paths)
-    entries, more = build(scenarios or [default_scenarios()], findings if findings is not None else default_findings())
+    entries, more = build(scenarios or [default_scenarios()], findings if findings is not None else default_findings(), field=True)
     workers, ranked = diagnose_logs(logs, entries)
     return workers, ranked, notes + more
 

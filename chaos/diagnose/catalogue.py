@@ -139,7 +139,7 @@ def _shown_file(path: Path | None, name: str) -> str:
         return str(path)
 
 
-def build(scenario_paths: list[str | Path], findings: Path | None, field: bool = True) -> tuple[list[Entry], list[str]]:
+def build(scenario_paths: list[str | Path], findings: Path | None, field: bool = False) -> tuple[list[Entry], list[str]]:
     """The catalogue from scenario files and folders (then, with ``field``, the
     entries known from the field), and a note per file that did not load (it
     is left out, the others still count)."""

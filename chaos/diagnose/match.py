@@ -25,7 +25,7 @@ as these logs show them, are the same, and the output says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chaos.diagnose.catalogue import Entry
 from chaos.diagnose.observe import Evidence, WorkerObservations
@@ -49,6 +49,7 @@ class Match:
     score: float
     coverage: float
     unexplained: tuple[Evidence, ...]
+    capped_from: float | None = None  # a field entry ranked below its family's scenario: its own score
 
     @property
     def matched(self) -> list[SignatureResult]:
@@ -90,11 +91,28 @@ def judge_entry(entry: Entry, workers: list[WorkerObservations]) -> Match:
     return Match(entry, results, earned * coverage - distinct, coverage, unexplained)
 
 
+FIELD_BELOW = 0.01  # how far below its family's best scenario a field entry is ranked
+
+
 def rank(entries: list[Entry], workers: list[WorkerObservations]) -> list[Match]:
-    """The candidates, most likely first (ties in catalogue order)."""
+    """The candidates, most likely first (ties in catalogue order). An entry
+    from the field never ranks above a candidate scenario of its own family:
+    the scenario says the same family with evidence measured here, so the
+    field entry's score is capped just below the scenario's (``capped_from``
+    keeps its own)."""
     matches = [judge_entry(e, workers) for e in entries if e.diagnosable]
     candidates = [m for m in matches if m.candidate and m.score > 0]
-    return sorted(candidates, key=lambda m: (-round(m.score / TIE), -m.coverage))
+    best_scenario: dict[str, float] = {}
+    for m in candidates:
+        if not m.entry.from_field:
+            best_scenario[m.entry.family] = max(best_scenario.get(m.entry.family, 0.0), m.score)
+    adjusted = []
+    for m in candidates:
+        ceiling = best_scenario.get(m.entry.family)
+        if m.entry.from_field and ceiling is not None and m.score > ceiling - FIELD_BELOW:
+            m = replace(m, score=ceiling - FIELD_BELOW, capped_from=m.score)
+        adjusted.append(m)
+    return sorted(adjusted, key=lambda m: (-round(m.score / TIE), -m.coverage))
 
 
 def tied_first(ranked: list[Match]) -> list[Match]:

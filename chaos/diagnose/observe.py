@@ -16,11 +16,13 @@ Three kinds of text are understood:
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 import time
 from dataclasses import dataclass, field
 
 from chaos.diagnose.logs import WorkerLog, worker_index
+from chaos.diagnose.shapes import SHAPES, error_class, shapes_in
 from chaos.events import DoneEvent, ErrorEvent, ExitEvent, LogLine, RestartEvent, StartEvent, StepEvent, parse_line
 from chaos.workload.logparse import NEW_RECORD
 
@@ -54,6 +56,7 @@ class ExitSeen:
     oom_killed: bool
     evidence: Evidence
     t: float | None = None
+    reason: str = ""  # "evicted", "preempted", "restarted" ... when an orchestrator says why it went away
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,7 @@ class Generation:
     last_t: float | None = None
     fingerprint: dict[str, str] | None = None
     start: Evidence | None = None
-    lines: list[Evidence] = field(default_factory=list)  # this generation's own lines
+    notable: list[Evidence] = field(default_factory=list)  # this generation's flagged lines (shapes, errors, exits, waits)
     done_t: float | None = None  # when it said training was done (the framework's own logs)
     redeployed: bool = False  # begun by the runner's redeploy: until its start, lines are the old process's
 
@@ -105,7 +108,26 @@ class WorkerObservations:
     name: str
     index: int | None  # the task index its name gives; 0 is the chief
     generations: list[Generation]
-    lines: list[Evidence]  # every line, for the patterns of scenario signatures
+    log: WorkerLog | None = None  # every line, for the patterns of scenario signatures
+    flagged: list[tuple[Evidence, tuple[str, ...]]] = field(default_factory=list)  # lines with known shapes (chaos.diagnose.shapes)
+
+    def shaped(self, names) -> list[Evidence]:
+        """The flagged lines that have any of these shapes."""
+        wanted = set(names)
+        return [e for e, found in self.flagged if wanted.intersection(found)]
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        return self.log.lines if self.log is not None else ()
+
+    def evidence(self, i: int) -> Evidence:
+        assert self.log is not None
+        return Evidence(self.log.where(i), self.name, self.log.lines[i])
+
+    @property
+    def lines(self) -> list[Evidence]:
+        """Every line as evidence (built on demand: a big log has many)."""
+        return [self.evidence(i) for i in range(len(self.texts))]
 
     @property
     def errors(self) -> list[ErrorSeen]:
@@ -127,7 +149,7 @@ class WorkerObservations:
 # --- line patterns ------------------------------------------------------------
 
 _EXCEPTION = re.compile(
-    r"^(?:[\w.]+\.)?(?P<cls>[A-Z]\w*(?:Error|Exception))(?:\(\))?(?::\s?(?P<msg>.*))?$"
+    r"^(?:[\w.]+\.)?(?P<cls>[A-Z]\w*(?:Error|Exception))(?:\(\))?(?: \(see above for traceback\))?(?::\s?(?P<msg>.*))?$"
 )
 # An exception reported inside a longer line: "... when processing closure: UnavailableError():Graph ..."
 _REPORTED = re.compile(r"\b(?P<cls>[A-Z]\w*Error)\(\):\s*(?P<msg>.*)$")
@@ -168,10 +190,10 @@ STATUS_CLASSES = {
     "INVALID_ARGUMENT": "InvalidArgumentError",
 }
 # gRPC/TF failures a C++ log line can state with no status code.
-_ERROR_PHRASES = re.compile(
-    r"failed to connect to all addresses|Socket closed|Connection reset by peer|Connection refused|"
-    r"Deadline Exceeded|stopped sending heartbeats|heartbeat timeout|Broken pipe|OS Error|Connection timed out",
-    re.IGNORECASE,
+_ERROR_PHRASES = re.compile(  # case-sensitive, in TF's and gRPC's casings: IGNORECASE costs 10x on long lines
+    r"[Ff]ailed to connect to all addresses|[Ss]ocket closed|[Cc]onnection reset by peer|[Cc]onnection refused|"
+    r"[Dd]eadline [Ee]xceeded|DEADLINE_EXCEEDED|stopped sending heartbeats|[Hh]eartbeat timeout|[Bb]roken pipe|"
+    r"OS Error|[Cc]onnection timed out"
 )
 def _severity(levels: str) -> re.Pattern:
     """A TF C++ log line of those levels: ``2026-11-25 09:18:55.85: E external/x.cc:1]``
@@ -182,36 +204,61 @@ def _severity(levels: str) -> re.Pattern:
 _WARN_OR_WORSE = _severity("WEF")
 _SEVERE = _severity("EF")
 _EXIT_PATTERNS = [
-    re.compile(r"command terminated with exit code (?P<code>\d+)", re.IGNORECASE),
-    re.compile(r"\bexit(?:ed)?(?: with)? (?:code|status)[:= ]\s*(?P<code>\d+)", re.IGNORECASE),
-    re.compile(r"^\s*Exit Code:\s+(?P<code>\d+)", re.IGNORECASE),
+    re.compile(r"command terminated with exit code (?P<code>\d+)"),
+    re.compile(r"\b[Ee]xit(?:ed)?(?: with)?(?: error| status)? (?:[Cc]ode|[Ss]tatus)[:= ]\s*(?P<code>\d+)"),
+    re.compile(r"\b[Ee]xit_code[:= ]\s*(?P<code>\d+)"),
+    re.compile(r"^\s*Exit Code:\s+(?P<code>\d+)"),
 ]
-_OOM = re.compile(r"\bOOMKilled\b|Out of memory: Killed process|oom-kill", re.IGNORECASE)
+# Words without which no exit shape below can match: one cheap scan spares the rest.
+_EXIT_WORDS = ("xit", "Kill", "kill", "OOM", "oom", "Out of memory", "signal", "Aborted", "Evict", "node was",
+               "node had", "reempt", "lame workers", "Disruption", "BackOff", "Back-off", "replica(s) failed")
+_OOM = re.compile(r"\bOOMKilled\b|Out of memory: Kill(?:ed)? process|oom-kill|OOM-kill")
 _SIGNAL_EXITS = [
-    (re.compile(r"^\s*Killed\s*$|terminated by signal (?:SIGKILL|9)\b|signal: killed", re.IGNORECASE), 137),
-    (re.compile(r"Aborted \(core dumped\)|terminated by signal (?:SIGABRT|6)\b", re.IGNORECASE), 134),
+    (re.compile(r"(?<![A-Za-z])[Kk]illed\s*$|\b\d+\s+Killed\s+\S|terminated by signal (?:SIGKILL|9)\b|"
+                r"[Ss]ignal: killed|exited on signal 9\b"), 137),
+    (re.compile(r"Aborted \(core dumped\)|terminated by signal (?:SIGABRT|6)\b|exited on signal 6\b"), 134),
+    (re.compile(r"exited on signal 15\b|terminated by signal (?:SIGTERM|15)\b"), 143),
 ]
+# An orchestrator's or cloud's word for a worker it took away (no exit code in the line).
+_GONE = [
+    (re.compile(r"\bEvicted\b|The node (?:was low on resource|had condition)"), "evicted"),
+    (re.compile(r"\b[Pp]reempted\b|PREEMPTED|lame workers found|PreemptionByScheduler|DisruptionTarget"), "preempted"),
+    (re.compile(r"CrashLoopBackOff|Back-off restarting failed container|\bBackOff\b"), "restarted"),
+    (re.compile(r"has failed because \d+ \w+ replica\(s\) failed"), "failed replica"),
+]
+
 # Lines a worker prints last while it waits for its peers at bring-up.
-_HANG = re.compile(
+_HANG = re.compile(  # case-sensitive: TF's own casings
     r"Started server with target:|Waiting for \d+/\d+ tasks to connect|Example stragglers:|"
-    r"CreateSession still waiting for response from worker|still waiting for response from|"
-    r"Waiting for the cluster, timeout|Waiting for model to be ready",
-    re.IGNORECASE,
+    r"still waiting for response from|Waiting for the cluster, timeout|Waiting for model to be ready"
 )
+# What launchers and log collectors put before a worker's own line: mpirun's
+# --tag-output ("[1,0]<stderr>:"), a collector's "2023/10/26 12:12:05 ", quoting
+# ("> "), FfDL's "135 | 1534166953117 | ". The line is read without them.
+_OUTER = re.compile(
+    r"^(?:\s*(?:\[\d+(?:,\d+)?\]<std(?:out|err)>:|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+|>+ ?|\d+ \| \d+ \| ))+"
+)
+# gRPC's Python client: "status = StatusCode.UNAVAILABLE"
+_GRPC_PY_STATUS = re.compile(r"\bstatus = StatusCode\.(?P<code>[A-Z_]+)|\(StatusCode\.(?P<code2>[A-Z_]+), (?P<msg>[^)]*)\)")
 _KERAS_STEP_TIME = re.compile(r"\b(?P<value>\d+(?:\.\d+)?)(?P<unit>ms|s|us)/step\b")
 _ISO_TIME = re.compile(r"^(?:\[[^\]]*\]\s*)?(?P<date>\d{4}-\d\d-\d\d)[T ](?P<time>\d\d:\d\d:\d\d)(?P<frac>[.,]\d+)?")
 _ABSL_EPOCH = re.compile(r"^[IWEF]0000 00:00:(?P<seconds>\d{9,}\.\d+)")
 _ABSL_TIME = re.compile(r"^[IWEF](?P<month>\d\d)(?P<day>\d\d) (?P<time>\d\d:\d\d:\d\d)(?P<frac>\.\d+)?")
 
 
+@functools.lru_cache(maxsize=4096)
+def _stamp(date: str, clock: str) -> float | None:
+    try:
+        return float(calendar.timegm(time.strptime(f"{date} {clock}", "%Y-%m-%d %H:%M:%S")))
+    except ValueError:
+        return None
+
+
 def line_time(text: str) -> float | None:
     """Seconds since the epoch from the line's own timestamp (read as UTC), if it has one."""
     match = _ISO_TIME.match(text)
     if match:
-        try:
-            stamp = time.strptime(f"{match['date']} {match['time']}", "%Y-%m-%d %H:%M:%S")
-        except ValueError:
-            return None
+        stamp = _stamp(match["date"], match["time"])
     else:
         epoch = _ABSL_EPOCH.match(text)
         if epoch:  # absl before InitializeLog: "I0000 00:00:1795598333.208476"
@@ -219,12 +266,17 @@ def line_time(text: str) -> float | None:
         match = _ABSL_TIME.match(text)
         if not match:
             return None
-        try:  # absl omits the year: only differences within one log are used
-            stamp = time.strptime(f"2000-{match['month']}-{match['day']} {match['time']}", "%Y-%m-%d %H:%M:%S")
-        except ValueError:
-            return None
+        # absl omits the year: only differences within one log are used
+        stamp = _stamp(f"2000-{match['month']}-{match['day']}", match["time"])
+    if stamp is None:
+        return None
     frac = float("0." + match["frac"][1:]) if match["frac"] else 0.0
-    return calendar.timegm(stamp) + frac
+    return stamp + frac
+
+
+def _core(text: str) -> str:
+    """The line without what a launcher or collector put before it."""
+    return _OUTER.sub("", text, count=1) if text[:1] in "[0123456789> \t" else text
 
 
 def _exception(text: str) -> tuple[str, str] | None:
@@ -238,11 +290,16 @@ def _exception(text: str) -> tuple[str, str] | None:
 def _status(text: str) -> tuple[str, str] | None:
     """A TF or gRPC status on a log line, as the error class Python would raise for it."""
     # a status in words ("Internal: ...") is only read where TF prints statuses, not in any sentence
-    statusy = bool(_WARN_OR_WORSE.match(text) or re.search(r"status|StartAbort|Abort", text, re.IGNORECASE))
-    errorish = statusy or "error" in text.lower()
-    match = _GRPC_DETAIL.search(text)
+    bare = _PREFIX.sub("", text.strip(), count=1)
+    low = text.lower()
+    statusy = bool(_WARN_OR_WORSE.match(text) or "status" in low or "abort" in low or _STATUS_WORDS.match(bare))
+    errorish = statusy or "error" in low
+    match = _GRPC_DETAIL.search(text) if "grpc_" in text else None
     if match and int(match["code"]) in GRPC_CODES:
         return STATUS_CLASSES[GRPC_CODES[int(match["code"])]], match["msg"]
+    match = _GRPC_PY_STATUS.search(text) if "StatusCode." in text else None
+    if match and (match["code"] or match["code2"]) in STATUS_CLASSES:
+        return STATUS_CLASSES[match["code"] or match["code2"]], match["msg"] or bare
     match = _STATUS.search(text)
     if match and errorish:
         return STATUS_CLASSES[match["code"]], match["msg"]
@@ -250,27 +307,66 @@ def _status(text: str) -> tuple[str, str] | None:
     if match and statusy:
         return STATUS_CLASSES[match["code"].upper().replace(" ", "_")], match["msg"]
     if _SEVERE.match(text) and _ERROR_PHRASES.search(text):
-        return "", _PREFIX.sub("", text.strip(), count=1)
+        return "", bare
     return None
 
 
-def _exit(text: str) -> tuple[int | None, bool] | None:
+def _exit(text: str) -> tuple[int | None, bool, str] | None:
+    """(exit code, OOM-killed, why it went away) a line states, if any."""
+    if not any(word in text for word in _EXIT_WORDS):
+        return None
     for pattern in _EXIT_PATTERNS:
         match = pattern.search(text)
         if match:
-            return int(match["code"]), bool(_OOM.search(text))
+            return int(match["code"]), bool(_OOM.search(text)), ""
     if _OOM.search(text):
-        return None, True
+        return None, True, ""
     for pattern, code in _SIGNAL_EXITS:
         if pattern.search(text):
-            return code, False
+            return code, False, ""
+    for pattern, reason in _GONE:
+        if pattern.search(text):
+            return None, False, reason
     return None
 
 
+# The gate: a line worth the reader's patterns contains one of these (lower
+# case). Most lines of a long log (INFO lines, progress bars without a step
+# time) contain none and cost one scan; chaos/diagnose's unit tests check that
+# every shape the reader and the field catalogue know passes it.
+GATE_WORDS = (
+    "error", "exception", "traceback", "exit", "kill", "oom", "memory", "alloc", "nccl", "fail", "unavailable",
+    "timeout", "timed out", "deadline", "refused", "reset", "socket", "closed", "abort", "exhausted", "nan",
+    "inf ", "diverged", "evict", "preempt", "backoff", "terminat", "sigterm", "signal", "waiting", "started server",
+    "straggler", "/step", "tf_config", "cluster", "not found", "no such", "denied", "checksum", "corrupt",
+    "data loss", "sstable", "mismatch", "insufficient", "symbol", "shard", "down", "heartbeat", "barrier",
+    "ready", "restart", "incarnation", "protobuf", "larger than", "rank", "stall", "core dump", "warn",
+    "incompatible", "shape", "checkpoint", "ckpt", "lame", "status", "grpc", "connect", "low on resource",
+    "disruption", "unhandled", "ibv_", "end of sequence", "out of range", "defined in job", "no worker",
+    "task_type", "collective", "/job:", "invalid", "loss", "cuda", "restor", "libcu", "dynamic library",
+) + tuple(sorted({word.lower() for shape in SHAPES for word in shape.words}))
+
+
+def notable(text: str) -> bool:
+    """Whether the reader looks at this line beyond its time stamp."""
+    low = text.lower()
+    return any(word in low for word in GATE_WORDS)
+
+
+MAX_SAME_SHAPE = 3  # flagged lines kept per (shapes, text without digits): a long log repeats its errors
+
+
+def _repeat_key(names: tuple[str, ...], text: str) -> tuple:
+    return names, re.sub(r"[\d.:]+", "", text[:200])
+
+
 def observe(log: WorkerLog) -> WorkerObservations:
-    """Every observation in one worker's log, by generation."""
+    """Every observation in one worker's log, by generation. A line that
+    passes no gate word (``notable``) is skipped: it cannot hold any shape read
+    here, and a 100 MB log holds millions of them."""
     generations = [Generation()]
-    lines: list[Evidence] = []
+    flagged: list[tuple[Evidence, tuple[str, ...]]] = []
+    repeats: dict[tuple, int] = {}
     pending: dict | None = None  # an exception whose message may go on over the next lines
     last_t: float | None = None
 
@@ -280,14 +376,26 @@ def observe(log: WorkerLog) -> WorkerObservations:
             generations[-1].add_error(ErrorSeen(pending["cls"], pending["msg"], pending["t"], pending["evidence"]))
             pending = None
 
-    for i, text in enumerate(log.lines):
-        evidence = Evidence(log.where(i), log.name, text)
-        lines.append(evidence)
-        if not text.strip():
+    def flag(evidence: Evidence, names: tuple[str, ...]) -> None:
+        key = _repeat_key(names, evidence.text)
+        seen = repeats.get(key, 0)
+        repeats[key] = seen + 1
+        if seen < MAX_SAME_SHAPE:
+            flagged.append((evidence, names))
+            generations[-1].notable.append(evidence)
+
+    for i, raw in enumerate(log.lines):
+        if not raw or raw.isspace():
             continue
-        generations[-1].lines.append(evidence)
-        event = parse_line(text, log.name, 0.0)
-        t = event.t if not isinstance(event, LogLine) and event.t else line_time(text)
+        is_json = raw[0] == "{" or (raw[0] in " \t" and raw.lstrip().startswith("{"))
+        if not (is_json or pending is not None or notable(raw)):
+            continue
+        evidence = Evidence(log.where(i), log.name, raw)
+        text = _core(raw)
+        event = parse_line(text, log.name, 0.0) if is_json else None
+        if isinstance(event, LogLine):
+            event = None
+        t = event.t if event is not None and event.t else line_time(text)
         gen = generations[-1]
         if t is not None:
             gen.first_t = t if gen.first_t is None else gen.first_t
@@ -297,21 +405,26 @@ def observe(log: WorkerLog) -> WorkerObservations:
             t = last_t  # a line without a stamp came after the last stamped one
         if pending is not None:
             goes_on = not NEW_RECORD.match(text) and not _exit(text) and not _HANG.search(text)
-            if isinstance(event, LogLine) and goes_on and pending["lines"] < MAX_MESSAGE_LINES:
+            if event is None and goes_on and pending["lines"] < MAX_MESSAGE_LINES:
                 pending["msg"] += "\n" + text
                 pending["lines"] += 1
+                names = shapes_in(text)
+                if names:
+                    flag(evidence, names)
                 continue
             flush()
-        if not isinstance(event, LogLine):
+        if event is not None:
             _event(event, Evidence(evidence.where, log.name, describe(event)), generations)
             continue
-        _text_line(text, t, evidence, generations[-1])
+        names = _text_line(text, t, evidence, generations[-1])
+        if names:
+            flag(evidence, names)
         found = _exception(text)
         if found:
             pending = {"cls": found[0], "msg": found[1], "t": t, "evidence": evidence, "lines": 0}
     flush()
     generations = [g for g in generations if g.steps or g.errors or g.exits or g.hang_lines or g.start or g.step_ms]
-    return WorkerObservations(log.name, worker_index(log.name), generations or [Generation()], lines)
+    return WorkerObservations(log.name, worker_index(log.name), generations or [Generation()], log, flagged)
 
 
 def describe(event) -> str:
@@ -371,16 +484,32 @@ def _event(event, evidence: Evidence, generations: list[Generation]) -> None:
         gen.done_t = event.t
 
 
-def _text_line(text: str, t: float | None, evidence: Evidence, gen: Generation) -> None:
-    if _HANG.search(text):
+def _text_line(text: str, t: float | None, evidence: Evidence, gen: Generation) -> tuple[str, ...]:
+    """Read one log line into ``gen``; the shapes it has (``chaos.diagnose.shapes``)."""
+    names = shapes_in(text)
+    hang = _HANG.search(text)
+    if hang:
         gen.hang_lines.append((t, evidence))
     status = _status(text)
-    if status and not _exception(text):
+    exception = _exception(text)
+    if status and not exception:
         gen.add_error(ErrorSeen(status[0], status[1], t, evidence))
+    elif names and not exception:
+        cls = error_class(names)  # a failure shape with no status: the CUDA driver's OOM, NCCL's WARN...
+        if cls is not None:
+            gen.add_error(ErrorSeen(cls, _PREFIX.sub("", text.strip(), count=1), t, evidence))
     exited = _exit(text)
     if exited:
-        gen.add_exit(ExitSeen(exited[0], exited[1], evidence, t))
-    match = _KERAS_STEP_TIME.search(text)
-    if match:
-        scale = {"ms": 1.0, "s": 1000.0, "us": 0.001}[match["unit"]]
-        gen.step_ms.append(float(match["value"]) * scale)
+        gen.add_exit(ExitSeen(exited[0], exited[1], evidence, t, exited[2]))
+    if "/step" in text:
+        match = _KERAS_STEP_TIME.search(text)
+        if match:
+            scale = {"ms": 1.0, "s": 1000.0, "us": 0.001}[match["unit"]]
+            gen.step_ms.append(float(match["value"]) * scale)
+    if names:
+        return names
+    if status or exception:
+        return ("error",)
+    if exited:
+        return ("exit",)
+    return ("waiting",) if hang else ()

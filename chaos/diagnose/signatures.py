@@ -161,7 +161,7 @@ class HangSignature(Signature):
                         continue
                     hung = [gen.hang_lines[-1][1], first.evidence]
                 hits.extend(hung)
-                named.update(missing_tasks(gen.lines))
+                named.update(missing_tasks(gen.notable))
         if not hits:
             return NO
         if self.missing and named:
@@ -214,7 +214,7 @@ class StallSignature(Signature):
         for w in workers:
             for i, gen in enumerate(w.generations):
                 if i and gen.first_t is not None:
-                    timeline.append((gen.first_t, 0, gen.start or w.lines[0]))
+                    timeline.append((gen.first_t, 0, gen.start or w.evidence(0)))
                 timeline += [(s.t, 1, s.evidence) for s in gen.steps if s.t is not None]
                 timeline += [(e.t, 2, e.evidence) for e in gen.errors if e.t is not None]
                 timeline += [(x.t, 0, x.evidence) for x in gen.exits if x.t is not None]
@@ -355,6 +355,47 @@ class PatternSignature(Signature):
         return f"a line matching /{self.pattern}/" + (f" ({self.why})" if self.why else "")
 
     def judge(self, workers: list[WorkerObservations]) -> Judged:
-        regex = re.compile(self.pattern)
-        hits = [line for w in workers for line in w.lines if regex.search(line.text)]
-        return Judged(True, tuple(hits[:MAX_EVIDENCE])) if hits else NO
+        search = re.compile(self.pattern).search
+        hits: list[Evidence] = []
+        for w in workers:  # every line: a scenario's pattern may name any line, not only those the reader keeps
+            for i, text in enumerate(w.texts):
+                if search(text):
+                    hits.append(w.evidence(i))
+                    if len(hits) >= MAX_EVIDENCE:
+                        return Judged(True, tuple(hits))
+        return Judged(True, tuple(hits)) if hits else NO
+
+
+# --- signatures of the entries known from the field (chaos.diagnose.field) ---------
+# Users post excerpts: a line that is not there is no evidence against a
+# failure, so these judge "cannot tell", never "not seen", when they find nothing.
+
+
+@dataclass(frozen=True)
+class ShapeSignature(Signature):
+    """A line of one of the shapes the reader tags (``chaos.diagnose.shapes``)."""
+
+    shapes: tuple[str, ...]
+    weight: float = 3.0
+    why: str = ""
+
+    def label(self) -> str:
+        return self.why or "a line like " + " | ".join(self.shapes)
+
+    def judge(self, workers: list[WorkerObservations]) -> Judged:
+        hits = [e for w in workers for e in w.shaped(self.shapes)]
+        return Judged(True, tuple(hits[:MAX_EVIDENCE])) if hits else CANNOT_TELL
+
+
+@dataclass(frozen=True)
+class FieldExitSignature(ExitSignature):
+    """An exit the failure explains (so it is not counted against it), worth no
+    score of its own: the lines that say why it exited carry the evidence."""
+
+    @property
+    def weight(self) -> float:  # type: ignore[override]
+        return 0.0
+
+    def judge(self, workers: list[WorkerObservations]) -> Judged:
+        judged = super().judge(workers)
+        return judged if judged.matched else CANNOT_TELL

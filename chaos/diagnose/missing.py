@@ -1,0 +1,107 @@
+"""Who is missing: the tasks (or ranks, or peers) the logs show the others
+waiting for or losing, read from any worker's lines.
+
+    TF 1.x   CreateSession still waiting for response from worker: /job:ps/replica:0/task:0
+    TF 2.x   Example stragglers: /job:worker/replica:0/task:1   (coordination service)
+             /job:worker/replica:0/task:1 seems down | is down, aborting collectives
+             Task /job:worker/replica:0/task:37 heartbeat timeout
+             Device /job:worker/replica:0/task:1/device:GPU:0 current incarnation doesn't match
+             remote target /job:ps/replica:0/task:0 ... Socket closed | failed to connect
+    Horovod  [missing ranks: 1]   Stalled ranks: 4: [...]   [ready ranks: 5, 6, 3, 1, 4, 0]
+    mpirun   process rank 7 ... exited on signal 9 (Killed)
+    NCCL     Call to connect failed : Connection timed out (with the peer's address)
+    gRPC     failed to connect to 'ipv4:10.160.113.47:2222' | "target_address":"ipv4:10.0.1.4:14417"
+
+A task is named as ``worker-1``, ``ps-0``, ``chief-0``; a Horovod or MPI rank
+as ``rank 4``; a peer known only by address as that address.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from chaos.diagnose.observe import Evidence, WorkerObservations
+from chaos.stragglers import waiting_for
+from chaos.events import LogLine
+
+_T = r"/job:(?P<job>\w+)/replica:\d+/task:(?P<task>\d+)"
+
+# (pattern, what it says of the task it names, strength: higher is surer)
+_TASK_FORMS: list[tuple[re.Pattern, str, int]] = [
+    (re.compile(r"still waiting for response from \w+:?\s*" + _T), "never answered: others wait for it at start", 3),
+    (re.compile(_T + r" (?:seems down|is down)"), "stopped answering: declared down", 4),
+    (re.compile(r"Task " + _T + r" heartbeat timeout"), "stopped sending heartbeats", 4),
+    (re.compile(_T + r" has been set to ERROR"), "set to ERROR by the coordination service", 4),
+    (re.compile(r"Device " + _T + r"/device:\S+ current incarnation doesn't match"), "restarted while the others ran on", 4),
+    (re.compile(r"Remote function on worker " + _T + r" failed"), "its remote calls failed", 2),
+    (re.compile(r"remote target " + _T), "a call to it failed", 1),
+]
+_MISSING_RANKS = re.compile(r"\[missing ranks: (?P<ranks>[\d, ]+)\]")
+_READY_RANKS = re.compile(r"\[ready ranks: (?P<ranks>[\d, ]+)\]")
+_STALLED_RANK = re.compile(r"^\s*(?:\[[^\]]*\]<std\w+>:)?\s*(?P<rank>\d+): \[")
+_MPI_RANK = re.compile(r"process rank (?P<rank>\d+) .*exited on signal (?P<signal>\d+)")
+_ADDRESS = re.compile(r"failed to connect to '?ipv4:(?P<addr>[\d.]+:\d+)|target_address\"?:\"?ipv4:(?P<addr2>[\d.]+:\d+)|"
+                      r"(?:connect|recv|send)(?: to| from)? (?P<addr3>\d+\.\d+\.\d+\.\d+)(?:<\d+>)? failed")
+
+
+@dataclass(frozen=True)
+class Missing:
+    who: str  # worker-1, ps-0, rank 4, 10.0.1.4:14417
+    what: str
+    evidence: Evidence
+    strength: int
+
+
+def _ranks(text: str) -> list[int]:
+    return [int(r) for r in re.findall(r"\d+", text)]
+
+
+def who_is_missing(workers: list[WorkerObservations]) -> list[Missing]:
+    """Every task the logs show missing, surest first; each named once, by its surest line."""
+    found: list[Missing] = []
+    for w in workers:
+        lines = [e for e, _ in w.flagged]
+        report = waiting_for([LogLine(t=0.0, source="", text=e.text) for e in lines])
+        if report:
+            header, tasks = report
+            where = next(e for e in lines if e.text == header.text)
+            found += [Missing(task, "never connected: the coordination service lists it as a straggler", where, 4)
+                      for task in tasks]
+        stalled = False
+        for e in lines:
+            text = e.text
+            for pattern, what, strength in _TASK_FORMS:
+                match = pattern.search(text)
+                if match:
+                    found.append(Missing(f"{match['job']}-{match['task']}", what, e, strength))
+                    break
+            match = _MISSING_RANKS.search(text)
+            if match:
+                found += [Missing(f"rank {r}", "never submitted its part of a collective", e, 3) for r in _ranks(match["ranks"])]
+            match = _READY_RANKS.search(text)
+            if match:
+                ready = set(_ranks(match["ranks"]))
+                found += [Missing(f"rank {r}", "not among the ranks ready for a collective", e, 2)
+                          for r in range(max(ready)) if r not in ready]
+            if "Stalled ranks:" in text:
+                stalled = True
+                continue
+            if stalled:
+                match = _STALLED_RANK.match(text)
+                if match:
+                    found.append(Missing(f"rank {match['rank']}", "stalled: the others wait for its collectives", e, 3))
+                    continue
+                stalled = False
+            match = _MPI_RANK.search(text)
+            if match:
+                found.append(Missing(f"rank {match['rank']}", f"exited on signal {match['signal']}", e, 4))
+            match = _ADDRESS.search(text)
+            if match:
+                addr = match["addr"] or match["addr2"] or match["addr3"]
+                found.append(Missing(addr, "could not be reached", e, 1))
+    best: dict[str, Missing] = {}
+    for m in found:
+        if m.who not in best or m.strength > best[m.who].strength:
+            best[m.who] = m
+    return sorted(best.values(), key=lambda m: -m.strength)

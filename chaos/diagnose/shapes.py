@@ -1,0 +1,204 @@
+"""The shapes of failure lines that carry no TF status and no Python
+exception, as users' logs show them: the CUDA driver's and the BFC
+allocator's out-of-memory, NCCL's own WARN/INFO lines, the kernel's and the
+orchestrator's words for a worker taken away, the coordination service's and
+Horovod's reports of a task that stopped answering, gRPC/protobuf limits,
+checkpoint, NaN and sharding messages, printed TF_CONFIGs...
+
+The reader (``observe``) tags each line with the shapes it has; the
+field catalogue (``field``) and the "who is missing" answer (``missing``)
+read the tags. Each shape has guard words (a plain substring test, cheap)
+before its regular expression: a 100 MB log has millions of lines and only a
+few of them are failures. Every pattern is case-sensitive, written in the
+casings the tools print (``re.IGNORECASE`` costs ten times more on long lines).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TASK = r"/job:\w+/replica:\d+/task:\d+"
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    words: tuple[str, ...]  # one of them must be in the line (cheap) before the pattern is tried
+    pattern: re.Pattern
+    error_class: str | None = None  # read as an error of this class ("": of no class); None: a hint only
+    unless: tuple[str, ...] = ()  # shapes that, on the same line, say it better (this one is dropped)
+
+    def search(self, text: str) -> re.Match | None:
+        if any(word in text for word in self.words):
+            return self.pattern.search(text)
+        return None
+
+
+def _shape(name, words, pattern, error_class=None, unless=()) -> Shape:
+    return Shape(name, tuple(words), re.compile(pattern), error_class, tuple(unless))
+
+
+SHAPES: tuple[Shape, ...] = (
+    # --- device memory
+    _shape("cuda_oom", ["CUDA_ERROR_OUT_OF_MEMORY", "CUDA out of memory", "from device", "pinned host memory"],
+           r"CUDA_ERROR_OUT_OF_MEMORY|CUDA out of memory|failed to allocate [\d.]+\s*[KMGT]?i?B? \(\d+ bytes\) from device|"
+           r"could not allocate pinned host memory", "ResourceExhaustedError"),
+    _shape("tf_oom_device", ["OOM when allocating", "Ran out of memory"],
+           r"OOM when allocating tensor.*(?:GPU|gpu|_bfc)|Ran out of memory trying to allocate", "ResourceExhaustedError"),
+    _shape("tf_oom_cpu", ["OOM when allocating"], r"OOM when allocating tensor.*(?:by allocator cpu|device:CPU|cpu:\d)",
+           "ResourceExhaustedError", unless=("ps_oom",)),
+    _shape("tf_oom", ["OOM when allocating"], r"OOM when allocating tensor", "ResourceExhaustedError",
+           unless=("tf_oom_device", "tf_oom_cpu", "ps_oom")),
+    _shape("bfc_stats", ["bfc_allocator", "InUse:", "Limit:", "MaxInUse", "in-use chunks", "Chunks of size"],
+           r"bfc_allocator\.cc|^\s*(?:Limit|InUse|MaxInUse|NumAllocs|MaxAllocSize):\s+\d+\s*$|"
+           r"Sum Total of in-use chunks|Chunks of size \d+ totalling"),
+    _shape("dst_tensor", ["Dst tensor is not initialized"], r"Dst tensor is not initialized"),
+    _shape("gpu_memory_full", ["MiB /"], r"\|\s+\d{4,}MiB /\s+\d{4,}MiB\s+\|"),
+    # --- host memory
+    _shape("oom_killer", ["oom-kill", "oom_kill", "Out of memory", "OOM-kill"],
+           r"invoked oom-killer|oom_kill_process|Out of memory: Kill(?:ed)? process|OOM-killed|oom-kill"),
+    _shape("oomkilled", ["OOMKilled"], r"\bOOMKilled\b"),
+    _shape("bad_alloc", ["bad_alloc", "Cannot allocate memory", "MemoryError"],
+           r"std::bad_alloc|Cannot allocate memory|\bMemoryError\b", ""),
+    _shape("system_memory_warning", ["exceeds 10% of"], r"Allocation of \d+ exceeds 10% of (?:free )?system memory"),
+    _shape("shell_killed", ["Killed", "killed"], r"(?<![A-Za-z])[Kk]illed\s*$|\b\d+\s+Killed\s+\S"),
+    _shape("exit_137", ["137", "247"],
+           r"(?:[Ee]xit(?:ed)?(?: with)?(?: error| status)? (?:[Cc]ode|[Ss]tatus)|exit_code|Exit Code)[:= ]\s*(?:137|247)\b"),
+    # --- a worker taken away by its orchestrator or cloud
+    _shape("evicted", ["Evicted", "node was low", "node had condition"],
+           r"\bEvicted\b|The node was low on resource|The node had condition"),
+    _shape("preempted", ["reempt", "PREEMPTED", "lame workers", "Disruption"],
+           r"\b[Pp]reempted\b|PREEMPTED|lame workers found|PreemptionByScheduler|DisruptionTarget|[Pp]reemption notice"),
+    _shape("backoff", ["BackOff", "Back-off"], r"CrashLoopBackOff|Back-off restarting failed container"),
+    _shape("replica_failed", ["replica(s) failed"], r"has failed because \d+ \w+ replica\(s\) failed"),
+    _shape("restarted", ["incarnation", "restarted"],
+           r"current incarnation doesn't match|worker has restarted|[Pp]ossibly, this worker just restarted"),
+    _shape("rank_signal", ["mpirun noticed"], r"mpirun noticed that process rank \d+ .*exited on signal \d+"),
+    _shape("signal_9", ["signal 9", "SIGKILL", "signal: killed"], r"exited on signal 9\b|\bSIGKILL\b|signal: killed"),
+    # --- NCCL
+    _shape("nccl_warn", ["NCCL WARN"], r"\bNCCL WARN\b", ""),
+    _shape("nccl_failed", ["ncclCommInitRank", "nccl", "NCCL", "unhandled"],
+           r"ncclCommInitRank failed|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|unhandled (?:system|cuda) error|"
+           r"NCCL (?:error|communication aborted)|nccl_\w+\.cc:\d+ ?: ?(?:Internal|Unknown)", ""),
+    _shape("nccl_error_chain", ["NCCL INFO"], r"NCCL INFO .* -> [1-9]\d*\b"),
+    _shape("ibv_failed", ["ibv_"], r"\bibv_\w+ failed", ""),
+    # --- gRPC and protobuf
+    _shape("grpc_limit", ["larger than max", "protobuf", "protocol message"],
+           r"Received message larger than max|exceeded maximum protobuf size|protocol message was rejected because it was too big|"
+           r"Reading dangerously large protocol message", "ResourceExhaustedError"),
+    _shape("connection_reset", ["reset by peer", "Broken pipe", "errno\":104"],
+           r"[Cc]onnection reset by peer|[Bb]roken pipe|errno\"?:104\b"),
+    _shape("socket_closed", ["ocket closed", "Stream removed"], r"[Ss]ocket closed|Stream removed"),
+    _shape("os_error", ["OS Error"], r"\bOS Error\b"),
+    _shape("too_many_pings", ["Too many pings"], r"Too many pings"),
+    # --- a peer's port that cannot be reached
+    _shape("connection_refused", ["refused", "errno\":111"], r"[Cc]onnection refused|errno\"?:111\b|ECONNREFUSED",
+           unless=("nccl_warn",)),
+    _shape("connect_timeout", ["timeout occurred", "timed out", "No route", "errno\":11"],
+           r"failed to connect to '?ipv4:\S+ timeout occurred|[Cc]onnection timed out|No route to host|errno\"?:11[03]\b",
+           unless=("nccl_warn",)),
+    _shape("failed_connect_address", ["failed to connect to '", "failed to connect to 'ipv4", "target_address"],
+           r"failed to connect to '?ipv4:[\d.]+:\d+|Connect failed:.*target_address"),
+    _shape("failed_connect_all", ["failed to connect to all addresses", "Failed to pick subchannel"],
+           r"[Ff]ailed to connect to all addresses|Failed to pick subchannel"),
+    _shape("waiting_for_worker", ["still waiting for response"], r"still waiting for response from worker: /job:(?!ps\b)\w+/"),
+    # --- timeouts
+    _shape("heartbeat", ["eartbeat"], r"[Hh]eartbeat timeout|stopped sending heartbeats|[Hh]eartbeats? (?:timed out|missed)"),
+    _shape("coordination_error", ["oordination service", "CoordinationServiceError"],
+           r"has been set to ERROR in coordination service|Coordination service agent in error status|"
+           r"CoordinationServiceError|Stopping coordination service"),
+    _shape("barrier_timeout", ["arrier", "register", "WaitForAllTasks"],
+           r"Barrier timed out|Wait_for_all_tasks_to_register|cluster registration failed|WaitForAllTasks.*(?:timed out|DEADLINE)"),
+    _shape("deadline", ["eadline", "DEADLINE", "grpc_status\":4"],
+           r"DEADLINE_EXCEEDED|[Dd]eadline [Ee]xceeded|DeadlineExceededError|grpc_status\"?:4\b"),
+    _shape("task_down", ["down", "Cluster check"],
+           _TASK + r" (?:seems down|is down)|Cluster check alive failed"),
+    _shape("collective_timeout", ["ollective"], r"[Cc]ollective (?:ops? )?(?:timed out|timeout)|CollectiveOps? timed out"),
+    # --- waits for ranks or tasks that never come
+    _shape("horovod_stall", ["subset of ranks", "Stalled"],
+           r"submitted to be reduced, gathered or broadcasted by subset of ranks|Stalled ops|Stalled ranks", ""),
+    _shape("horovod_ranks", ["ranks: "], r"\[(?:missing|ready) ranks: [\d, ]+\]|^\s*\d+: \[horovod_"),
+    _shape("model_not_ready", ["model to be ready", "Ready_for_local_init_op"],
+           r"Waiting for model to be ready|Ready_for_local_init_op"),
+    _shape("server_started", ["Started server"], r"Started server with target:"),
+    _shape("waiting_for_cluster", ["Waiting for", "stragglers"],
+           r"Waiting for \d+/\d+ tasks to connect|Example stragglers:|Waiting for the cluster"),
+    _shape("task_line", ["/job:"], r"^\s*" + _TASK + r"\s*$"),
+    _shape("remote_target", ["remote target /job:", "Remote function on worker"], r"remote target /job:\w+/|Remote function on worker /job:"),
+    # --- versions and environments that do not match
+    _shape("driver_insufficient", ["insufficient", "cudaGetDevice", "cuInit", "CUDA_ERROR_NO_DEVICE", "version mismatch"],
+           r"CUDA driver version is insufficient|cudaGetDevice\(\) failed|failed call to cuInit|CUDA_ERROR_NO_DEVICE|"
+           r"[Dd]river/library version mismatch", ""),
+    _shape("horovod_version", ["VersionMismatch", "but found version"],
+           r"HorovodVersionMismatchError|installed with version [\w.]+ but found version", ""),
+    _shape("undefined_symbol", ["undefined symbol", "Symbol not found"],
+           r"undefined symbol: _+ZN|Symbol not found: _+ZN|undefined symbol: .*tensorflow", ""),
+    _shape("collective_mismatch", ["ollective instance", "another member in the group", "joining a group"],
+           r"Shape mismatch in the collective instance|[Cc]ollective instance \d+ expected type|"
+           r"another member in the group expected|is joining a group with size"),
+    _shape("library_missing", ["dynamic library", "shared object", "libcud"],
+           r"Could not load dynamic library|cannot open shared object file|libcud\w*\.so[\w.]*.*not found"),
+    # --- checkpoints
+    _shape("checkpoint_corrupt", ["Checksum", "sstable", "corrupted record", "Data loss", "DataLoss", "truncated record"],
+           r"Checksum does not match|too short to be an sstable|not an sstable|corrupted record|Data loss:|DataLossError|"
+           r"truncated record"),
+    _shape("checkpoint_missing", ["TensorSliceReader", "matching files", "MergeV2", "_temp_", "ckpt", "heckpoint"],
+           r"Unsuccessful TensorSliceReader constructor|Failed to find any matching files for|MergeV2Checkpoints|"
+           r"\.ckpt\S*_temp\S*(?:; No such file|\.index)|[Cc]heckpoint\S* (?:not found|does not exist)|"
+           r"Restoring from checkpoint failed|(?:\.ckpt|checkpoint)\S*; No such file"),
+    _shape("checkpoint_shape", ["requires shapes", "incompatible tensor", "not found in checkpoint", "are incompatible"],
+           r"Assign requires shapes of both tensors to match|[Rr]eceived incompatible tensor with shape .* when attempting to restore|"
+           r"\bKey .* not found in checkpoint|Shapes \([\d, ]*\) and \([\d, ]*\) are incompatible"),
+    _shape("checkpoint_write", ["No space left", "Failed to rename"], r"No space left on device|Failed to rename"),
+    # --- NaN
+    _shape("nan_loss", ["nan", "NaN", "Inf", "inf"],
+           r"Model diverged with loss = NaN|NanLossDuringTrainingError|Tensor had (?:NaN|Inf) values|"
+           r"[Ll]oss(?:Tensor)? is (?:inf or nan|nan|NaN)|Found Inf or NaN|Invalid loss, terminating training|"
+           r"\b[Ll]oss\b\"?\s*[:=]\s*0*(?:nan|NaN|-?inf)\b|averaged_loss = nan"),
+    _shape("check_numerics", ["heck_numerics", "CheckNumerics"], r"check_numerics|CheckNumerics"),
+    # --- input sharding
+    _shape("autoshard", ["shard"],
+           r"auto_shard\.cc|AUTO sharding policy|DATA-based sharding|FILE-based sharding|unshardable source dataset|"
+           r"[Aa]uto-?shard(?:ing)? policy"),
+    _shape("too_few_shards", ["each shard"], r"enough elements in this dataset for each shard"),
+    _shape("end_of_sequence_collective", ["End of sequence"],
+           r"(?:Aborting RingReduce|StartAbort|Collective ops is aborted).*(?:Out of range|OUT_OF_RANGE).*End of sequence|"
+           r"(?:Out of range|OUT_OF_RANGE):\s*\[_Derived_\]\s*End of sequence"),
+    _shape("end_of_sequence", ["End of sequence", "ran out of data", "OutOfRange"],
+           r"End of sequence|ran out of data|OutOfRangeError", unless=("end_of_sequence_collective",)),
+    # --- parameter servers
+    _shape("ps_unreachable", ["/job:ps"],
+           r"(?:still waiting for response from worker: |remote target |[Tt]ask |from )/job:ps/|"
+           r"/job:ps/replica:\d+/task:\d+.*(?:Unavailable|UNAVAILABLE|[Ss]ocket closed|failed to connect|OS Error|is down|seems down)"),
+    _shape("ps_oom", ["/job:ps"], r"OOM when allocating tensor.*/job:ps/", "ResourceExhaustedError"),
+    _shape("master_init", ["Master init"], r"Master init: Unavailable"),
+    _shape("graph_handle", ["Graph handle"], r"Graph handle is not found"),
+    _shape("closure_error", ["closure"], r"encountered the following error when processing closure|Start cancelling closures"),
+    # --- TF_CONFIG
+    _shape("tf_config_error", ["task_type", "TF_CONFIG", "not defined in job", "No worker known", "chief"],
+           r"is not a valid task_type in the cluster_spec|If \"cluster\" is (?:not )?set in TF_CONFIG|must have one \"chief\" node|"
+           r"Task \d+ was not defined in job|No worker known as /job:|Unrecognized task_type|[Ii]nvalid TF_CONFIG|"
+           r"TF_CONFIG.*(?:JSONDecodeError|Expecting)", ""),
+    _shape("tf_config_print", ["TF_CONFIG", "cluster_spec", "ClusterSpec", "cluster"],
+           r"TF_CONFIG.*\{|cluster_spec ?= ?\{|ClusterSpec\(\{|[\"']cluster[\"']\s*:\s*\{"),
+)
+
+SHAPE_NAMES = frozenset(shape.name for shape in SHAPES)
+
+
+def shapes_in(text: str) -> tuple[str, ...]:
+    """The names of the shapes this line has (one line may have several)."""
+    found = [shape for shape in SHAPES if shape.search(text)]
+    names = {shape.name for shape in found}
+    return tuple(shape.name for shape in found if not any(better in names for better in shape.unless))
+
+
+def error_class(names: tuple[str, ...]) -> str | None:
+    """The class of the error a line with these shapes is read as (first shape that makes one)."""
+    by_name = {shape.name: shape for shape in SHAPES}
+    for name in names:
+        cls = by_name[name].error_class
+        if cls is not None:
+            return cls
+    return None
