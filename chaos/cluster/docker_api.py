@@ -61,11 +61,14 @@ def create_container(
 
     The low-level API is used because the high-level one cannot set network
     aliases at creation time. ``init=True`` gives the worker a real PID 1, so
-    SIGTERM reaches Python as it would outside a container.
+    SIGTERM reaches Python as it would outside a container. ``volumes`` are
+    mounted ``nocopy``: the run prepares its volume's owner and mode itself
+    (chaos.cluster.volume_owner), and Docker would give an empty volume the
+    image directory's owner and mode again at each mount.
     """
     api = client.api
     host_config = api.create_host_config(
-        binds={vol: {"bind": path, "mode": "rw"} for vol, path in (volumes or {}).items()},
+        binds={vol: {"bind": path, "mode": "rw,nocopy"} for vol, path in (volumes or {}).items()},
         port_bindings=ports or {},
         network_mode=network,
         init=True,

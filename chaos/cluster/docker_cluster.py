@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import requests
-from docker.errors import ContainerError
+from docker.errors import APIError, ContainerError
 
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT, interrupts
-from chaos.cluster import backup_files, docker_api
+from chaos.cluster import backup_files, docker_api, volume_owner
 from chaos.cluster.backup_files import BackupDamage, BackupFile
 from chaos.cluster.engine_objects import Removal
 from chaos.cluster.eventlog import EventLog
@@ -150,6 +150,7 @@ class DockerCluster:
             self.prefix, driver="bridge", labels=self.labels, check_duplicate=True
         )
         self.volume = self._create_backup_volume()
+        self._prepare_backup_volume()
         self.proxy_container = docker_api.create_container(
             self.client,
             self.spec.proxy_image,
@@ -197,6 +198,49 @@ class DockerCluster:
             network_disabled=True, detach=True,
         )
         return volume
+
+    def _prepare_backup_volume(self) -> dict[str, Any]:
+        """Make the volume's root writable for the user the workers' image runs
+        as (chaos.cluster.volume_owner), before any worker mounts it: a
+        short-lived root helper of that image, labelled with the run, removed
+        whatever happens."""
+        root = self.spec.launch.checkpoint_dir
+        users = {self._image_user(image) for image in self.spec.images}
+        image = self.spec.images[0]
+        args = [root, next(iter(users))] + (["shared"] if len(users) > 1 else [])
+        container = self.client.containers.create(
+            image,
+            entrypoint=["python3", "-c", inspect.getsource(volume_owner)],
+            command=args,
+            user="0",
+            # No nocopy here: what the image has at checkpoint_dir is copied into
+            # the new volume, as Docker does for a first mount.
+            volumes={self.volume.name: {"bind": root, "mode": "rw"}},
+            labels={**self.labels, "io.tfchaos.role": "helper"},
+            name=f"{self.prefix}-volume-owner",
+            network_disabled=True,
+        )
+        try:
+            container.start()
+            code = int(container.wait().get("StatusCode", -1))
+            out = container.logs(stdout=True, stderr=False).decode(errors="replace").strip()
+            why = container.logs(stdout=False, stderr=True).decode(errors="replace").strip() or out
+        except APIError as exc:  # e.g. no python3 in the image
+            code, out, why = -1, "", str(exc.explanation or exc)
+        finally:
+            docker_api.ignore_gone(container.remove, force=True, v=True)
+        if code != 0:
+            raise InfrastructureError(
+                f"could not make checkpoint_dir {root} writable for the user {image} runs as: "
+                + (why.splitlines()[-1] if why else f"the helper exited {code}"),
+                hint="the image needs python3 on its PATH, and its USER must be a user its /etc/passwd lists "
+                "or a number (docs/workloads.md: the checkpoint volume)",
+            )
+        return json.loads(out.splitlines()[-1])
+
+    def _image_user(self, image: str) -> str:
+        """The user an image runs as (its USER; empty: root)."""
+        return (self.client.images.get(image).attrs.get("Config") or {}).get("User") or ""
 
     def start_workers(self) -> None:
         """Start every worker, then route the proxy to them.
@@ -470,7 +514,8 @@ class DockerCluster:
                 self.spec.images[0],
                 entrypoint=["python3", "-c", inspect.getsource(backup_files)],
                 command=[args[0], root, *args[1:]],
-                volumes={self.volume.name: {"bind": root, "mode": "rw"}},
+                # nocopy: an empty volume would take the image directory's owner and mode.
+                volumes={self.volume.name: {"bind": root, "mode": "rw,nocopy"}},
                 labels={**self.labels, "io.tfchaos.role": "helper"},
                 name=f"{self.prefix}-backup-{uuid.uuid4().hex[:6]}",
                 network_disabled=True,

@@ -84,11 +84,13 @@ def log_only_with_recovery_checks():
 
 
 def checkpoint_dir_not_where_the_job_writes():
-    """The fit job writes /checkpoints; the scenario says /elsewhere: the restart starts over."""
+    """The fit job writes /tmp/checkpoints (in each container); the scenario says
+    /elsewhere: the restart starts over."""
     base = load_scenario(SUITE / "fit-job-killed-worker-recovers.yaml")
     data = base.to_dict()
     data["name"] = "fit-job-wrong-checkpoint-dir"
     data["cluster"]["workload"]["build"]["context"] = str(EXAMPLE)
+    data["cluster"]["workload"]["command"] += ["--checkpoint-dir", "/tmp/checkpoints"]
     data["cluster"]["workload"]["checkpoint_dir"] = "/elsewhere"
     data["recover"] = [{"resumed_from": {"epoch": 2}}, {"completed": None}]
     return scenario_from_dict(data)

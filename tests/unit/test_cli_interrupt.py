@@ -24,6 +24,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "killed-worker-recovers-from-checkpoint.yaml"
 IMPORT = "import chaos.cli; chaos.cli.build_parser()"
+NOT_STARTED = "interrupted before the command started: nothing was created"
 
 
 def env():
@@ -64,7 +65,8 @@ def test_ctrl_c_while_importing_exits_130_with_one_line_and_no_traceback(name, i
     if command is None:
         pytest.skip("no installed chaos entry point beside this interpreter")
     start, end = importing  # ~0.05 s and ~2 s here
-    for delay in [start + f * (end - start) for f in (0.2, 0.4, 0.6)]:
+    landed = 0
+    for delay in [start + f * (end - start) for f in (0.1, 0.25, 0.4, 0.6)]:
         process = subprocess.Popen([*command, "run", str(SCENARIO)], env=env(), cwd=ROOT,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(delay)
@@ -72,9 +74,13 @@ def test_ctrl_c_while_importing_exits_130_with_one_line_and_no_traceback(name, i
         stdout, stderr = process.communicate(timeout=60)
         said = f"{name}, SIGINT after {delay:.2f}s: exit {process.returncode}\n{stderr}"
         assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, said
+        if NOT_STARTED not in stderr:
+            continue  # a loaded machine's burst moved the import's end before the signal: not this case
+        landed += 1
         assert process.returncode == 130, said
-        assert len(stderr.strip().splitlines()) == 1, said
+        assert stderr.strip() == NOT_STARTED, said
         assert stdout == "", said
+    assert landed >= 2, f"only {landed} of 4 signals landed while {name} imported ({start:.2f}..{end:.2f} s)"
 
 
 def test_the_message_of_an_interrupt_before_the_command_started_claims_no_teardown(monkeypatch, capsys):
