@@ -89,6 +89,9 @@ class RunInfo:
     # What the workload reports (chaos.workload.evidence.Evidence values).
     evidence: tuple[str, ...] = ALL_EVIDENCE
     workload: str = "the built-in harness"
+    # (evidence, why) the job did not produce although its kind could: seen in its
+    # uninterrupted run, or in this run when it ended cleanly (every worker exited 0).
+    unproduced: tuple[tuple[str, str], ...] = ()
 
     @property
     def final_step(self) -> int:
@@ -332,6 +335,7 @@ class Timeline:
                 **data["info"],
                 "evidence": tuple(data["info"].get("evidence", ALL_EVIDENCE)),
                 "reference_curve": tuple(tuple(p) for p in data["info"].get("reference_curve", ())),
+                "unproduced": tuple(tuple(p) for p in data["info"].get("unproduced", ())),
             }),
             events=[event_from_dict(e) for e in data.get("events", [])],
         )

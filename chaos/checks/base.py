@@ -102,6 +102,11 @@ def run_check(check: Check, timeline: Timeline) -> Verdict:
     why = cannot_judge(check, timeline.info.evidence)
     if why:
         return unknown(f"{why} ({timeline.info.workload})").about(check.name, check.role, check.params())
+    # Evidence this kind of job could give but this job does not (e.g. no weights
+    # digest from a custom loop without Keras fit or a report call): unknown, with why.
+    lacking = [why for evidence, why in timeline.info.unproduced if evidence in check.evidence]
+    if lacking:
+        return unknown(lacking[0]).about(check.name, check.role, check.params())
     try:
         verdict = check.judge(timeline)
     except Undecidable as exc:

@@ -96,12 +96,14 @@ class MatchesUninterrupted(RecoveryCheck):
 
     def judge(self, timeline: Timeline) -> Verdict:
         reference = timeline.info.reference_digest
-        if reference is None:
+        if not reference:  # None: not computed; "": that run reported none (info.unproduced says why)
             raise Undecidable("no reference digest: the runner did not compute an uninterrupted run")
         done, missing = final_done(timeline)
         if missing:
             return failed(f"{names(missing)} never emitted done", list(done.values()))
         proof = list(done.values())
+        if any(not d.weights_digest for d in done.values()):
+            raise Undecidable("done events carry no weights digest", proof)
         mismatched = {w: d for w, d in done.items() if d.weights_digest != reference}
         if not mismatched:
             return passed(f"bit-exact: final weights {short_digest(reference)} equal the uninterrupted run's", proof)

@@ -326,8 +326,13 @@ def decide(plan: Plan, state: State, seen: Seen, now: float) -> Decision:
     n = plan.workers
     if plan.reports_done and len(seen.done) == plan.trainers:
         return _after_done(plan, seen, now, actions, state)
-    if not plan.reports_done and len(seen.exited) == n and not seen.failed:
-        return Decision((*actions, Finish(True)), state)
+    if len(seen.exited) == n and not seen.failed:
+        # Every worker exited 0: the job ended, also one that never reports done
+        # (a custom loop with no report call): waiting for its done would stall.
+        silent = [w for w in range(plan.trainers) if w not in seen.done] if plan.reports_done else []
+        notice = (f"{names(silent)} exited 0 without reporting done: the job ended (a job with no Keras fit "
+                  "and no report.done call reports none)") if silent else ""
+        return Decision((*actions, Finish(True, notice=notice)), state)
 
     if seen.failed and state.first_failure is None:
         state = replace(state, first_failure=now)

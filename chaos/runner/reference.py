@@ -22,6 +22,7 @@ from chaos.cluster.eventlog import EventLog
 from chaos.cluster.training import run_training
 from chaos.errors import InfrastructureError
 from chaos.events import StepEvent
+from chaos.workload.evidence import Evidence, unproduced
 
 
 CURVE_POINTS = 240  # enough for a line across a report's figure; the cache stays a few KB
@@ -29,11 +30,15 @@ CURVE_POINTS = 240  # enough for a line across a report's figure; the cache stay
 
 @dataclass(frozen=True)
 class Reference:
-    digest: str
+    digest: str  # "" when the job reports none (``unproduced`` says why)
     final_loss: float | None
     # The chief's progress: (seconds since its first step, global step, loss),
     # what a report draws beside the interrupted run; () in older cache files.
     curve: tuple[tuple[float, int, float | None], ...] = ()
+    # (evidence, why) the job did not produce although it trained to its end: a
+    # custom loop with no Keras fit and no report call gives no digest, and a check
+    # that needs one is unknown with that reason (chaos.workload.evidence.unproduced).
+    unproduced: tuple[tuple[str, str], ...] = ()
 
 
 def progress_curve(events, points: int = CURVE_POINTS) -> tuple[tuple[float, int, float | None], ...]:
@@ -86,7 +91,10 @@ def _cached(path: Path) -> Reference | None:
     try:
         data = json.loads(path.read_text())
         curve = tuple((float(t), int(step), loss) for t, step, loss in data.get("curve") or ())
-        return Reference(data["digest"], data.get("final_loss"), curve)
+        unproduced = tuple((str(e), str(why)) for e, why in data.get("unproduced") or ())
+        if not data["digest"] and not unproduced:
+            return None  # an empty digest taken for one (report.done() without weights): compute it again
+        return Reference(data["digest"], data.get("final_loss"), curve, unproduced)
     except (OSError, ValueError, KeyError, TypeError):
         return None  # absent, or a torn write of a killed run: compute it again
 
@@ -111,15 +119,22 @@ def _compute(spec: ClusterSpec, path: Path, progress, stop: EventLog | None) -> 
         progress("computing the uninterrupted reference run (cached afterwards)")
     # Nothing restarts in an uninterrupted run: no standby containers.
     result = run_training(dataclasses.replace(spec, standby=False), events=EventLog(stopped_with=stop))
-    if not result.identical:
+    # A job that reports no digest (a custom loop with no Keras fit and no report
+    # call) is not a nondeterministic one: the checks that need a digest are
+    # unknown, saying why, and the run goes on.
+    missing = unproduced(result.events)
+    if missing and progress:
+        progress(f"the uninterrupted run: {'; '.join(missing.values())}")
+    if Evidence.WEIGHTS.value not in missing and not result.identical:
         raise InfrastructureError(
             f"the uninterrupted reference run ended with different weights per worker: {result.digests}",
             hint="the workload is not deterministic on this image; check the worker logs",
         )
     last = max((e.step for e in result.events if isinstance(e, StepEvent)), default=0)
     final = [e for e in result.events if isinstance(e, StepEvent) and e.step == last]
-    ref = Reference(next(iter(result.digests.values())), final[0].loss if final else None,
-                    progress_curve(result.events))
+    digest = "" if Evidence.WEIGHTS.value in missing else next(iter(result.digests.values()))
+    ref = Reference(digest, final[0].loss if final else None, progress_curve(result.events),
+                    tuple(sorted(missing.items())))
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(asdict(ref)))
     tmp.replace(path)  # atomic: a reader never sees half a file

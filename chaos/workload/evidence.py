@@ -16,6 +16,7 @@ refuses it for a workload that cannot serve it.
 from __future__ import annotations
 
 import enum
+from typing import Iterable
 
 
 class Evidence(str, enum.Enum):
@@ -73,3 +74,35 @@ LOG_ONLY = frozenset({Evidence.ERRORS})
 def missing(needed: frozenset, provided: frozenset) -> list[str]:
     """What of ``needed`` the workload does not report, said for a person."""
     return [SAYS[e] for e in Evidence if e in needed and e not in provided]
+
+
+def unproduced(events: Iterable) -> dict[str, str]:
+    """Evidence a job that trained to its end did not produce, each with why (for a
+    check that needs it: unknown with that reason, never a fail for a missing event).
+
+    Only for events of a run that ended cleanly (the uninterrupted reference run,
+    or a run whose every worker exited 0): there, no step, done or digest means the
+    job does not report it. A job with the agent reports them from Keras ``fit``
+    or from its own ``chaos.agent.report`` calls.
+    """
+    from chaos.events import CheckpointEvent, DoneEvent, EpochEndEvent, PlanEvent, RestoredEvent, StepEvent
+
+    events = list(events)
+    done = {e.source: e for e in events if isinstance(e, DoneEvent)}
+    stepped = any(isinstance(e, StepEvent) for e in events)
+    reported = stepped or bool(done) or any(
+        isinstance(e, (PlanEvent, CheckpointEvent, RestoredEvent, EpochEndEvent)) for e in events)
+    calls = "made no report.{} call" if reported else "made no report call"
+    out: dict[str, str] = {}
+    if not stepped:
+        out[Evidence.STEPS.value] = f"no training steps: the job ran no Keras fit and {calls.format('step')}"
+    if not done:
+        out[Evidence.DONE.value] = f"no done report: the job ran no Keras fit and {calls.format('done')}"
+        out[Evidence.WEIGHTS.value] = f"no weights digest: the job ran no Keras fit and {calls.format('done')}"
+    else:
+        empty = sorted(source for source, e in done.items() if not e.weights_digest)
+        if empty:
+            out[Evidence.WEIGHTS.value] = (
+                f"no weights digest: {', '.join(empty)} reported done without weights "
+                "(report.done(model.get_weights()) reports them)")
+    return out

@@ -380,3 +380,19 @@ def test_a_generation_still_coming_up_gets_the_bring_up_time_before_it_counts_as
     assert actions(p, restarted, seen(), T0 + 50 + 121) == [Restart((0, 1), "no progress for 120s")]
     stepping = seen(step=3, last_step_t=T0 + 51)
     assert actions(p, restarted, stepping, T0 + 51 + 21) == [Restart((0, 1), "no progress for 20s")]
+
+
+def test_a_job_with_the_agent_that_exits_zero_everywhere_without_done_has_finished_and_says_so():
+    """A custom loop with no report call (issue 27): waiting for its done events stalled
+    the run for timeouts.symptom, then called the finished job 'no progress'."""
+    p = Plan(2, (fault(AtSeconds(seconds=5), name="kill_worker"),))
+    st = state(p, injected={0: T0 + 5}, restarts=1, stepped=False)
+    (finish,) = actions(p, st, seen(exited={0, 1}), T0 + 90)
+    assert isinstance(finish, Finish) and finish.completed
+    assert finish.notice == ("worker-0, worker-1 exited 0 without reporting done: the job ended (a job with no "
+                             "Keras fit and no report.done call reports none)")
+    # One worker's done is missing: the same.
+    (finish,) = actions(p, st, seen(exited={0, 1}, done={0}), T0 + 90)
+    assert finish.completed and finish.notice.startswith("worker-1 exited 0 without reporting done")
+    # Not while a worker still runs.
+    assert actions(p, st, seen(exited={0}), T0 + 20) == []
