@@ -53,6 +53,7 @@ def create_container(
     aliases: list[str],
     environment: dict[str, str] | None = None,
     volumes: dict[str, str] | None = None,
+    readonly_volumes: dict[str, str] | None = None,
     ports: dict[int, tuple] | None = None,
     resources: dict[str, Any] | None = None,
     command: list[str] | None = None,
@@ -67,8 +68,10 @@ def create_container(
     image directory's owner and mode again at each mount.
     """
     api = client.api
+    binds = {vol: {"bind": path, "mode": "rw,nocopy"} for vol, path in (volumes or {}).items()}
+    binds |= {vol: {"bind": path, "mode": "ro,nocopy"} for vol, path in (readonly_volumes or {}).items()}
     host_config = api.create_host_config(
-        binds={vol: {"bind": path, "mode": "rw,nocopy"} for vol, path in (volumes or {}).items()},
+        binds=binds,
         port_bindings=ports or {},
         network_mode=network,
         init=True,

@@ -31,6 +31,7 @@ from chaos.cluster.eventlog import EventLog
 from chaos.cluster.logs import LogFollower
 from chaos.cluster.ownership import owner_labels
 from chaos.cluster.runs import remove_run
+from chaos.cluster import venv_cache
 from chaos.cluster.standby import ACTIVE_CPU_SHARES, Recipe, go_archive
 from chaos.cluster.proxy_client import ProxyClient
 from chaos.cluster.topology import PROXY_ALIAS, PROXY_API_PORT, Topology
@@ -128,6 +129,9 @@ class DockerCluster:
         self._standby_makers: list[threading.Thread] = []
         self._closing = False
         self._restarts_expected = True
+        self._venv_wanted = venv_cache.wanted(self.client)
+        self._venvs: dict[str, str] = {}  # image -> its venv volume
+        self._venv_lock = threading.Lock()
 
     # --- lifecycle -------------------------------------------------------
 
@@ -562,9 +566,19 @@ class DockerCluster:
             aliases=[] if standby else [name],
             environment=recipe.standby_env() if standby else {**dict(recipe.early_env), **dict(recipe.late_env)},
             volumes={self.volume.name: self.spec.launch.checkpoint_dir},
+            readonly_volumes=self._venv_volumes(recipe.image),
             resources=recipe.standby_resources() if standby else dict(recipe.resources),
             command=list(recipe.command) if recipe.command else None,
         )
+
+    def _venv_volumes(self, image: str) -> dict[str, str]:
+        """The image's /opt/venv as a read-only volume, where image reads are costly (chaos.cluster.venv_cache)."""
+        if not self.spec.launch.harness_settings or not self._venv_wanted:
+            return {}
+        with self._venv_lock:  # one fill per image; the standby makers ask from their own thread
+            if image not in self._venvs:
+                self._venvs[image] = venv_cache.venv_volume(self.client, image)
+        return {self._venvs[image]: venv_cache.VENV_DIR}
 
     def _start_worker(self, index: int, generation: int) -> None:
         name = self.worker_name(index)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from chaos import LABEL_RUN
 from chaos.cluster.engine_objects import EngineObject, Removal, project_objects, remove_objects
 from chaos.cluster.ownership import LABEL_OWNER, LABEL_SESSION, Liveness, Owner
+from chaos.cluster.venv_cache import LABEL_ROLE, ROLE as VENV_ROLE
 
 
 @dataclass
@@ -87,7 +88,9 @@ def clean(client, *, run_id: str | None = None, everything: bool = False) -> Cle
         # Leftovers of no run, e.g. a build container of a killed image build
         # (its kind label is its own). Never images: the built images carry the
         # project label too.
+        # Never an image's venv copy either: a cache kept like the image (chaos.cluster.venv_cache).
         result.extra = remove_objects(
-            client, lambda: project_objects(client, kinds=("container", "network", "volume"))
+            client, lambda: [o for o in project_objects(client, kinds=("container", "network", "volume"))
+                             if o.labels.get(LABEL_ROLE) != VENV_ROLE]
         )
     return result

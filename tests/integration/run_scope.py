@@ -13,6 +13,9 @@ test's own are:
   another session's);
 * images labelled with a run id (images a run made for itself).
 
+* never an image's venv copy (``io.tfchaos.role=venv``, chaos.cluster.venv_cache):
+  a cache kept across runs, like the built images.
+
 Objects of another session (another test run, a user's ``chaos run`` on a
 shared engine) are never counted and never removed. Built images (labelled
 with their kind) are meant to stay. Containers and networks without this
@@ -31,7 +34,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chaos import LABEL_RUN
+from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT
+from chaos.cluster import venv_cache
 from chaos.images.plans import LABEL_KIND
 from chaos.cluster.engine_objects import EngineObject, list_objects, remove_objects
 from chaos.cluster.ownership import LABEL_SESSION
@@ -62,6 +66,9 @@ def is_ours(obj: EngineObject, session: str, used_volumes: set[str]) -> bool:
     if obj.kind == "image":
         return LABEL_RUN in obj.labels
     if obj.kind == "volume":
+        # An image's venv copy (chaos.cluster.venv_cache) is a cache kept like the image.
+        if obj.labels.get(LABEL_PROJECT) == PROJECT and obj.labels.get(venv_cache.LABEL_ROLE) == venv_cache.ROLE:
+            return False
         return obj.id not in used_volumes
     return obj.kind == "container" and obj.labels.get(LABEL_KIND) == "build"
 

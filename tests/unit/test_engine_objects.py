@@ -289,3 +289,11 @@ def test_images_never_carry_a_run_id_owner_or_session():
     workload_images.with_agent(client, "acme/trainer:1")
     labels = set(made["container"]) | {c.split(" ", 1)[1].split("=", 1)[0] for c in made["changes"] if c.startswith("LABEL ")}
     assert labels and not marks & labels
+
+
+def test_clean_all_keeps_an_images_venv_copy_a_cache_like_the_image():
+    venv = {"Name": "tfchaos-venv-aaaaaaaaaaaa", "Labels": {LABEL_PROJECT: PROJECT, "io.tfchaos.role": "venv"}}
+    stray = {"Name": "tfchaos-x-backup", "Labels": {LABEL_PROJECT: PROJECT}}
+    api = FakeAPI(volumes=[venv, stray])
+    clean(Client(api), everything=True)
+    assert sorted(api.v) == ["tfchaos-venv-aaaaaaaaaaaa"]

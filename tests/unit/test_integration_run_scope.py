@@ -102,3 +102,13 @@ def test_a_users_container_of_an_image_carrying_our_labels_is_never_a_leftover_o
     assert [o.describe() for o in left] == []  # "mine" carries the session only by inheritance too
     api.containers_[1]["Labels"][LABEL_SESSION] = "me-again"
     assert [o.describe() for o in run_scope.leftovers(client, before, "me-again")] == ["container mine"]
+
+
+def test_an_images_venv_copy_is_a_cache_like_the_image_not_a_leftover():
+    client = FakeClient()
+    before = run_scope.Snapshot.take(client)
+    client.api.volumes_ = [
+        {"Name": "tfchaos-venv-aaaaaaaaaaaa", "Labels": {LABEL_PROJECT: PROJECT, "io.tfchaos.role": "venv", "io.tfchaos.image": "sha256:a"}},
+        {"Name": "dangling", "Labels": {"io.tfchaos.role": "venv"}},  # not ours: no project label
+    ]
+    assert [o.describe() for o in run_scope.leftovers(client, before, "me")] == ["volume dangling"]

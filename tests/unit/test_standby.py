@@ -194,3 +194,16 @@ def test_once_no_restart_is_expected_the_restart_still_takes_its_standbys_and_no
     cluster.restart([0, 1], reason="failed again", grace_s=0)  # restarted all the same, from fresh containers
     fresh = _made(cluster)[len(made):]
     assert [kw["labels"]["io.tfchaos.role"] for _, kw in fresh] == ["worker", "worker"]
+
+
+def test_workers_and_standbys_mount_their_images_venv_read_only_where_wanted(cluster, monkeypatch):
+    from chaos.cluster import venv_cache
+
+    asked = []
+    monkeypatch.setattr(venv_cache, "venv_volume", lambda client, image: asked.append(image) or f"venv-of-{image}")
+    cluster._venv_wanted = True
+    cluster._start_worker(0, 0)
+    cluster._make_standbys([0])
+    made = _made(cluster)
+    assert [kw["readonly_volumes"] for _, kw in made] == [{f"venv-of-{BASE}": "/opt/venv"}] * 2
+    assert asked == [BASE]  # filled or found once per image
