@@ -16,9 +16,12 @@ initialization failed``.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import signal
 import threading
+import time
+from typing import Callable
 
 HANDLED = (signal.SIGINT, signal.SIGTERM)
 
@@ -80,3 +83,42 @@ def deferred():
             signal.signal(s, handler)
     if received:
         raise KeyboardInterrupt
+
+
+# --- waits a stopped run gives up -----------------------------------------------------
+
+_local = threading.local()
+LOCK_POLL_S = 0.1
+
+
+@contextlib.contextmanager
+def stop_token(stopped: Callable[[], bool]):
+    """While the block runs in this thread, ``file_lock`` waits give up (Cancelled)
+    once ``stopped()`` says so: a run of the suite waits in its own thread, where
+    no signal arrives, and Ctrl-C must not wait for another process's image build."""
+    previous = getattr(_local, "stopped", None)
+    _local.stopped = stopped
+    try:
+        yield
+    finally:
+        _local.stopped = previous
+
+
+@contextlib.contextmanager
+def file_lock(path: str):
+    """An exclusive ``flock`` on ``path`` between processes (and threads), whose
+    wait ends with Cancelled when this thread's run was stopped (``stop_token``)."""
+    with open(path, "w") as fh:
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                stopped = getattr(_local, "stopped", None)
+                if stopped is not None and stopped():
+                    raise Cancelled from None
+                time.sleep(LOCK_POLL_S)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

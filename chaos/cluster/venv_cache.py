@@ -19,11 +19,10 @@ images (ours, with ``/opt/venv``) get one.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from pathlib import Path
 
-from chaos import LABEL_PROJECT, PROJECT
+from chaos import LABEL_PROJECT, PROJECT, interrupts
 from chaos.cluster import docker_api
 
 VENV_DIR = "/opt/venv"
@@ -58,12 +57,8 @@ def _locked(name: str):
     """One process (and thread) fills a given volume; the others wait and use it."""
     path = _lock_path(name)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    with interrupts.file_lock(str(path)):  # a stopped run stops waiting
+        yield
 
 
 def venv_volume(client, image: str) -> str:

@@ -4,11 +4,11 @@ tags, a build lock between processes, and ``docker build``/``import`` output."""
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 from typing import Any, Callable
 
+from chaos import interrupts
 from chaos.errors import InfrastructureError
 from chaos.images import wheelhouse
 
@@ -82,12 +82,8 @@ def build_lock():
     """Serialise builds between processes on this machine."""
     root = wheelhouse.cache_root()
     os.makedirs(root, exist_ok=True)
-    with open(os.path.join(root, "images.lock"), "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    with interrupts.file_lock(os.path.join(root, "images.lock")):  # a stopped run stops waiting
+        yield
 
 
 def stream_build(client, progress: Progress, **kwargs) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import fcntl
 import hashlib
 import json
 import math
@@ -17,6 +16,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from chaos import interrupts
 from chaos.cluster.docker_cluster import ClusterSpec
 from chaos.cluster.eventlog import EventLog
 from chaos.cluster.training import run_training
@@ -79,12 +79,8 @@ def reference_key(spec: ClusterSpec, image_ids: list[str]) -> str:
 def _locked(path: Path):
     """One process computes a given reference; the others wait and read it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    with interrupts.file_lock(str(path.with_suffix(".lock"))):  # a stopped run stops waiting
+        yield
 
 
 def _cached(path: Path) -> Reference | None:

@@ -153,8 +153,9 @@ class Suite:
                 show.phase(f"scenario {index + 1}/{len(self.entries)}: {entry.scenario.name}")
                 show.expect(entry.scenario.name, entry.scenario.run_info().final_step)
                 events.subscribe(show.event)
-            report = run(entry.scenario, entry.file, self.options, events=events,
-                         progress=show.line if show else None, admit=lambda: self._admit(index))
+            with interrupts.stop_token(lambda: events.stopped):  # lock waits end on cancel
+                report = run(entry.scenario, entry.file, self.options, events=events,
+                             progress=show.line if show else None, admit=lambda: self._admit(index))
             self.reports[index] = report
             if show is not None:
                 show.line(f"{entry.scenario.name}: {report.status.value.upper()}")
