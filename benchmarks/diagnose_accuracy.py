@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import re
 import resource
 import subprocess
 import sys
@@ -38,7 +38,8 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from chaos.diagnose import build, diagnose_logs, split_dump  # noqa: E402
+from chaos.diagnose import build, rank, watch_for  # noqa: E402
+from chaos.diagnose.observe import observe_files  # noqa: E402
 from chaos.diagnose.catalogue import default_findings  # noqa: E402
 
 CORPUS = ROOT / "tests" / "fixtures" / "diagnose_field" / "corpus.yaml"
@@ -53,19 +54,28 @@ def ranked_families(ranked) -> list[str]:
 
 
 def evaluate(cases: list[dict], entries) -> list[dict]:
+    """Each case as a user gives it: its log in a file, read as `chaos diagnose FILE` reads it."""
     results = []
-    for case in cases:
-        logs = split_dump(case["log"], f"{case['id']}.log", case["id"])
-        _, ranked = diagnose_logs(logs, entries)
-        families = ranked_families(ranked)
-        results.append({
-            "id": case["id"], "family": case["family"], "split": case["split"],
-            "ranked": families[:3], "first": ranked[0].entry.name if ranked else None,
-            "top1": bool(families) and families[0] == case["family"],
-            "top3": case["family"] in families[:3],
-            "nomatch": not families,
-        })
+    watch = watch_for(entries)
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in cases:
+            path = Path(tmp) / f"{case['id']}.log"
+            path.write_text(case["log"], encoding="utf-8")
+            workers, _ = observe_files([path], watch)
+            ranked = rank(entries, workers)
+            results.append(_result(case, ranked))
     return results
+
+
+def _result(case: dict, ranked) -> dict:
+    families = ranked_families(ranked)
+    return {
+        "id": case["id"], "family": case["family"], "split": case["split"],
+        "ranked": families[:3], "first": ranked[0].entry.name if ranked else None,
+        "top1": bool(families) and families[0] == case["family"],
+        "top3": case["family"] in families[:3],
+        "nomatch": not families,
+    }
 
 
 def table(results: list[dict], split: str) -> str:
@@ -91,19 +101,39 @@ def table(results: list[dict], split: str) -> str:
     return "\n".join(lines)
 
 
-def _big_log(path: Path, megabytes: int, cases: list[dict]) -> int:
-    """An N MB kubectl --prefix dump of real lines with advancing ISO timestamps."""
-    seed_lines = [line for c in cases for line in c["log"].splitlines() if line.strip()]
+def _seed_lines(cases: list[dict]) -> tuple[list[str], list[str]]:
+    """Real lines (the corpus's and this framework's own runs'): those that state
+    a failure, and the per-step lines (progress bars, loss/step lines, step events)
+    a training job repeats, which make a log long."""
+    from chaos.diagnose.observe import _exception, _exit, _status
+    from chaos.diagnose.shapes import shapes_in
+
+    lines = [line for c in cases for line in c["log"].splitlines() if line.strip()]
     own = ROOT / "tests" / "unit" / "diagnose" / "logs"
     for file in sorted(own.rglob("*.log")):
-        seed_lines += [line for line in file.read_text(errors="replace").splitlines() if line.strip()]
+        lines += [line for line in file.read_text(errors="replace").splitlines() if line.strip()]
+    failing = [line for line in lines if shapes_in(line) or _status(line) or _exception(line) or _exit(line)]
+    # What makes a log long: per-step output (progress bars, loss/step lines, step events).
+    per_step = re.compile(r"\bstep\b|/step|\bloss\b|Epoch \d|global_step/sec|\"event\":\s*\"step\"")
+    quiet = [line for line in lines if line not in set(failing) and per_step.search(line)]
+    return quiet, failing
+
+
+def _big_log(path: Path, megabytes: int, cases: list[dict], failing_share: float) -> int:
+    """An N MB `kubectl logs --prefix` dump of four workers: real lines repeated
+    with advancing ISO timestamps, ``failing_share`` of them lines that state a failure."""
+    quiet, failing = _seed_lines(cases)
     target = megabytes * 1024 * 1024
     written = 0
     t = 1_795_000_000.0
+    every = max(1, round(1 / failing_share)) if failing_share else 0
     with path.open("w", encoding="utf-8") as out:
         i = 0
         while written < target:
-            line = seed_lines[i % len(seed_lines)]
+            if every and i % every == 0:
+                line = failing[(i // every) % len(failing)]
+            else:
+                line = quiet[i % len(quiet)]
             stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1e6) % 1_000_000:06d}Z"
             text = f"[pod/train-worker-{i % 4}/tensorflow] {stamp} {line}\n"
             out.write(text)
@@ -113,18 +143,24 @@ def _big_log(path: Path, megabytes: int, cases: list[dict]) -> int:
     return written
 
 
-def big_log_run(megabytes: int, cases: list[dict]) -> dict:
+def big_log_run(megabytes: int, cases: list[dict], failing_share: float = 0.01) -> dict:
+    """Diagnose an N MB log in a child process: wall time (including starting
+    Python and loading the catalogue) and the child's peak resident memory."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "job.log"
-        size = _big_log(path, megabytes, cases)
+        size = _big_log(path, megabytes, cases, failing_share)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         proc = subprocess.run(
             [sys.executable, "-m", "chaos.cli", "diagnose", str(path), "--scenarios", str(ROOT / "scenarios")],
             cwd=ROOT, capture_output=True, text=True,
         )
         elapsed = time.perf_counter() - start
-        peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return {"bytes": size, "seconds": round(elapsed, 2), "peak_rss_mb": round(peak_kb / 1024, 1),
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        peak_kb = after.ru_maxrss
+    return {"bytes": size, "failing_share": failing_share, "seconds": round(elapsed, 2), "cpu_seconds": round(cpu, 2),
+            "peak_rss_mb": round(peak_kb / 1024, 1), "peak_is_this_run": peak_kb > before.ru_maxrss,
             "exit": proc.returncode, "first_line": (proc.stdout.splitlines() or [""])[0][:160],
             "stderr": proc.stderr[-400:]}
 
@@ -136,6 +172,8 @@ def main(argv=None) -> int:
     parser.add_argument("--cases", action="store_true", help="also list each case's ranking")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--big-log-mb", type=int, default=0, metavar="N")
+    parser.add_argument("--failing-share", type=float, default=0.01, metavar="F",
+                        help="share of the big log's lines that state a failure (default 0.01; 1 for the worst case)")
     args = parser.parse_args(argv)
 
     cases = yaml.safe_load(Path(args.corpus).read_text(encoding="utf-8"))
@@ -152,10 +190,10 @@ def main(argv=None) -> int:
             f"{r['split']:7} {r['family']:16} {r['id']:45} -> {', '.join(r['ranked']) or 'no match'} ({r['first']})"
             for r in results))
     if args.big_log_mb:
-        big = big_log_run(args.big_log_mb, yaml.safe_load(Path(args.corpus).read_text(encoding="utf-8")))
+        big = big_log_run(args.big_log_mb, yaml.safe_load(Path(args.corpus).read_text(encoding="utf-8")), args.failing_share)
         report["big_log"] = big
-        text.append(f"big log: {big['bytes'] / 2**20:.0f} MB read and diagnosed in {big['seconds']} s, "
-                    f"peak RSS {big['peak_rss_mb']} MB, exit {big['exit']}: {big['first_line']}")
+        text.append(f"big log: {big['bytes'] / 2**20:.0f} MB ({big['failing_share']:.0%} failure lines) read and diagnosed "
+                    f"in {big['seconds']} s ({big['cpu_seconds']} s of CPU), peak RSS {big['peak_rss_mb']} MB, exit {big['exit']}: {big['first_line']}")
     print(json.dumps(report, indent=1) if args.json else "\n\n".join(text))
     return 0
 

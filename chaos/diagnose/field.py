@@ -39,7 +39,7 @@ def S(shapes: str, weight: float, why: str) -> ShapeSignature:
 
 def _entry(name, family, description, symptom, cause, fix, signatures, sources) -> Entry:
     return Entry(
-        name=name, file="", description=f"{description} ({NOT_REPRODUCED})",
+        name=name, file="", description=description,
         symptom=symptom, cause=cause, fix=fix, signatures=tuple(signatures), measured=(),
         family=family, origin="field", sources=tuple(sources),
     )
@@ -70,7 +70,7 @@ def _entries() -> tuple[Entry, ...]:
                 S("tf_oom", 2, "OOM when allocating tensor (no device named)"),
                 S("gpu_memory_full", 1, "nvidia-smi's memory column"),
             ],
-            ["https://github.com/cortexlabs/cortex/pull/853", "https://github.com/tensorflow/tensorflow/issues/39110",
+            ["https://github.com/cortexlabs/cortex/pull/853",
              "https://github.com/keras-team/keras/issues/9643", "https://github.com/horovod/horovod/issues/552"],
         ),
         _entry(
@@ -154,7 +154,7 @@ def _entries() -> tuple[Entry, ...]:
             "Partition large variables (tf.fixed_size_partitioner / more parameter servers), send smaller "
             "pieces, or raise the channel's max message size where the framework lets you.",
             [S("grpc_limit", 6, "a gRPC/protobuf message size limit was hit")],
-            ["https://github.com/tensorflow/tensorflow/issues/2233", "https://github.com/sql-machine-learning/elasticdl/issues/571",
+            ["https://github.com/tensorflow/tensorflow/issues/2233",
              "https://github.com/tensorflow/recommenders/issues/274"],
         ),
         _entry(

@@ -10,9 +10,13 @@ a new pod starts: ``kubectl logs --prefix`` lines (``[pod/NAME/CONTAINER] ...``)
 
 from __future__ import annotations
 
+import io
+import itertools
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO, Iterable, Iterator
 
 from chaos.errors import ChaosError
 
@@ -75,73 +79,131 @@ def _is_binary(head: bytes) -> bool:
     return False
 
 
-def _read(path: Path) -> str:
+SNIFF_LINES = 2000  # a file's layout (one log, a prefixed dump, a dump with headers) is told from its first lines
+
+
+def _open_text(path: Path) -> Iterator[str]:
+    """The file's lines, read as they are needed (a long log is never held whole):
+    a DiagnoseError now for a file that cannot be read or is not text."""
     try:
-        with path.open("rb") as handle:
-            head = handle.read(SNIFF_BYTES)
-            if _is_binary(head):
-                raise DiagnoseError(
-                    f"{path}: not a text log (binary data in its first {len(head)} bytes)",
-                    hint="give the text the job printed, e.g. `kubectl logs POD > worker-0.log`; compressed logs: unpack them first",
-                )
-            size = path.stat().st_size
-            if size > MAX_BYTES:
-                handle.seek(size - MAX_BYTES)
-            else:
-                handle.seek(0)
-            data = handle.read(MAX_BYTES)
+        handle = path.open("rb")
     except OSError as exc:
         raise DiagnoseError(f"{path}: cannot read it: {exc.strerror or exc}", hint=HINT) from None
-    return data.decode("utf-8", "replace")
+    try:
+        head = handle.read(SNIFF_BYTES)
+        if _is_binary(head):
+            raise DiagnoseError(
+                f"{path}: not a text log (binary data in its first {len(head)} bytes)",
+                hint="give the text the job printed, e.g. `kubectl logs POD > worker-0.log`; compressed logs: unpack them first",
+            )
+        size = os.fstat(handle.fileno()).st_size
+        handle.seek(size - MAX_BYTES if size > MAX_BYTES else 0)
+    except OSError as exc:
+        handle.close()
+        raise DiagnoseError(f"{path}: cannot read it: {exc.strerror or exc}", hint=HINT) from None
+    except DiagnoseError:
+        handle.close()
+        raise
+    return _lines_of(handle, path)
+
+
+def _lines_of(handle: BinaryIO, path: Path) -> Iterator[str]:
+    """Lines as ``str.splitlines`` cuts them, one physical line at a time."""
+    with handle, io.TextIOWrapper(handle, encoding="utf-8", errors="replace", newline="") as text:
+        try:
+            for physical in text:
+                pieces = physical.splitlines()
+                if not pieces:  # an empty line
+                    yield ""
+                elif len(pieces) == 1:
+                    yield pieces[0]
+                else:  # a form feed, a vertical tab, a Unicode line separator...
+                    yield from pieces
+        except OSError as exc:
+            raise DiagnoseError(f"{path}: cannot read it: {exc.strerror or exc}", hint=HINT) from None
+
+
+# The cheap test before the header patterns: most lines cannot start a header.
+_HEADER_START = re.compile(r"\s*(?:==>|[-=#*]{3}|[$#>] [Kk]|[Kk][Uu][Bb][Ee][Cc][Tt][Ll] |[Pp][Oo][Dd])")
+PREAMBLE = None  # the name Splitter gives the lines before a dump's first header
+
+
+class Splitter:
+    """One file's lines as (worker name, line number, text), in one pass: the
+    layout is told from its first SNIFF_LINES lines. Lines before the first pod
+    header of a dump are given the name PREAMBLE; ``preamble_name`` says what to
+    call them once the file is read (None: they were blank, drop them)."""
+
+    def __init__(self, default_name: str) -> None:
+        self.default_name = default_name
+        self.headers_seen = False
+        self.preamble_lines = 0  # non-blank ones
+
+    def split(self, lines: Iterator[str]) -> Iterator[tuple[str | None, int, str]]:
+        head = list(itertools.islice(lines, SNIFF_LINES))
+        nonblank = [line for line in head if line.strip()]
+        every = itertools.chain(head, lines)
+        for prefix in _PREFIXES:
+            if nonblank and sum(1 for line in nonblank if prefix.match(line)) * 2 >= len(nonblank):
+                yield from self._prefixed(every, prefix)
+                return
+        yield from self._headed(every)
+
+    @staticmethod
+    def _prefixed(lines: Iterable[str], prefix: re.Pattern) -> Iterator[tuple[str | None, int, str]]:
+        current = None
+        match_prefix = prefix.match
+        for number, line in enumerate(lines, 1):
+            match = match_prefix(line)
+            if match:
+                current = match["pod"]
+                yield current, number, match["text"]
+            elif current is not None:  # a line that lost its prefix (wrapped): the last pod's
+                yield current, number, line
+            # else: before any pod's first line: kubectl's own messages
+
+    def _headed(self, lines: Iterable[str]) -> Iterator[tuple[str | None, int, str]]:
+        name: str | None = PREAMBLE
+        start = _HEADER_START.match
+        for number, line in enumerate(lines, 1):
+            header = _header(line) if start(line) else None
+            if header:
+                name = header
+                self.headers_seen = True
+                continue
+            if name is PREAMBLE and line.strip():
+                self.preamble_lines += 1
+            yield name, number, line
+
+    @property
+    def preamble_name(self) -> str | None:
+        if not self.headers_seen:
+            return self.default_name
+        return f"{self.default_name} (before the first pod)" if self.preamble_lines else None
 
 
 def split_dump(text: str, origin: str, default_name: str) -> list[WorkerLog]:
     """One file's text as one log per pod it holds (a single log if it holds no boundaries)."""
-    lines = text.splitlines()
-    nonblank = [line for line in lines if line.strip()]
-    for prefix in _PREFIXES:
-        if nonblank and sum(1 for line in nonblank if prefix.match(line)) * 2 >= len(nonblank):
-            return _split_prefixed(lines, origin, prefix)
-    headers = [(i, name) for i, line in enumerate(lines) if (name := _header(line))]
-    if not headers:
-        return [WorkerLog(default_name, origin, tuple(lines), tuple(range(1, len(lines) + 1)))]
-    out = []
-    preamble = lines[: headers[0][0]]
-    if any(line.strip() for line in preamble):
-        out.append(WorkerLog(f"{default_name} (before the first pod)", origin, tuple(preamble), tuple(range(1, len(preamble) + 1))))
-    bounds = [i for i, _ in headers] + [len(lines)]
-    for (start, name), end in zip(headers, bounds[1:]):
-        out.append(WorkerLog(name, origin, tuple(lines[start + 1 : end]), tuple(range(start + 2, end + 1))))
-    return _merge_same_names(out)
+    return split_lines(iter(text.splitlines()), origin, default_name)
 
 
-def _split_prefixed(lines: list[str], origin: str, prefix: re.Pattern) -> list[WorkerLog]:
-    by_pod: dict[str, tuple[list[str], list[int]]] = {}
-    current = None
-    for number, line in enumerate(lines, 1):
-        match = prefix.match(line)
-        if match:
-            current = match["pod"]
-            text = match["text"]
-        elif current is None:
-            continue  # before any pod's first line: kubectl's own messages
-        else:
-            text = line  # a line that lost its prefix (wrapped): the last pod's
-        texts, numbers = by_pod.setdefault(current, ([], []))
-        texts.append(text)
+def split_lines(lines: Iterator[str], origin: str, default_name: str) -> list[WorkerLog]:
+    splitter = Splitter(default_name)
+    by_name: dict[str | None, tuple[list[str], list[int]]] = {}
+    for name, number, line in splitter.split(lines):
+        texts, numbers = by_name.setdefault(name, ([], []))
+        texts.append(line)
         numbers.append(number)
-    return [WorkerLog(pod, origin, tuple(t), tuple(n)) for pod, (t, n) in by_pod.items()]
-
-
-def _merge_same_names(logs: list[WorkerLog]) -> list[WorkerLog]:
-    """A pod named twice (its logs dumped in two pieces) is one worker."""
-    merged: dict[str, WorkerLog] = {}
-    for log in logs:
-        if log.name in merged:
-            old = merged[log.name]
-            log = WorkerLog(log.name, log.origin, old.lines + log.lines, old.line_numbers + log.line_numbers)
-        merged[log.name] = log
-    return list(merged.values())
+    out = []
+    for name, (texts, numbers) in by_name.items():
+        if name is PREAMBLE:
+            name = splitter.preamble_name
+            if name is None:
+                continue
+        out.append(WorkerLog(name, origin, tuple(texts), tuple(numbers)))
+    if not out and not by_name:
+        out.append(WorkerLog(default_name, origin, (), ()))
+    return out
 
 
 def _files(path: Path) -> list[Path]:
@@ -157,44 +219,65 @@ def _files(path: Path) -> list[Path]:
     return files
 
 
-def read_logs(paths: list[str | Path]) -> tuple[list[WorkerLog], list[str]]:
-    """Every worker log the paths hold, and notes on files that were skipped
-    (binary files inside a folder; a binary file named directly is an error)."""
+def check_paths(paths: list[str | Path]) -> list[tuple[Path, list[Path]]]:
+    """Each path with the files it names; a DiagnoseError for no path, a
+    missing one or an empty folder (before anything is read)."""
     if not paths:
         raise DiagnoseError("no log given", hint=HINT)
-    logs: list[WorkerLog] = []
-    notes: list[str] = []
-    for given in paths:
-        path = Path(given)
-        files = _files(path)
+    return [(Path(given), _files(Path(given))) for given in paths]
+
+
+def iter_files(paths: list[str | Path], notes: list[str]) -> Iterator[tuple[Path, Iterator[str]]]:
+    """Each text file the paths hold with its lines (read lazily). Binary files
+    inside a folder are skipped with a note; a binary file named directly, a
+    missing path, an empty folder or one with no text file are errors."""
+    for path, files in check_paths(paths):
         readable = 0
         for file in files:
             try:
-                text = _read(file)
+                lines = _open_text(file)
             except DiagnoseError as exc:
                 if path.is_file():
                     raise
                 notes.append(f"skipped {exc.message}")
                 continue
             readable += 1
-            logs.extend(split_dump(text, str(file), file.stem))
+            yield file, lines
         if path.is_dir() and not readable:
             raise DiagnoseError(f"{path}: none of its {len(files)} files is a text log", hint=HINT)
+
+
+def read_logs(paths: list[str | Path]) -> tuple[list[WorkerLog], list[str]]:
+    """Every worker log the paths hold, and notes on files that were skipped
+    (binary files inside a folder; a binary file named directly is an error).
+    Holds every line: ``chaos.diagnose.observe.observe_files`` reads long logs
+    without keeping them."""
+    notes: list[str] = []
+    logs: list[WorkerLog] = []
+    for file, lines in iter_files(paths, notes):
+        logs.extend(split_lines(lines, str(file), file.stem))
     logs = _unique_names(logs)
     if not any(line.strip() for log in logs for line in log.lines):
-        raise DiagnoseError(f"{', '.join(str(p) for p in paths)}: the logs are empty", hint=HINT)
+        raise empty_logs_error(paths)
     return logs, notes
 
 
-def _unique_names(logs: list[WorkerLog]) -> list[WorkerLog]:
-    """Two files both called worker-0.log (two jobs' folders) stay apart: their path tells them apart."""
+def empty_logs_error(paths: list[str | Path]) -> DiagnoseError:
+    return DiagnoseError(f"{', '.join(str(p) for p in paths)}: the logs are empty", hint=HINT)
+
+
+def unique_names(keys: list[tuple[str, str]]) -> list[str]:
+    """(origin, name) of each log as the name shown: two files both called
+    worker-0.log (two jobs' folders) stay apart, their path tells them apart."""
     counts: dict[str, int] = {}
-    for log in logs:
-        counts[log.name] = counts.get(log.name, 0) + 1
-    return [
-        WorkerLog(f"{log.name} ({log.origin})", log.origin, log.lines, log.line_numbers) if counts[log.name] > 1 else log
-        for log in logs
-    ]
+    for _, name in keys:
+        counts[name] = counts.get(name, 0) + 1
+    return [f"{name} ({origin})" if counts[name] > 1 else name for origin, name in keys]
+
+
+def _unique_names(logs: list[WorkerLog]) -> list[WorkerLog]:
+    names = unique_names([(log.origin, log.name) for log in logs])
+    return [log if log.name == name else WorkerLog(name, log.origin, log.lines, log.line_numbers) for log, name in zip(logs, names)]
 
 
 _INDEX = re.compile(r"(?:^|[-_.])(?:worker|replica|task)[-_]?(\d+)(?:$|[-_.])", re.IGNORECASE)
@@ -203,7 +286,7 @@ _INDEX = re.compile(r"(?:^|[-_.])(?:worker|replica|task)[-_]?(\d+)(?:$|[-_.])", 
 def worker_index(name: str) -> int | None:
     """The task index a log's name gives (``worker-1``, ``job-worker-1-x7z``), 0 for
     a chief, None when the name does not say (then roles are not judged)."""
-    lowered = name.lower()
+    lowered = re.sub(r" \(.*\)$", "", name).lower()  # "worker-0 (jobs/a/worker-0.log)": two files of one name
     if re.search(r"(?:^|[-_.])chief(?:$|[-_.\d])", lowered):
         return 0
     match = _INDEX.search(lowered)

@@ -124,13 +124,14 @@ def tied_first(ranked: list[Match]) -> list[Match]:
 
 def suspicious(workers: list[WorkerObservations], limit: int = 12) -> list[Evidence]:
     """Lines worth a look when nothing in the catalogue matches: errors, exits,
-    the lines a worker waits at."""
+    the lines a worker waits at, and the lines of known failure shapes."""
     out: list[Evidence] = []
     for w in workers:
         for gen in w.generations:
             out.extend(e.evidence for e in gen.errors)
-            out.extend(e.evidence for e in gen.exits if e.code not in (None, 0) or e.oom_killed)
+            out.extend(e.evidence for e in gen.exits if e.code not in (None, 0) or e.oom_killed or e.reason)
             out.extend(e for _, e in gen.hang_lines[-2:] if not gen.steps)
+        out.extend(e for e, names in w.flagged if names not in (("error",), ("exit",), ("waiting",), ("task_line",)))
     seen, unique = set(), []
     for e in out:
         if e.where not in seen:

@@ -16,17 +16,32 @@ Three kinds of text are understood:
 from __future__ import annotations
 
 import calendar
+import dataclasses
 import functools
+import heapq
 import re
 import time
 from dataclasses import dataclass, field
+from typing import Callable, Iterable
 
-from chaos.diagnose.logs import WorkerLog, worker_index
-from chaos.diagnose.shapes import SHAPES, error_class, shapes_in
+try:  # Python >= 3.11 names them so (sre_parse warns there)
+    from re import _constants as sre_constants, _parser as sre_parse  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover
+    import sre_constants, sre_parse  # type: ignore[no-redef]
+
+from chaos.diagnose.logs import PREAMBLE, Splitter, WorkerLog, empty_logs_error, iter_files, unique_names, worker_index
+from chaos.diagnose.shapes import _TOKEN as _WORD, ALWAYS_WORDS, KEY_TOKENS, TASK_LINE, error_class, shapes_in
 from chaos.events import DoneEvent, ErrorEvent, ExitEvent, LogLine, RestartEvent, StartEvent, StepEvent, parse_line
 from chaos.workload.logparse import NEW_RECORD
 
 MAX_MESSAGE_LINES = 40
+MAX_MESSAGE_CHARS = 20_000
+MAX_EVIDENCE = 4  # lines shown for one symptom
+# What a worker's observations keep, whatever the log's length: a long log
+# repeats its errors, waits and step times; the first ones (the last waits and
+# the longest step times) say what the rest would.
+MAX_FLAGGED = 2000  # flagged lines per worker (after MAX_SAME_SHAPE of each kind)
+MAX_KEPT = 2000  # errors, exits, wait lines and Keras step times per generation
 
 
 @dataclass(frozen=True)
@@ -84,6 +99,7 @@ class Generation:
     notable: list[Evidence] = field(default_factory=list)  # this generation's flagged lines (shapes, errors, exits, waits)
     done_t: float | None = None  # when it said training was done (the framework's own logs)
     redeployed: bool = False  # begun by the runner's redeploy: until its start, lines are the old process's
+    more_errors: int = 0  # errors past MAX_KEPT: counted, not kept
 
     def _aftermath(self, t: float | None) -> bool:
         """Lines of a process the run was done with: after it said training was
@@ -96,11 +112,24 @@ class Generation:
 
     def add_error(self, error: "ErrorSeen") -> None:
         if not self._aftermath(error.t):
-            self.errors.append(error)
+            if len(self.errors) < MAX_KEPT:
+                self.errors.append(error)
+            else:
+                self.more_errors += 1
 
     def add_exit(self, exit_: "ExitSeen") -> None:
-        if not (self.redeployed and self.start is None):
+        if not (self.redeployed and self.start is None) and len(self.exits) < MAX_KEPT:
             self.exits.append(exit_)
+
+    def add_hang(self, t: float | None, evidence: Evidence) -> None:
+        self.hang_lines.append((t, evidence))
+        if len(self.hang_lines) >= 2 * MAX_KEPT:  # the last ones are read (what it waited at last)
+            del self.hang_lines[:MAX_KEPT]
+
+    def add_step_ms(self, ms: float) -> None:
+        self.step_ms.append(ms)
+        if len(self.step_ms) >= 2 * MAX_KEPT:  # the first and the longest ones are read
+            self.step_ms[1:] = heapq.nlargest(MAX_KEPT - 1, self.step_ms[1:])
 
 
 @dataclass
@@ -108,8 +137,10 @@ class WorkerObservations:
     name: str
     index: int | None  # the task index its name gives; 0 is the chief
     generations: list[Generation]
-    log: WorkerLog | None = None  # every line, for the patterns of scenario signatures
+    log: WorkerLog | None = None  # every line, when it was read whole (``observe``)
     flagged: list[tuple[Evidence, tuple[str, ...]]] = field(default_factory=list)  # lines with known shapes (chaos.diagnose.shapes)
+    first: Evidence | None = None  # its first line
+    watched: dict[str, list[Evidence]] | None = None  # the lines each watched pattern matched (``Watch``), up to MAX_EVIDENCE
 
     def shaped(self, names) -> list[Evidence]:
         """The flagged lines that have any of these shapes."""
@@ -276,7 +307,10 @@ def line_time(text: str) -> float | None:
 
 def _core(text: str) -> str:
     """The line without what a launcher or collector put before it."""
-    return _OUTER.sub("", text, count=1) if text[:1] in "[0123456789> \t" else text
+    if text[:1] not in "[0123456789> \t":
+        return text
+    match = _OUTER.match(text)
+    return text[match.end():] if match else text
 
 
 def _exception(text: str) -> tuple[str, str] | None:
@@ -330,101 +364,351 @@ def _exit(text: str) -> tuple[int | None, bool, str] | None:
     return None
 
 
-# The gate: a line worth the reader's patterns contains one of these (lower
-# case). Most lines of a long log (INFO lines, progress bars without a step
-# time) contain none and cost one scan; chaos/diagnose's unit tests check that
-# every shape the reader and the field catalogue know passes it.
-GATE_WORDS = (
-    "error", "exception", "traceback", "exit", "kill", "oom", "memory", "alloc", "nccl", "fail", "unavailable",
-    "timeout", "timed out", "deadline", "refused", "reset", "socket", "closed", "abort", "exhausted", "nan",
-    "inf ", "diverged", "evict", "preempt", "backoff", "terminat", "sigterm", "signal", "waiting", "started server",
-    "straggler", "/step", "tf_config", "cluster", "not found", "no such", "denied", "checksum", "corrupt",
-    "data loss", "sstable", "mismatch", "insufficient", "symbol", "shard", "down", "heartbeat", "barrier",
-    "ready", "restart", "incarnation", "protobuf", "larger than", "rank", "stall", "core dump", "warn",
-    "incompatible", "shape", "checkpoint", "ckpt", "lame", "status", "grpc", "connect", "low on resource",
-    "disruption", "unhandled", "ibv_", "end of sequence", "out of range", "defined in job", "no worker",
-    "task_type", "collective", "/job:", "invalid", "loss", "cuda", "restor", "libcu", "dynamic library",
-) + tuple(sorted({word.lower() for shape in SHAPES for word in shape.words}))
+# The gate: a line worth the reader's patterns has one of these words (its
+# lower-case letter runs, ``shapes.tokens``) or substrings; most lines of a long
+# log (INFO lines, progress bars) have none and cost one split. The words are the
+# reader's own (exceptions, statuses, exits, waits) and every shape's keys; the
+# unit tests check that every line the reader understands in the corpus's dev cases
+# and the framework's own runs passes it.
+READER_TOKENS = frozenset(
+    "error errors exception fail failed failure fails abort aborted aborting startabort unavailable deadline exceeded "
+    "exhausted internal cancelled precondition unknown invalid denied range exit exited kill killed oom oomkilled "
+    "memory alloc allocate signal sigkill sigterm evicted preempted preemption backoff crashloopbackoff lame disruption "
+    "disruptiontarget started waiting stragglers socket reset refused broken timed timeout heartbeat heartbeats "
+    "statuscode core dumped terminated".split()
+)
+GATE_TOKENS = READER_TOKENS | KEY_TOKENS
+GATE_SUBSTRINGS = tuple(dict.fromkeys(
+    ("rror", "xception", "TF_CONFIG", "DATA_LOSS", "Data loss", "NOT_FOUND", "Not found", "not found") + ALWAYS_WORDS
+))
 
 
-def notable(text: str) -> bool:
-    """Whether the reader looks at this line beyond its time stamp."""
-    low = text.lower()
-    return any(word in low for word in GATE_WORDS)
+def notable(text: str, low: str | None = None) -> set[str] | None:
+    """The line's words (``shapes.tokens``) if the reader looks at it beyond its
+    time stamp, else None. ``low``: the line in lower case, if the caller has it."""
+    words = _WORD.findall(text.lower() if low is None else low)
+    if not GATE_TOKENS.isdisjoint(words):
+        return set(words)
+    for sub in GATE_SUBSTRINGS:
+        if sub in text:
+            return set(words)
+    return None
 
 
 MAX_SAME_SHAPE = 3  # flagged lines kept per (shapes, text without digits): a long log repeats its errors
 
 
+_NO_DIGITS = str.maketrans("", "", "0123456789.:")
+
+
 def _repeat_key(names: tuple[str, ...], text: str) -> tuple:
-    return names, re.sub(r"[\d.:]+", "", text[:200])
+    return names, text[:200].translate(_NO_DIGITS)
 
 
-def observe(log: WorkerLog) -> WorkerObservations:
-    """Every observation in one worker's log, by generation. A line that
-    passes no gate word (``notable``) is skipped: it cannot hold any shape read
-    here, and a 100 MB log holds millions of them."""
-    generations = [Generation()]
-    flagged: list[tuple[Evidence, tuple[str, ...]]] = []
-    repeats: dict[tuple, int] = {}
-    pending: dict | None = None  # an exception whose message may go on over the next lines
-    last_t: float | None = None
+class Watch:
+    """The patterns of the catalogue's scenario signatures (``PatternSignature``),
+    looked for while the log is read: a long log is not kept, so a pattern that
+    may name any line is searched line by line here. A line is searched only if
+    it holds the literal text the pattern needs (``required_literals``); one
+    combined search for any of them spares most lines first."""
 
-    def flush() -> None:
-        nonlocal pending
+    def __init__(self, patterns: Iterable[str]) -> None:
+        self.patterns: tuple[str, ...] = tuple(dict.fromkeys(patterns))
+        self._always: list[tuple[str, Callable]] = []  # patterns that need no literal: tried on every line
+        # each pattern under the literals of which one is in any line it matches (per branch, its longest group)
+        keyed: dict[tuple[str, bool], list[tuple[str, Callable, Needed]]] = {}
+        for pattern in self.patterns:
+            try:
+                search = re.compile(pattern).search
+            except re.error:
+                continue  # the signature itself reports it when judged
+            needed = required_literals(pattern)
+            if needed is None:
+                self._always.append((pattern, search))
+                continue
+            for branch in needed.branches:
+                best = max(branch, key=_keyness)
+                for lit in best:
+                    bucket = keyed.setdefault((lit, needed.fold), [])
+                    if all(p != pattern for p, _, _ in bucket):
+                        bucket.append((pattern, search, needed))
+        self._keyed = [(lit, fold, tuple(bucket)) for (lit, fold), bucket in keyed.items()]
+        self._fold = any(fold for _, fold, _ in self._keyed)
+
+    def matched(self, text: str, low: str | None = None) -> list[str]:
+        """The patterns the line matches, in the order they were given. (A
+        loop of substring tests: faster here than one search for any of the
+        literals, which a case-folded one slows down.)"""
+        out = [pattern for pattern, search in self._always if search(text)] if self._always else []
+        folded = (text.lower() if low is None else low) if self._fold else text
+        tried: set[str] | None = None
+        for lit, fold, bucket in self._keyed:
+            if lit not in (folded if fold else text):
+                continue
+            tried = set() if tried is None else tried
+            for pattern, search, needed in bucket:
+                if pattern not in tried:
+                    tried.add(pattern)
+                    if needed.found_in(folded if needed.fold else text) and search(text):
+                        out.append(pattern)
+        if len(out) > 1:
+            out.sort(key=self.patterns.index)
+        return out
+
+
+MIN_LITERAL = 3
+# Words on most lines of a training log (a Keras progress line says "loss"):
+# a pattern's other literals are a better first test.
+COMMON_WORDS = frozenset("loss step steps epoch error info warning worker task grpc true false train".split())
+
+
+def _keyness(group: tuple[str, ...]) -> tuple[bool, int]:
+    """How well a group of literals sorts lines out: not common words, then longer."""
+    return (not all(lit.strip(' "\':').lower() in COMMON_WORDS for lit in group), min(map(len, group)))
+
+
+@dataclass(frozen=True)
+class Needed:
+    """What text a line must hold for a pattern to match it: for one of the
+    ``branches`` (a top-level alternation; one branch otherwise), every group of
+    it, one literal of each group. Lower-case when the pattern ignores case."""
+
+    fold: bool
+    branches: tuple[tuple[tuple[str, ...], ...], ...]
+
+    def found_in(self, text: str) -> bool:
+        for branch in self.branches:
+            for group in branch:
+                if len(group) == 1:
+                    if group[0] not in text:
+                        break
+                elif not any(lit in text for lit in group):
+                    break
+            else:
+                return True
+        return False
+
+
+def _runs(items) -> list[str]:
+    """The literal runs of MIN_LITERAL characters in a parsed sequence."""
+    runs, run = [], ""
+    for op, arg in items:
+        if op is sre_constants.LITERAL:
+            run += chr(arg)
+            continue
+        if len(run) >= MIN_LITERAL:
+            runs.append(run)
+        run = ""
+    if len(run) >= MIN_LITERAL:
+        runs.append(run)
+    return runs
+
+
+def _groups(items) -> list[tuple[str, ...]]:
+    """The requirements of a parsed sequence: each of its literal runs, and
+    for a group holding an alternation whose every branch has a run, one of them."""
+    groups = [(run,) for run in _runs(items)]
+    for op, arg in items:
+        if op is sre_constants.SUBPATTERN and not arg[1] & re.IGNORECASE:  # not a (?i:...) group: its case is its own
+            inner = list(arg[-1])
+            if len(inner) == 1 and inner[0][0] is sre_constants.BRANCH:
+                alternatives = [max(_runs(list(b)), key=len, default="") for b in inner[0][1][1]]
+                if alternatives and all(alternatives):
+                    groups.append(tuple(dict.fromkeys(alternatives)))
+    return groups
+
+
+@functools.lru_cache(maxsize=256)
+def required_literals(pattern: str) -> Needed | None:
+    """The literal text any match of ``pattern`` must contain (``Needed``);
+    None when a branch of it needs none (every line is then searched). Read
+    from the parsed pattern: only runs of literal characters at its top level
+    (or in a top-level group of alternatives, or at the top of each branch of a
+    top-level alternation) count, so the test never drops a line the pattern
+    would match."""
+    try:
+        parsed = sre_parse.parse(pattern)
+    except re.error:
+        return None
+    fold = bool(parsed.state.flags & re.IGNORECASE)
+    items = list(parsed)
+    if len(items) == 1 and items[0][0] is sre_constants.BRANCH:
+        branches = [list(b) for b in items[0][1][1]]
+    else:
+        branches = [items]
+    out = []
+    for branch in branches:
+        groups = _groups(branch)
+        if not groups:
+            return None
+        out.append(tuple(tuple(lit.lower() for lit in g) if fold else g for g in groups))
+    return Needed(fold, tuple(out))
+
+
+class Observer:
+    """One worker's log read line by line (``feed``) into its observations
+    (``finish``): only what the signatures use is kept, never the lines."""
+
+    def __init__(self, name: str, origin: str, watch: Watch | None = None) -> None:
+        self.name = name
+        self.origin = origin
+        self.watch = watch
+        self.generations = [Generation()]
+        self.flagged: list[tuple[Evidence, tuple[str, ...]]] = []
+        self.repeats: dict[tuple, int] = {}
+        self.pending: dict | None = None  # an exception whose message may go on over the next lines
+        self.last_t: float | None = None
+        self.stragglers = False  # right after "Example stragglers:": the task lines that follow
+        self.first: Evidence | None = None
+        self.nonblank = 0
+        self.watched: dict[str, list[Evidence]] | None = {p: [] for p in watch.patterns} if watch else None
+
+    def _flush(self) -> None:
+        pending = self.pending
         if pending is not None:
-            generations[-1].add_error(ErrorSeen(pending["cls"], pending["msg"], pending["t"], pending["evidence"]))
-            pending = None
+            self.generations[-1].add_error(ErrorSeen(pending["cls"], pending["msg"], pending["t"], pending["evidence"]))
+            self.pending = None
 
-    def flag(evidence: Evidence, names: tuple[str, ...]) -> None:
+    def _flag(self, evidence: Evidence, names: tuple[str, ...]) -> None:
+        if len(self.flagged) >= MAX_FLAGGED:
+            return
         key = _repeat_key(names, evidence.text)
-        seen = repeats.get(key, 0)
-        repeats[key] = seen + 1
+        seen = self.repeats.get(key, 0)
+        self.repeats[key] = seen + 1
         if seen < MAX_SAME_SHAPE:
-            flagged.append((evidence, names))
-            generations[-1].notable.append(evidence)
+            self.flagged.append((evidence, names))
+            self.generations[-1].notable.append(evidence)
 
-    for i, raw in enumerate(log.lines):
+    def feed(self, number: int, raw: str) -> None:
+        if self.first is None:
+            self.first = Evidence(f"{self.origin}:{number}", self.name, raw)
         if not raw or raw.isspace():
-            continue
+            return
+        self.nonblank += 1
+        low = raw.lower()
+        if self.watched is not None:
+            for pattern in self.watch.matched(raw, low):  # type: ignore[union-attr]
+                hits = self.watched[pattern]
+                if len(hits) < MAX_EVIDENCE:
+                    hits.append(Evidence(f"{self.origin}:{number}", self.name, raw))
+        if self.stragglers:
+            if TASK_LINE.match(_core(raw)):
+                self._flag(Evidence(f"{self.origin}:{number}", self.name, raw), ("task_line",))
+                return
+            self.stragglers = False
         is_json = raw[0] == "{" or (raw[0] in " \t" and raw.lstrip().startswith("{"))
-        if not (is_json or pending is not None or notable(raw)):
-            continue
-        evidence = Evidence(log.where(i), log.name, raw)
+        words = None if is_json else notable(raw, low)
+        if not (is_json or self.pending is not None or words is not None):
+            if "/step" in raw:  # a Keras progress line: its step time only
+                match = _KERAS_STEP_TIME.search(raw)
+                if match:
+                    self.generations[-1].add_step_ms(float(match["value"]) * _STEP_SCALE[match["unit"]])
+            return
+        evidence = Evidence(f"{self.origin}:{number}", self.name, raw)
         text = _core(raw)
-        event = parse_line(text, log.name, 0.0) if is_json else None
+        event = parse_line(text, self.name, 0.0) if is_json else None
         if isinstance(event, LogLine):
             event = None
         t = event.t if event is not None and event.t else line_time(text)
-        gen = generations[-1]
+        gen = self.generations[-1]
         if t is not None:
             gen.first_t = t if gen.first_t is None else gen.first_t
             gen.last_t = t
-            last_t = t
+            self.last_t = t
         else:
-            t = last_t  # a line without a stamp came after the last stamped one
+            t = self.last_t  # a line without a stamp came after the last stamped one
+        pending = self.pending
         if pending is not None:
             goes_on = not NEW_RECORD.match(text) and not _exit(text) and not _HANG.search(text)
             if event is None and goes_on and pending["lines"] < MAX_MESSAGE_LINES:
-                pending["msg"] += "\n" + text
+                if len(pending["msg"]) < MAX_MESSAGE_CHARS:
+                    pending["msg"] += "\n" + text
                 pending["lines"] += 1
-                names = shapes_in(text)
+                names = shapes_in(text, words)
                 if names:
-                    flag(evidence, names)
-                continue
-            flush()
+                    self._flag(evidence, names)
+                return
+            self._flush()
         if event is not None:
-            _event(event, Evidence(evidence.where, log.name, describe(event)), generations)
-            continue
-        names = _text_line(text, t, evidence, generations[-1])
+            _event(event, Evidence(evidence.where, self.name, describe(event)), self.generations)
+            return
+        reading = _text_line(text, t, evidence, self.generations[-1])
+        names = flags(reading)
         if names:
-            flag(evidence, names)
-        found = _exception(text)
+            self._flag(evidence, names)
+            self.stragglers = "Example stragglers:" in text
+        found = reading.exception
         if found:
-            pending = {"cls": found[0], "msg": found[1], "t": t, "evidence": evidence, "lines": 0}
-    flush()
-    generations = [g for g in generations if g.steps or g.errors or g.exits or g.hang_lines or g.start or g.step_ms]
-    return WorkerObservations(log.name, worker_index(log.name), generations or [Generation()], log, flagged)
+            self.pending = {"cls": found[0], "msg": found[1], "t": t, "evidence": evidence, "lines": 0}
+
+    def finish(self, log: WorkerLog | None = None) -> WorkerObservations:
+        self._flush()
+        kept = [g for g in self.generations if g.steps or g.errors or g.exits or g.hang_lines or g.start or g.step_ms]
+        return WorkerObservations(self.name, worker_index(self.name), kept or [Generation()], log, self.flagged,
+                                  first=self.first, watched=self.watched)
+
+
+def observe(log: WorkerLog, watch: Watch | None = None) -> WorkerObservations:
+    """Every observation in one worker's log, by generation. A line that
+    passes no gate word (``notable``) is skipped: it cannot hold any shape read
+    here, and a 100 MB log holds millions of them."""
+    observer = Observer(log.name, log.origin, watch)
+    for number, raw in zip(log.line_numbers, log.lines):
+        observer.feed(number, raw)
+    return observer.finish(log)
+
+
+def observe_files(paths: list, watch: Watch | None = None) -> tuple[list[WorkerObservations], list[str]]:
+    """The observations of every worker log the paths hold (as ``read_logs``
+    splits them), read in one pass without keeping the lines: memory stays
+    bounded whatever the logs' length (see MAX_FLAGGED, MAX_KEPT)."""
+    notes: list[str] = []
+    observers: dict[tuple[str, str | None], Observer] = {}
+    preambles: dict[str, str | None] = {}
+    for file, lines in iter_files(paths, notes):
+        origin = str(file)
+        splitter = Splitter(file.stem)
+        for name, number, text in splitter.split(lines):
+            observer = observers.get((origin, name))
+            if observer is None:
+                observer = observers[(origin, name)] = Observer(name if name is not PREAMBLE else file.stem, origin, watch)
+            observer.feed(number, text)
+        preambles[origin] = splitter.preamble_name
+    if not any(o.nonblank for o in observers.values()):
+        raise empty_logs_error(paths)
+    keys, kept = [], []
+    for (origin, name), observer in observers.items():
+        if name is PREAMBLE:
+            name = preambles[origin]
+            if name is None:
+                continue
+        keys.append((origin, name))
+        kept.append(observer)
+    workers = []
+    for observer, shown in zip(kept, unique_names(keys)):
+        workers.append(renamed(observer.finish(), shown) if shown != observer.name else observer.finish())
+    return workers, notes
+
+
+def renamed(w: WorkerObservations, name: str) -> WorkerObservations:
+    """The observations of a log whose name was settled after it was read
+    (a dump's preamble, two files of the same name), every evidence line with it."""
+    def ev(e: Evidence | None) -> Evidence | None:
+        return None if e is None else Evidence(e.where, name, e.text)
+
+    for g in w.generations:
+        g.steps = [dataclasses.replace(s, evidence=ev(s.evidence)) for s in g.steps]
+        g.errors = [dataclasses.replace(e, evidence=ev(e.evidence)) for e in g.errors]
+        g.exits = [dataclasses.replace(x, evidence=ev(x.evidence)) for x in g.exits]
+        g.hang_lines = [(t, ev(e)) for t, e in g.hang_lines]
+        g.notable = [ev(e) for e in g.notable]
+        g.start = ev(g.start)
+    w.flagged = [(ev(e), names) for e, names in w.flagged]
+    if w.watched is not None:
+        w.watched = {p: [ev(e) for e in hits] for p, hits in w.watched.items()}
+    w.first = ev(w.first)
+    w.name, w.index = name, worker_index(name)
+    return w
 
 
 def describe(event) -> str:
@@ -484,32 +768,68 @@ def _event(event, evidence: Evidence, generations: list[Generation]) -> None:
         gen.done_t = event.t
 
 
-def _text_line(text: str, t: float | None, evidence: Evidence, gen: Generation) -> tuple[str, ...]:
-    """Read one log line into ``gen``; the shapes it has (``chaos.diagnose.shapes``)."""
-    names = shapes_in(text)
-    hang = _HANG.search(text)
-    if hang:
-        gen.hang_lines.append((t, evidence))
-    status = _status(text)
-    exception = _exception(text)
+_STEP_SCALE = {"ms": 1.0, "s": 1000.0, "us": 0.001}
+
+
+_LEADING_STAMP = re.compile(r"\d{4}-\d\d-\d\d[T ][\d:.,]+Z?:?\s*")
+
+
+@dataclass(frozen=True)
+class LineReading:
+    """What the reader makes of one text line (its time stamp aside)."""
+
+    names: tuple[str, ...]  # its shapes
+    hang: bool  # a line a worker prints while it waits for its peers
+    error: tuple[str, str] | None  # (class, message) of the error it states without a traceback
+    exception: tuple[str, str] | None  # a Python exception's first line: its message may go on
+    exited: tuple[int | None, bool, str] | None
+    step_ms: float | None  # Keras' "Nms/step"
+
+
+@functools.lru_cache(maxsize=4096)
+def read_line(body: str) -> LineReading:
+    """The line's reading, remembered: a long log repeats its lines with new
+    time stamps only (``body`` is the line without its leading ISO stamp)."""
+    names = shapes_in(body)
+    status = _status(body)
+    exception = _exception(body)
+    error = None
     if status and not exception:
-        gen.add_error(ErrorSeen(status[0], status[1], t, evidence))
+        error = status
     elif names and not exception:
         cls = error_class(names)  # a failure shape with no status: the CUDA driver's OOM, NCCL's WARN...
         if cls is not None:
-            gen.add_error(ErrorSeen(cls, _PREFIX.sub("", text.strip(), count=1), t, evidence))
-    exited = _exit(text)
-    if exited:
-        gen.add_exit(ExitSeen(exited[0], exited[1], evidence, t, exited[2]))
-    if "/step" in text:
-        match = _KERAS_STEP_TIME.search(text)
+            error = (cls, _PREFIX.sub("", body.strip(), count=1))
+    step_ms = None
+    if "/step" in body:
+        match = _KERAS_STEP_TIME.search(body)
         if match:
-            scale = {"ms": 1.0, "s": 1000.0, "us": 0.001}[match["unit"]]
-            gen.step_ms.append(float(match["value"]) * scale)
-    if names:
-        return names
-    if status or exception:
+            step_ms = float(match["value"]) * _STEP_SCALE[match["unit"]]
+    return LineReading(names, bool(_HANG.search(body)), error, exception, _exit(body), step_ms)
+
+
+def _text_line(text: str, t: float | None, evidence: Evidence, gen: Generation) -> LineReading:
+    """Read one log line into ``gen``."""
+    stamp = _LEADING_STAMP.match(text) if text[:1].isdigit() else None
+    reading = read_line(text[stamp.end():] if stamp else text)
+    if reading.hang:
+        gen.add_hang(t, evidence)
+    if reading.error:
+        gen.add_error(ErrorSeen(reading.error[0], reading.error[1], t, evidence))
+    if reading.exited:
+        exited = reading.exited
+        gen.add_exit(ExitSeen(exited[0], exited[1], evidence, t, exited[2]))
+    if reading.step_ms is not None:
+        gen.add_step_ms(reading.step_ms)
+    return reading
+
+
+def flags(reading: LineReading) -> tuple[str, ...]:
+    """What a line is flagged as: its shapes, else what the reader read in it."""
+    if reading.names:
+        return reading.names
+    if reading.error or reading.exception:
         return ("error",)
-    if exited:
+    if reading.exited:
         return ("exit",)
-    return ("waiting",) if hang else ()
+    return ("waiting",) if reading.hang else ()

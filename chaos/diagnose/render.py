@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import textwrap
 
+from chaos.diagnose.families import FAMILIES
 from chaos.diagnose.match import Match, suspicious, tied_first
+from chaos.diagnose.missing import who_is_missing
 from chaos.diagnose.observe import WorkerObservations
 
 
@@ -15,19 +17,42 @@ def _indent(text: str, prefix: str = "      ") -> str:
 
 
 def summary(workers: list[WorkerObservations]) -> str:
-    errors = sum(len(w.errors) for w in workers)
+    errors = sum(len(w.errors) for w in workers) + sum(g.more_errors for w in workers for g in w.generations)
     exits = [e for w in workers for e in w.exits]
     steps = sum(len(w.steps) for w in workers)
     names = ", ".join(w.name for w in workers[:6]) + (f", ... ({len(workers)} in all)" if len(workers) > 6 else "")
-    return f"read {len(workers)} log(s): {names}; {errors} error(s), {len(exits)} exit(s), {steps} step event(s)"
+    gone = sorted({e.reason for e in exits if e.reason})
+    return (f"read {len(workers)} log(s): {names}; {errors} error(s), {len(exits)} exit(s)"
+            + (f" ({', '.join(gone)})" if gone else "") + f", {steps} step event(s)")
+
+
+MAX_MISSING = 6
+
+
+def missing_lines(workers: list[WorkerObservations]) -> list[str]:
+    """"Who is missing": the tasks or ranks the logs show the others waiting for or losing."""
+    found = who_is_missing(workers)
+    if not found:
+        return []
+    out = ["who is missing (from any worker's lines):"]
+    for m in found[:MAX_MISSING]:
+        out.append(f"  {m.who}: {m.what}")
+        out.append(f"      {m.evidence.shown()}")
+    if len(found) > MAX_MISSING:
+        out.append(f"  ... and {len(found) - MAX_MISSING} more: " + ", ".join(m.who for m in found[MAX_MISSING:]))
+    return out
 
 
 def _match(rank: int, match: Match, tied_with: list[Match]) -> list[str]:
     entry = match.entry
+    origin = "  [from the field, not reproduced here]" if entry.from_field else ""
     out = [
         f"{rank}. {entry.name}  (score {match.score:.2f}; {len(match.matched)} of "
-        f"{len(match.matched) + len(match.missed)} symptoms the logs can show)"
+        f"{len(match.matched) + len(match.missed)} symptoms the logs can show){origin}"
     ]
+    out.append(f"   family: {entry.family} ({FAMILIES.get(entry.family, '')})")
+    if match.capped_from is not None:
+        out.append(f"   (its own score {match.capped_from:.2f}: ranked after the measured scenario of its family)")
     if tied_with:
         out.append("   equally likely: the logs show the same symptoms as " + ", ".join(m.entry.name for m in tied_with))
     out.append(f"   {entry.description}")
@@ -37,20 +62,26 @@ def _match(rank: int, match: Match, tied_with: list[Match]) -> list[str]:
         out.extend(f"         {e.shown()}" for e in result.judged.evidence)
     for result in match.missed:
         out.append(f"     - not seen: {result.signature.label()}")
-    for result in match.untold:
-        out.append(f"     ? the logs cannot tell: {result.signature.label()}")
+    if not entry.from_field:  # a field entry's lines are each enough: those absent are not missing evidence
+        for result in match.untold:
+            out.append(f"     ? the logs cannot tell: {result.signature.label()}")
     for e in match.unexplained:
         out.append(f"     ! not explained by this failure: {e.shown()}")
     out += ["   symptom:", _indent(entry.symptom), "   cause:", _indent(entry.cause), "   fix:", _indent(entry.fix)]
     for where in entry.measured:
         out.append(f"   measured: {where}")
-    out.append(f"   reproduce: {entry.command}")
+    if entry.from_field:
+        out.append("   seen in: " + ", ".join(entry.sources))
+        out.append("   reproduce: not here (no GPU, NCCL, cloud or orchestrator on this machine): see the threads above")
+    else:
+        out.append(f"   reproduce: {entry.command}")
     return out
 
 
 def render(workers: list[WorkerObservations], ranked: list[Match], top: int, notes: list[str]) -> str:
     lines = [summary(workers)]
     lines += [f"note: {n}" for n in notes]
+    lines += missing_lines(workers)
     if not ranked:
         lines.append("")
         lines.append("no failure in the catalogue matches these logs.")

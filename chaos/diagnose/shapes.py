@@ -19,6 +19,22 @@ import re
 from dataclasses import dataclass
 
 _TASK = r"/job:\w+/replica:\d+/task:\d+"
+_TOKEN = re.compile(r"[a-z]+")
+# Tokens too common in ordinary log lines to say anything: a shape is never looked
+# for because of one of them (each shape has a rarer token among its words).
+STOP_TOKENS = frozenset(
+    "a an the of to in on at by for from with is was be as and or not no it its this that job task replica device "
+    "tensorflow tf core cc h py python line file info i w e f loss step steps epoch status message grpc code node "
+    "worker workers type index s ms us so version out when ran use size tensor initialized had low condition back off "
+    "data end all address check init local model op function target but another group member are each ask rom ocket "
+    "os response still service many too stream removed peer pipe occurred max than spec dynamic "
+    "object shared files matching left space record noticed seems host pinned".split()
+)
+
+
+def tokens(text: str) -> set[str]:
+    """The lower-case words of a line (split at every non-letter): the reader's cheap first look."""
+    return set(_TOKEN.findall(text.lower()))
 
 
 @dataclass(frozen=True)
@@ -34,6 +50,13 @@ class Shape:
             return self.pattern.search(text)
         return None
 
+    @property
+    def keys(self) -> frozenset[str]:
+        """The tokens of its guard words that are not stop tokens: a line has this
+        shape only if it has one of them, or a guard word made of stop tokens only
+        (``ALWAYS_WORDS``)."""
+        return frozenset(t for word in self.words for t in word_keys(word))
+
 
 def _shape(name, words, pattern, error_class=None, unless=()) -> Shape:
     return Shape(name, tuple(words), re.compile(pattern), error_class, tuple(unless))
@@ -41,7 +64,7 @@ def _shape(name, words, pattern, error_class=None, unless=()) -> Shape:
 
 SHAPES: tuple[Shape, ...] = (
     # --- device memory
-    _shape("cuda_oom", ["CUDA_ERROR_OUT_OF_MEMORY", "CUDA out of memory", "from device", "pinned host memory"],
+    _shape("cuda_oom", ["CUDA_ERROR_OUT_OF_MEMORY", "CUDA out of memory", "failed to allocate", "pinned host memory"],
            r"CUDA_ERROR_OUT_OF_MEMORY|CUDA out of memory|failed to allocate [\d.]+\s*[KMGT]?i?B? \(\d+ bytes\) from device|"
            r"could not allocate pinned host memory", "ResourceExhaustedError"),
     _shape("tf_oom_device", ["OOM when allocating", "Ran out of memory"],
@@ -63,14 +86,14 @@ SHAPES: tuple[Shape, ...] = (
            r"std::bad_alloc|Cannot allocate memory|\bMemoryError\b", ""),
     _shape("system_memory_warning", ["exceeds 10% of"], r"Allocation of \d+ exceeds 10% of (?:free )?system memory"),
     _shape("shell_killed", ["Killed", "killed"], r"(?<![A-Za-z])[Kk]illed\s*$|\b\d+\s+Killed\s+\S"),
-    _shape("exit_137", ["137", "247"],
+    _shape("exit_137", ["exit", "Exit", "exited", "exit_code"],
            r"(?:[Ee]xit(?:ed)?(?: with)?(?: error| status)? (?:[Cc]ode|[Ss]tatus)|exit_code|Exit Code)[:= ]\s*(?:137|247)\b"),
     # --- a worker taken away by its orchestrator or cloud
-    _shape("evicted", ["Evicted", "node was low", "node had condition"],
+    _shape("evicted", ["Evicted", "low on resource", "had condition", "Pressure"],
            r"\bEvicted\b|The node was low on resource|The node had condition"),
-    _shape("preempted", ["reempt", "PREEMPTED", "lame workers", "Disruption"],
+    _shape("preempted", ["preempt", "Preempt", "PREEMPTED", "PreemptionByScheduler", "lame workers", "DisruptionTarget"],
            r"\b[Pp]reempted\b|PREEMPTED|lame workers found|PreemptionByScheduler|DisruptionTarget|[Pp]reemption notice"),
-    _shape("backoff", ["BackOff", "Back-off"], r"CrashLoopBackOff|Back-off restarting failed container"),
+    _shape("backoff", ["BackOff", "CrashLoopBackOff", "Back-off restarting"], r"CrashLoopBackOff|Back-off restarting failed container"),
     _shape("replica_failed", ["replica(s) failed"], r"has failed because \d+ \w+ replica\(s\) failed"),
     _shape("restarted", ["incarnation", "restarted"],
            r"current incarnation doesn't match|worker has restarted|[Pp]ossibly, this worker just restarted"),
@@ -89,7 +112,7 @@ SHAPES: tuple[Shape, ...] = (
            r"Reading dangerously large protocol message", "ResourceExhaustedError"),
     _shape("connection_reset", ["reset by peer", "Broken pipe", "errno\":104"],
            r"[Cc]onnection reset by peer|[Bb]roken pipe|errno\"?:104\b"),
-    _shape("socket_closed", ["ocket closed", "Stream removed"], r"[Ss]ocket closed|Stream removed"),
+    _shape("socket_closed", ["Socket closed", "socket closed", "Stream removed"], r"[Ss]ocket closed|Stream removed"),
     _shape("os_error", ["OS Error"], r"\bOS Error\b"),
     _shape("too_many_pings", ["Too many pings"], r"Too many pings"),
     # --- a peer's port that cannot be reached
@@ -98,52 +121,52 @@ SHAPES: tuple[Shape, ...] = (
     _shape("connect_timeout", ["timeout occurred", "timed out", "No route", "errno\":11"],
            r"failed to connect to '?ipv4:\S+ timeout occurred|[Cc]onnection timed out|No route to host|errno\"?:11[03]\b",
            unless=("nccl_warn",)),
-    _shape("failed_connect_address", ["failed to connect to '", "failed to connect to 'ipv4", "target_address"],
+    _shape("failed_connect_address", ["failed to connect to '", "failed to connect to 'ipv4", "Connect failed"],
            r"failed to connect to '?ipv4:[\d.]+:\d+|Connect failed:.*target_address"),
     _shape("failed_connect_all", ["failed to connect to all addresses", "Failed to pick subchannel"],
            r"[Ff]ailed to connect to all addresses|Failed to pick subchannel"),
     _shape("waiting_for_worker", ["still waiting for response"], r"still waiting for response from worker: /job:(?!ps\b)\w+/"),
     # --- timeouts
-    _shape("heartbeat", ["eartbeat"], r"[Hh]eartbeat timeout|stopped sending heartbeats|[Hh]eartbeats? (?:timed out|missed)"),
-    _shape("coordination_error", ["oordination service", "CoordinationServiceError"],
+    _shape("heartbeat", ["heartbeat", "heartbeats", "Heartbeat"], r"[Hh]eartbeat timeout|stopped sending heartbeats|[Hh]eartbeats? (?:timed out|missed)"),
+    _shape("coordination_error", ["coordination service", "CoordinationServiceError"],
            r"has been set to ERROR in coordination service|Coordination service agent in error status|"
            r"CoordinationServiceError|Stopping coordination service"),
-    _shape("barrier_timeout", ["arrier", "register", "WaitForAllTasks"],
+    _shape("barrier_timeout", ["Barrier", "register", "WaitForAllTasks"],
            r"Barrier timed out|Wait_for_all_tasks_to_register|cluster registration failed|WaitForAllTasks.*(?:timed out|DEADLINE)"),
-    _shape("deadline", ["eadline", "DEADLINE", "grpc_status\":4"],
+    _shape("deadline", ["deadline", "Deadline", "DEADLINE", "DeadlineExceededError", "grpc_status"],
            r"DEADLINE_EXCEEDED|[Dd]eadline [Ee]xceeded|DeadlineExceededError|grpc_status\"?:4\b"),
-    _shape("task_down", ["down", "Cluster check"],
+    _shape("task_down", ["seems down", "is down", "Cluster check"],
            _TASK + r" (?:seems down|is down)|Cluster check alive failed"),
-    _shape("collective_timeout", ["ollective"], r"[Cc]ollective (?:ops? )?(?:timed out|timeout)|CollectiveOps? timed out"),
+    _shape("collective_timeout", ["timed out", "timeout"], r"[Cc]ollective (?:ops? )?(?:timed out|timeout)|CollectiveOps? timed out"),
     # --- waits for ranks or tasks that never come
     _shape("horovod_stall", ["subset of ranks", "Stalled"],
            r"submitted to be reduced, gathered or broadcasted by subset of ranks|Stalled ops|Stalled ranks", ""),
-    _shape("horovod_ranks", ["ranks: "], r"\[(?:missing|ready) ranks: [\d, ]+\]|^\s*\d+: \[horovod_"),
+    _shape("horovod_ranks", ["ranks: ", ": [horovod_"], r"\[(?:missing|ready) ranks: [\d, ]+\]|^\s*\d+: \[horovod_"),
     _shape("model_not_ready", ["model to be ready", "Ready_for_local_init_op"],
            r"Waiting for model to be ready|Ready_for_local_init_op"),
     _shape("server_started", ["Started server"], r"Started server with target:"),
     _shape("waiting_for_cluster", ["Waiting for", "stragglers"],
            r"Waiting for \d+/\d+ tasks to connect|Example stragglers:|Waiting for the cluster"),
-    _shape("task_line", ["/job:"], r"^\s*" + _TASK + r"\s*$"),
     _shape("remote_target", ["remote target /job:", "Remote function on worker"], r"remote target /job:\w+/|Remote function on worker /job:"),
     # --- versions and environments that do not match
     _shape("driver_insufficient", ["insufficient", "cudaGetDevice", "cuInit", "CUDA_ERROR_NO_DEVICE", "version mismatch"],
            r"CUDA driver version is insufficient|cudaGetDevice\(\) failed|failed call to cuInit|CUDA_ERROR_NO_DEVICE|"
            r"[Dd]river/library version mismatch", ""),
-    _shape("horovod_version", ["VersionMismatch", "but found version"],
+    _shape("horovod_version", ["HorovodVersionMismatchError", "VersionMismatch", "but found version"],
            r"HorovodVersionMismatchError|installed with version [\w.]+ but found version", ""),
     _shape("undefined_symbol", ["undefined symbol", "Symbol not found"],
            r"undefined symbol: _+ZN|Symbol not found: _+ZN|undefined symbol: .*tensorflow", ""),
-    _shape("collective_mismatch", ["ollective instance", "another member in the group", "joining a group"],
+    _shape("collective_mismatch", ["collective instance", "Collective instance", "group expected", "joining a group"],
            r"Shape mismatch in the collective instance|[Cc]ollective instance \d+ expected type|"
            r"another member in the group expected|is joining a group with size"),
-    _shape("library_missing", ["dynamic library", "shared object", "libcud"],
+    _shape("library_missing", ["dynamic library", "cannot open shared", "libcud"],
            r"Could not load dynamic library|cannot open shared object file|libcud\w*\.so[\w.]*.*not found"),
     # --- checkpoints
-    _shape("checkpoint_corrupt", ["Checksum", "sstable", "corrupted record", "Data loss", "DataLoss", "truncated record"],
+    _shape("checkpoint_corrupt", ["Checksum", "sstable", "corrupted record", "Data loss", "DataLoss", "DataLossError", "truncated record"],
            r"Checksum does not match|too short to be an sstable|not an sstable|corrupted record|Data loss:|DataLossError|"
            r"truncated record"),
-    _shape("checkpoint_missing", ["TensorSliceReader", "matching files", "MergeV2", "_temp_", "ckpt", "heckpoint"],
+    _shape("checkpoint_missing", ["TensorSliceReader", "matching files", "MergeV2", "_temp", "No such file", "not found",
+                                  "does not exist", "Restoring from"],
            r"Unsuccessful TensorSliceReader constructor|Failed to find any matching files for|MergeV2Checkpoints|"
            r"\.ckpt\S*_temp\S*(?:; No such file|\.index)|[Cc]heckpoint\S* (?:not found|does not exist)|"
            r"Restoring from checkpoint failed|(?:\.ckpt|checkpoint)\S*; No such file"),
@@ -152,11 +175,11 @@ SHAPES: tuple[Shape, ...] = (
            r"\bKey .* not found in checkpoint|Shapes \([\d, ]*\) and \([\d, ]*\) are incompatible"),
     _shape("checkpoint_write", ["No space left", "Failed to rename"], r"No space left on device|Failed to rename"),
     # --- NaN
-    _shape("nan_loss", ["nan", "NaN", "Inf", "inf"],
+    _shape("nan_loss", ["nan", "NaN", "Inf", "= inf", "=inf", ": inf", "-inf"],
            r"Model diverged with loss = NaN|NanLossDuringTrainingError|Tensor had (?:NaN|Inf) values|"
            r"[Ll]oss(?:Tensor)? is (?:inf or nan|nan|NaN)|Found Inf or NaN|Invalid loss, terminating training|"
            r"\b[Ll]oss\b\"?\s*[:=]\s*0*(?:nan|NaN|-?inf)\b|averaged_loss = nan"),
-    _shape("check_numerics", ["heck_numerics", "CheckNumerics"], r"check_numerics|CheckNumerics"),
+    _shape("check_numerics", ["check_numerics", "CheckNumerics"], r"check_numerics|CheckNumerics"),
     # --- input sharding
     _shape("autoshard", ["shard"],
            r"auto_shard\.cc|AUTO sharding policy|DATA-based sharding|FILE-based sharding|unshardable source dataset|"
@@ -168,7 +191,8 @@ SHAPES: tuple[Shape, ...] = (
     _shape("end_of_sequence", ["End of sequence", "ran out of data", "OutOfRange"],
            r"End of sequence|ran out of data|OutOfRangeError", unless=("end_of_sequence_collective",)),
     # --- parameter servers
-    _shape("ps_unreachable", ["/job:ps"],
+    _shape("ps_unreachable", ["waiting for response from worker: /job:ps", "remote target /job:ps", "ask /job:ps", "rom /job:ps",
+                              "seems down", "is down", "Unavailable", "UNAVAILABLE", "ocket closed", "failed to connect", "OS Error"],
            r"(?:still waiting for response from worker: |remote target |[Tt]ask |from )/job:ps/|"
            r"/job:ps/replica:\d+/task:\d+.*(?:Unavailable|UNAVAILABLE|[Ss]ocket closed|failed to connect|OS Error|is down|seems down)"),
     _shape("ps_oom", ["/job:ps"], r"OOM when allocating tensor.*/job:ps/", "ResourceExhaustedError"),
@@ -176,29 +200,66 @@ SHAPES: tuple[Shape, ...] = (
     _shape("graph_handle", ["Graph handle"], r"Graph handle is not found"),
     _shape("closure_error", ["closure"], r"encountered the following error when processing closure|Start cancelling closures"),
     # --- TF_CONFIG
-    _shape("tf_config_error", ["task_type", "TF_CONFIG", "not defined in job", "No worker known", "chief"],
+    _shape("tf_config_error", ["valid task_type", "TF_CONFIG", "not defined in job", "No worker known", "\"chief\" node",
+                               "Unrecognized task_type"],
            r"is not a valid task_type in the cluster_spec|If \"cluster\" is (?:not )?set in TF_CONFIG|must have one \"chief\" node|"
            r"Task \d+ was not defined in job|No worker known as /job:|Unrecognized task_type|[Ii]nvalid TF_CONFIG|"
            r"TF_CONFIG.*(?:JSONDecodeError|Expecting)", ""),
-    _shape("tf_config_print", ["TF_CONFIG", "cluster_spec", "ClusterSpec", "cluster"],
+    _shape("tf_config_print", ["TF_CONFIG", "cluster_spec", "ClusterSpec", "\"cluster\"", "'cluster'"],
            r"TF_CONFIG.*\{|cluster_spec ?= ?\{|ClusterSpec\(\{|[\"']cluster[\"']\s*:\s*\{"),
 )
 
+# A line that is only a task name: the list the coordination service prints under
+# "Example stragglers:" (read by the reader right after that line, not by its words).
+TASK_LINE = re.compile(r"^\s*" + _TASK + r"\s*$")
 SHAPE_NAMES = frozenset(shape.name for shape in SHAPES)
+_BY_NAME = {shape.name: shape for shape in SHAPES}
+_ORDER = {shape.name: i for i, shape in enumerate(SHAPES)}
+_INDEX: dict[str, list[Shape]] = {}  # key token -> the shapes a line with it may have
+_ALWAYS: dict[str, list[Shape]] = {}  # a guard word of stop tokens only -> its shapes (a substring test)
+def word_keys(word: str) -> set[str]:
+    """The tokens a line holding ``word`` surely has, as few as will do: one
+    the word bounds on both sides (a longer token could not swallow it), else
+    every token of it; stop tokens never (empty: look for the word itself)."""
+    low = word.lower()
+    found = [(m.group(), m.start() > 0 and not low[m.start() - 1].isalpha(), m.end() < len(low))
+             for m in _TOKEN.finditer(low) if m.group() not in STOP_TOKENS]
+    inner = [token for token, left, right in found if left and right]
+    return {max(inner, key=len)} if inner else {token for token, _, _ in found}
 
 
-def shapes_in(text: str) -> tuple[str, ...]:
-    """The names of the shapes this line has (one line may have several)."""
-    found = [shape for shape in SHAPES if shape.search(text)]
+for _shape_ in SHAPES:
+    for _word in _shape_.words:
+        _keys = word_keys(_word)
+        if not _keys:
+            _ALWAYS.setdefault(_word, []).append(_shape_)
+        for _key in _keys:
+            _INDEX.setdefault(_key, [])
+            if _shape_ not in _INDEX[_key]:
+                _INDEX[_key].append(_shape_)
+KEY_TOKENS = frozenset(_INDEX)
+ALWAYS_WORDS = tuple(_ALWAYS)  # the reader's gate looks for these as they are
+
+
+def shapes_in(text: str, words: set[str] | None = None) -> tuple[str, ...]:
+    """The names of the shapes this line has (one line may have several).
+    ``words``: the line's ``tokens``, when the caller has them already."""
+    words = tokens(text) if words is None else words
+    candidates = {shape.name: shape for key in words.intersection(KEY_TOKENS) for shape in _INDEX[key]}
+    for word, shapes in _ALWAYS.items():
+        if word in text:
+            candidates.update((shape.name, shape) for shape in shapes)
+    if not candidates:
+        return ()
+    found = [shape for name, shape in sorted(candidates.items(), key=lambda item: _ORDER[item[0]]) if shape.search(text)]
     names = {shape.name for shape in found}
     return tuple(shape.name for shape in found if not any(better in names for better in shape.unless))
 
 
 def error_class(names: tuple[str, ...]) -> str | None:
     """The class of the error a line with these shapes is read as (first shape that makes one)."""
-    by_name = {shape.name: shape for shape in SHAPES}
     for name in names:
-        cls = by_name[name].error_class
-        if cls is not None:
-            return cls
+        shape = _BY_NAME.get(name)
+        if shape is not None and shape.error_class is not None:
+            return shape.error_class
     return None

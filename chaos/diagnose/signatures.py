@@ -16,11 +16,10 @@ import statistics
 from dataclasses import dataclass
 from typing import Iterable
 
-from chaos.diagnose.observe import STATUS_CLASSES, Evidence, WorkerObservations
+from chaos.diagnose.observe import MAX_EVIDENCE, STATUS_CLASSES, Evidence, WorkerObservations, required_literals
 from chaos.events import LogLine
 from chaos.stragglers import waiting_for
 
-MAX_EVIDENCE = 4
 QUIET_BEFORE_ERROR_S = 2.0
 TF_STATUS_CLASSES = frozenset(STATUS_CLASSES.values()) | {"OpError", "UnimplementedError", "OutOfRangeError", "AlreadyExistsError", "UnauthenticatedError"}
 
@@ -214,7 +213,7 @@ class StallSignature(Signature):
         for w in workers:
             for i, gen in enumerate(w.generations):
                 if i and gen.first_t is not None:
-                    timeline.append((gen.first_t, 0, gen.start or w.evidence(0)))
+                    timeline.append((gen.first_t, 0, gen.start or w.first))
                 timeline += [(s.t, 1, s.evidence) for s in gen.steps if s.t is not None]
                 timeline += [(e.t, 2, e.evidence) for e in gen.errors if e.t is not None]
                 timeline += [(x.t, 0, x.evidence) for x in gen.exits if x.t is not None]
@@ -356,14 +355,23 @@ class PatternSignature(Signature):
 
     def judge(self, workers: list[WorkerObservations]) -> Judged:
         search = re.compile(self.pattern).search
+        needed = required_literals(self.pattern)
         hits: list[Evidence] = []
         for w in workers:  # every line: a scenario's pattern may name any line, not only those the reader keeps
+            if w.watched is not None and self.pattern in w.watched:  # searched while the log was read
+                hits += w.watched[self.pattern][: MAX_EVIDENCE - len(hits)]
+                if len(hits) >= MAX_EVIDENCE:
+                    return Judged(True, tuple(hits))
+                continue
             for i, text in enumerate(w.texts):
+                if needed is not None and not needed.found_in(text.lower() if needed.fold else text):
+                    continue  # a cheap substring test first: most lines hold none of them
                 if search(text):
                     hits.append(w.evidence(i))
                     if len(hits) >= MAX_EVIDENCE:
                         return Judged(True, tuple(hits))
         return Judged(True, tuple(hits)) if hits else NO
+
 
 
 # --- signatures of the entries known from the field (chaos.diagnose.field) ---------
