@@ -66,7 +66,7 @@ def who_is_missing(workers: list[WorkerObservations]) -> list[Missing]:
         if report:
             header, tasks = report
             where = next(e for e in lines if e.text == header.text)
-            found += [Missing(task, "never connected: the coordination service lists it as a straggler", where, 4)
+            found += [Missing(task, "had not connected: the coordination service listed it as a straggler while the others waited", where, 4)
                       for task in tasks]
         stalled = False
         for e in lines:
