@@ -32,7 +32,7 @@ from chaos.cluster.logs import LogFollower
 from chaos.cluster.ownership import owner_labels
 from chaos.cluster.runs import remove_run
 from chaos.cluster import venv_cache
-from chaos.cluster.standby import ACTIVE_CPU_SHARES, Recipe, go_archive
+from chaos.cluster.standby import ACTIVE_CPU_SHARES, GO_SIGNAL_NAME, Recipe, go_archive
 from chaos.cluster.proxy_client import ProxyClient
 from chaos.cluster.topology import PROXY_ALIAS, PROXY_API_PORT, Topology
 from chaos.cluster.waits import container_report, wait_until
@@ -569,7 +569,7 @@ class DockerCluster:
             environment=recipe.standby_env() if standby else {**dict(recipe.early_env), **dict(recipe.late_env)},
             volumes={self.volume.name: self.spec.launch.checkpoint_dir},
             readonly_volumes=self._venv_volumes(recipe.image),
-            resources=recipe.standby_resources() if standby else dict(recipe.resources),
+            resources=recipe.standby_resources() if standby else recipe.resources,
             command=list(recipe.command) if recipe.command else None,
         )
 
@@ -655,8 +655,9 @@ class DockerCluster:
                 # Reachable as the worker first, then full CPU weight, then go.
                 self.network.disconnect(container, force=True)
                 self.network.connect(container, aliases=[name])
-                container.update(cpu_shares=dict(recipe.resources).get("cpu_shares", ACTIVE_CPU_SHARES))
+                container.update(cpu_shares=recipe.resources.get("cpu_shares", ACTIVE_CPU_SHARES))
                 container.put_archive(CONTROL_DIR, go_archive(dict(recipe.late_env)))
+                container.kill(signal=GO_SIGNAL_NAME)
                 return container
         except Exception:  # noqa: BLE001 - gone or broken: a fresh container instead
             pass

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from chaos.worker.control import CONTROL_DIR
-from chaos.worker.standby import LATE_ENV, STANDBY_ENV
+from chaos.worker.standby import GO_SIGNAL, LATE_ENV, STANDBY_ENV
 
 GO_FILE = "go.json"
+GO_SIGNAL_NAME = GO_SIGNAL.name  # sent after the go file is written
 GO_PATH = f"{CONTROL_DIR}/{GO_FILE}"
 STANDBY_CPU_SHARES = 2  # the kernel's minimum: idle CPU only, while others run
 ACTIVE_CPU_SHARES = 1024  # Docker's default weight
@@ -33,7 +34,7 @@ class Recipe:
 
     image: str
     command: tuple[str, ...] | None
-    resources: tuple[tuple[str, Any], ...]
+    resources_json: str  # the container limits as canonical JSON: comparable, and given back as they came
     early_env: tuple[tuple[str, str], ...]
     late_env: tuple[tuple[str, str], ...]
 
@@ -44,30 +45,27 @@ class Recipe:
         return cls(
             image,
             tuple(command) if command else None,
-            tuple(sorted((k, _hashable(v)) for k, v in resources.items())),
+            json.dumps(resources, sort_keys=True),
             tuple(sorted(early.items())),
             tuple(sorted(late.items())),
         )
 
+    @property
+    def resources(self) -> dict[str, Any]:
+        """The limits as Docker takes them (e.g. device_write_iops: a list of dicts)."""
+        return json.loads(self.resources_json)
+
     def serves(self, due: "Recipe") -> bool:
         """Whether a standby made from this recipe is the container ``due`` asks for."""
-        return (self.image, self.command, self.resources, self.early_env) == (
-            due.image, due.command, due.resources, due.early_env
+        return (self.image, self.command, self.resources_json, self.early_env) == (
+            due.image, due.command, due.resources_json, due.early_env
         )
 
     def standby_env(self) -> dict[str, str]:
         return {**dict(self.early_env), STANDBY_ENV: GO_PATH}
 
     def standby_resources(self) -> dict[str, Any]:
-        return {**dict(self.resources), "cpu_shares": STANDBY_CPU_SHARES}
-
-
-def _hashable(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(_hashable(v) for v in value)
-    if isinstance(value, dict):
-        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
-    return value
+        return {**self.resources, "cpu_shares": STANDBY_CPU_SHARES}
 
 
 def go_archive(late_env: dict[str, str]) -> bytes:

@@ -1,13 +1,15 @@
 import os
 import sys
 
-from chaos.worker.settings import WorkerSettings
-from chaos.worker.standby import STANDBY_ENV, wait_for_go
+from chaos.worker.standby import STANDBY_ENV, hold_go_signal, wait_for_go
 
 # A standby container imports TensorFlow now and learns its cluster and
 # settings at its go (chaos.worker.standby).
 if os.environ.get(STANDBY_ENV):
+    hold_go_signal()
     wait_for_go(os.environ[STANDBY_ENV])
+
+from chaos.worker.settings import WorkerSettings  # noqa: E402
 
 
 def _strategy() -> str:

@@ -19,32 +19,41 @@ from __future__ import annotations
 
 import json
 import os
-import time
+import signal
 
 from chaos.worker.cluster_env import TASK_INDEX_ENV, TF_CONFIG_ENV, WORKERS_ENV
 from chaos.worker.emit import WORKER_INDEX_ENV
 from chaos.worker.settings import ENV_VAR as SETTINGS_ENV
 
 STANDBY_ENV = "CHAOS_STANDBY"  # the go file's path; set only on a standby container
+# The runner signals after writing the go file, so a standby sleeps instead of
+# polling a file (each look goes through the image's filesystem driver); held
+# from the first line of __main__ so an early signal waits instead of killing.
+GO_SIGNAL = signal.SIGUSR1
 # What a worker may learn at its go rather than at its start: read by the
 # harness after the import, never by TensorFlow's import itself.
 LATE_ENV = frozenset({TF_CONFIG_ENV, WORKERS_ENV, TASK_INDEX_ENV, WORKER_INDEX_ENV, SETTINGS_ENV})
-POLL_S = 0.02
+LOOK_S = 0.5  # a look at the go file even with no signal (one sent before it was held)
 
 
-def wait_for_go(go_path: str, *, preload=None, sleep=time.sleep) -> dict[str, str]:
+def hold_go_signal() -> None:
+    signal.pthread_sigmask(signal.SIG_BLOCK, {GO_SIGNAL})
+
+
+def wait_for_go(go_path: str, *, preload=None, wait=None) -> dict[str, str]:
     """Import TensorFlow (``preload``), then wait for the go file; apply and return its environment."""
     if preload is None:
         from chaos.worker import tfcompat
 
         preload = tfcompat.load
+    wait = wait or (lambda: signal.sigtimedwait({GO_SIGNAL}, LOOK_S))
     preload()
     while True:
         env = read_go(go_path)
         if env is not None:
             os.environ.update(env)
             return env
-        sleep(POLL_S)
+        wait()
 
 
 def read_go(go_path: str) -> dict[str, str] | None:

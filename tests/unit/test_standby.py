@@ -53,7 +53,7 @@ def test_the_worker_imports_first_then_waits_for_the_go_and_takes_its_environmen
     order = []
     polls = []
 
-    def sleep(_s):
+    def wait():
         polls.append(1)
         if len(polls) == 3:
             go.write_text("{not json")  # a write in progress: read again
@@ -61,7 +61,7 @@ def test_the_worker_imports_first_then_waits_for_the_go_and_takes_its_environmen
             go.write_text(json.dumps({"TF_CONFIG": '{"task": {"index": 1}}'}))
 
     monkeypatch.delenv("TF_CONFIG", raising=False)
-    env = worker_standby.wait_for_go(str(go), preload=lambda: order.append("import"), sleep=sleep)
+    env = worker_standby.wait_for_go(str(go), preload=lambda: order.append("import"), wait=wait)
     assert order == ["import"] and len(polls) == 5
     assert env == {"TF_CONFIG": '{"task": {"index": 1}}'} and os.environ["TF_CONFIG"] == env["TF_CONFIG"]
 
@@ -74,7 +74,8 @@ def test_a_go_file_that_sets_anything_else_stops_the_worker(tmp_path):
 
 
 class StandbyContainer(FakeContainer):
-    archives: list
+    def kill(self, signal):
+        self.calls.append(("kill", signal))
 
     def put_archive(self, path, data):
         self.calls.append(("put_archive", path, data))
@@ -144,7 +145,8 @@ def test_a_restart_takes_the_standby_made_after_the_last_start(cluster):
     assert json.loads(late[ENV_VAR])["shard_data"] is False and set(late) <= LATE_ENV
     # The order that keeps the worker unreachable until it is the worker: network, weight, go.
     kinds = [c[0] for c in standby1.calls]
-    assert kinds.index("update") < kinds.index("put_archive")
+    assert kinds.index("update") < kinds.index("put_archive") < kinds.index("kill")
+    assert ("kill", "SIGUSR1") in standby1.calls  # it sleeps until signalled
 
 
 def test_a_standby_made_for_another_image_is_removed_and_a_fresh_worker_created(cluster):
@@ -207,3 +209,34 @@ def test_workers_and_standbys_mount_their_images_venv_read_only_where_wanted(clu
     made = _made(cluster)
     assert [kw["readonly_volumes"] for _, kw in made] == [{f"venv-of-{BASE}": "/opt/venv"}] * 2
     assert asked == [BASE]  # filled or found once per image
+
+
+def test_the_go_signal_wakes_a_waiting_standby_at_once(tmp_path):
+    import signal
+    import threading
+    import time
+
+    go = tmp_path / GO_FILE
+    main = threading.get_ident()
+
+    def runner_says_go():
+        go.write_text(json.dumps({"TF_CONFIG": "{}"}))
+        signal.pthread_kill(main, signal.SIGUSR1)
+
+    worker_standby.hold_go_signal()
+    try:
+        threading.Timer(0.1, runner_says_go).start()
+        started = time.monotonic()
+        assert worker_standby.wait_for_go(str(go), preload=lambda: None) == {"TF_CONFIG": "{}"}
+        assert time.monotonic() - started < worker_standby.LOOK_S  # woken, not found by the next look
+    finally:
+        signal.sigtimedwait({signal.SIGUSR1}, 0)  # none should be left, but never deliver one to pytest
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+
+
+def test_limits_reach_docker_as_they_came_lists_of_dicts_included():
+    iops = {"device_write_iops": [{"Path": "/dev/vda", "Rate": 10}], "cpu_quota": 2000}
+    recipe = Recipe.of(BASE, ENV, iops, None)
+    assert recipe.resources == iops and isinstance(recipe.resources["device_write_iops"], list)
+    assert recipe.standby_resources()["device_write_iops"] == [{"Path": "/dev/vda", "Rate": 10}]
+    assert recipe.serves(Recipe.of(BASE, ENV, dict(reversed(list(iops.items()))), None))  # order does not matter
