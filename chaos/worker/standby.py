@@ -27,9 +27,11 @@ from chaos.worker.settings import ENV_VAR as SETTINGS_ENV
 
 STANDBY_ENV = "CHAOS_STANDBY"  # the go file's path; set only on a standby container
 # The runner signals after writing the go file, so a standby sleeps instead of
-# polling a file (each look goes through the image's filesystem driver); held
-# from the first line of __main__ so an early signal waits instead of killing.
-GO_SIGNAL = signal.SIGUSR1
+# polling a file (each look goes through the image's filesystem driver). Held
+# from __main__'s first lines; SIGWINCH because its default is to be ignored: one
+# that comes before the hold (a starved standby may take seconds to get there)
+# is lost, never fatal, and the next look finds the file.
+GO_SIGNAL = signal.SIGWINCH
 # What a worker may learn at its go rather than at its start: read by the
 # harness after the import, never by TensorFlow's import itself.
 LATE_ENV = frozenset({TF_CONFIG_ENV, WORKERS_ENV, TASK_INDEX_ENV, WORKER_INDEX_ENV, SETTINGS_ENV})

@@ -146,7 +146,7 @@ def test_a_restart_takes_the_standby_made_after_the_last_start(cluster):
     # The order that keeps the worker unreachable until it is the worker: network, weight, go.
     kinds = [c[0] for c in standby1.calls]
     assert kinds.index("update") < kinds.index("put_archive") < kinds.index("kill")
-    assert ("kill", "SIGUSR1") in standby1.calls  # it sleeps until signalled
+    assert ("kill", "SIGWINCH") in standby1.calls  # it sleeps until signalled
 
 
 def test_a_standby_made_for_another_image_is_removed_and_a_fresh_worker_created(cluster):
@@ -221,7 +221,7 @@ def test_the_go_signal_wakes_a_waiting_standby_at_once(tmp_path):
 
     def runner_says_go():
         go.write_text(json.dumps({"TF_CONFIG": "{}"}))
-        signal.pthread_kill(main, signal.SIGUSR1)
+        signal.pthread_kill(main, worker_standby.GO_SIGNAL)
 
     worker_standby.hold_go_signal()
     try:
@@ -230,8 +230,8 @@ def test_the_go_signal_wakes_a_waiting_standby_at_once(tmp_path):
         assert worker_standby.wait_for_go(str(go), preload=lambda: None) == {"TF_CONFIG": "{}"}
         assert time.monotonic() - started < worker_standby.LOOK_S  # woken, not found by the next look
     finally:
-        signal.sigtimedwait({signal.SIGUSR1}, 0)  # none should be left, but never deliver one to pytest
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+        signal.sigtimedwait({worker_standby.GO_SIGNAL}, 0)  # none should be left, but never deliver one to pytest
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {worker_standby.GO_SIGNAL})
 
 
 def test_limits_reach_docker_as_they_came_lists_of_dicts_included():
