@@ -128,7 +128,7 @@ def test_the_fit_job_recovers_bit_exact_from_its_own_backup(reports):
     report = reports["fit-job-killed-worker-recovers"]
     by_check = {v.check: v for v in report.verdicts}
     assert "bit-exact" in by_check["matches_uninterrupted"].reason
-    assert "at epoch 2, step 40" in by_check["restored_same_checkpoint"].reason
+    assert "at epoch 2, step 120" in by_check["restored_same_checkpoint"].reason
 
 
 def test_preemption_side_by_side_the_handler_loses_no_work_and_skips_the_collective_abort(reports):
