@@ -206,47 +206,10 @@ class DockerCluster:
         return volume
 
     def _prepare_backup_volume(self) -> dict[str, Any]:
-        """Make the volume's root writable for the user the workers' image runs
-        as (chaos.cluster.volume_owner), before any worker mounts it: a
-        short-lived root helper of that image, labelled with the run, removed
-        whatever happens."""
-        root = self.spec.launch.checkpoint_dir
-        users = {self._image_user(image) for image in self.spec.images}
-        image = self.spec.images[0]
-        args = [root, next(iter(users))] + (["shared"] if len(users) > 1 else [])
-        container = self.client.containers.create(
-            image,
-            entrypoint=["python3", "-c", inspect.getsource(volume_owner)],
-            command=args,
-            user="0",
-            # No nocopy here: what the image has at checkpoint_dir is copied into
-            # the new volume, as Docker does for a first mount.
-            volumes={self.volume.name: {"bind": root, "mode": "rw"}},
-            labels={**self.labels, "io.tfchaos.role": "helper"},
-            name=f"{self.prefix}-volume-owner",
-            network_disabled=True,
+        return prepare_checkpoint_volume(
+            self.client, self.volume.name, self.spec.images, self.spec.launch.checkpoint_dir,
+            labels={**self.labels, "io.tfchaos.role": "helper"}, name=f"{self.prefix}-volume-owner",
         )
-        try:
-            container.start()
-            code = int(container.wait().get("StatusCode", -1))
-            out = container.logs(stdout=True, stderr=False).decode(errors="replace").strip()
-            why = container.logs(stdout=False, stderr=True).decode(errors="replace").strip() or out
-        except APIError as exc:  # e.g. no python3 in the image
-            code, out, why = -1, "", str(exc.explanation or exc)
-        finally:
-            docker_api.ignore_gone(container.remove, force=True, v=True)
-        if code != 0:
-            raise InfrastructureError(
-                f"could not make checkpoint_dir {root} writable for the user {image} runs as: "
-                + (why.splitlines()[-1] if why else f"the helper exited {code}"),
-                hint="the image needs python3 on its PATH, and its USER must be a user its /etc/passwd lists "
-                "or a number (docs/workloads.md: the checkpoint volume)",
-            )
-        return json.loads(out.splitlines()[-1])
-
-    def _image_user(self, image: str) -> str:
-        """The user an image runs as (its USER; empty: root)."""
-        return (self.client.images.get(image).attrs.get("Config") or {}).get("User") or ""
 
     def start_workers(self) -> None:
         """Start every worker, then route the proxy to them.
@@ -686,3 +649,47 @@ class DockerCluster:
                 t=time.time(), source=source, exit_code=int(result.get("StatusCode", -1)), oom_killed=oom
             )
         )
+
+
+def prepare_checkpoint_volume(client, volume: str, images, root: str, *, labels: dict[str, str], name: str) -> dict[str, Any]:
+    """Make a checkpoint volume's root writable for the user the workers' images
+    run as (chaos.cluster.volume_owner), before any worker mounts it: a
+    short-lived root helper of the first image, labelled as given, removed
+    whatever happens. Workers then mount the volume ``nocopy``."""
+    users = {_image_user(client, image) for image in images}
+    image = images[0]
+    args = [root, next(iter(users))] + (["shared"] if len(users) > 1 else [])
+    container = client.containers.create(
+        image,
+        entrypoint=["python3", "-c", inspect.getsource(volume_owner)],
+        command=args,
+        user="0",
+        # No nocopy here: what the image has at checkpoint_dir is copied into
+        # the new volume, as Docker does for a first mount.
+        volumes={volume: {"bind": root, "mode": "rw"}},
+        labels=labels,
+        name=name,
+        network_disabled=True,
+    )
+    try:
+        container.start()
+        code = int(container.wait().get("StatusCode", -1))
+        out = container.logs(stdout=True, stderr=False).decode(errors="replace").strip()
+        why = container.logs(stdout=False, stderr=True).decode(errors="replace").strip() or out
+    except APIError as exc:  # e.g. no python3 in the image
+        code, out, why = -1, "", str(exc.explanation or exc)
+    finally:
+        docker_api.ignore_gone(container.remove, force=True, v=True)
+    if code != 0:
+        raise InfrastructureError(
+            f"could not make checkpoint_dir {root} writable for the user {image} runs as: "
+            + (why.splitlines()[-1] if why else f"the helper exited {code}"),
+            hint="the image needs python3 on its PATH, and its USER must be a user its /etc/passwd lists "
+            "or a number (docs/workloads.md: the checkpoint volume)",
+        )
+    return json.loads(out.splitlines()[-1])
+
+
+def _image_user(client, image: str) -> str:
+    """The user an image runs as (its USER; empty: root)."""
+    return (client.images.get(image).attrs.get("Config") or {}).get("User") or ""

@@ -19,6 +19,7 @@ import pytest
 
 from chaos import LABEL_PROJECT, PROJECT
 from chaos.agent import layer
+from chaos.cluster.docker_cluster import prepare_checkpoint_volume
 from chaos.cluster.ownership import LABEL_SESSION, session_id
 from chaos.events import (
     CheckpointEvent,
@@ -78,6 +79,9 @@ class UserJobCluster:
         try:
             self._network = self.client.networks.create(f"tfchaos-agent-{self.id}", labels=self.labels)
             self._volume = self.client.volumes.create(f"tfchaos-agent-{self.id}-ckpt", labels=self.labels)
+            # As the runner does: the example image runs as a non-root user and has no /checkpoints.
+            prepare_checkpoint_volume(self.client, self._volume.name, [self.image], CHECKPOINT_DIR,
+                                      labels=self.labels, name=f"tfchaos-agent-{self.id}-volume-owner")
             if self.agent:
                 self._agent_dir = Path(tempfile.mkdtemp(prefix="tfchaos-agent-"))
                 self._agent_dir.chmod(0o755)
@@ -96,7 +100,7 @@ class UserJobCluster:
         self.generation += 1
         for i in range(self.workers):
             env = {"TF_CONFIG": self.tf_config(i), "CHAOS_WORKER_INDEX": str(i)}
-            binds = {self._volume.name: {"bind": CHECKPOINT_DIR, "mode": "rw"}}
+            binds = {self._volume.name: {"bind": CHECKPOINT_DIR, "mode": "rw,nocopy"}}
             if self.agent:
                 env.update(layer.environment(i, CHECKPOINT_DIR))
                 binds[str(self._agent_dir)] = {"bind": layer.AGENT_DIR, "mode": "ro"}
