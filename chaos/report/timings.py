@@ -16,8 +16,10 @@ def phase_timings(timeline: Timeline, verdicts: list[Verdict] = ()) -> PhaseTimi
     if not timeline.events:
         return PhaseTimings()
     steps = timeline.of(StepEvent)
-    begin = _phase(timeline, "bring_up") or timeline.start
-    training = _phase(timeline, "training") or (steps[0].t if steps else None)
+    begin = _phase(timeline, "bring_up")
+    begin = timeline.start if begin is None else begin
+    training = _phase(timeline, "training")
+    training = (steps[0].t if steps else None) if training is None else training
     bring_up = training - begin if training is not None and begin is not None else None
 
     to_symptom = None
@@ -47,5 +49,7 @@ def phase_timings(timeline: Timeline, verdicts: list[Verdict] = ()) -> PhaseTimi
         bring_up_s=bring_up,
         time_to_symptom_s=to_symptom,
         time_to_recover_s=to_recover,
-        total_s=timeline.end - timeline.start,
+        # From bring-up: a scenario prepared ahead waited for its turn (chaos.runner.suite),
+        # and that wait is not its own time.
+        total_s=timeline.end - begin,
     )

@@ -163,3 +163,13 @@ def test_checks_on_the_report_timeline_are_the_same_checks():
     # Sanity: the check types used above are what the scenario parsed into.
     s = scenario()
     assert [type(c) for c in s.checks] == [ErrorRaised, Completed, MatchesUninterrupted, RecoveredWithin]
+
+
+def test_total_counts_from_bring_up_not_from_the_wait_for_its_turn():
+    from chaos.events import LogLine
+    from chaos.report.timings import phase_timings
+
+    s = scenario()
+    prepared = [LogLine(t=-40.0, source="proxy", text="proxy up: prepared ahead, waiting for its turn")]
+    t = Timeline(s.run_info(reference_digest="xyz"), prepared + list(timeline(s).events))
+    assert phase_timings(t).total_s == 17.0  # not 57: the 40 s before bring-up were a wait, not the scenario
