@@ -805,10 +805,14 @@ def run_side(side: Side, args, repeat: int, state: State) -> dict:
     t0, s0 = time.time(), read_proc_stat()
     build_rc, build_lines = run_child([sys.executable, "-m", "chaos.cli", "images", "build",
                                        *(f"--tf={v}" for v in args.tf or ())], side, env, state, log, args.quiet)
-    if build_rc == 0 and (side.path / "chaos" / "cluster" / "venv_cache.py").exists():
+    # Where the venv cache lives on that side: the Docker backend's room, or cluster/ before it.
+    venv_module = next((m for m in ("chaos.backends.docker", "chaos.cluster")
+                        if (side.path / m.replace(".", "/") / "venv_cache.py").exists()), None)
+    if build_rc == 0 and venv_module:
         # A side whose runner copies each image's venv to a volume pays that once per
         # image, like the build: here, not inside the measured run.
-        fill = ("from chaos.cluster import docker_api, venv_cache; c = docker_api.connect(); "
+        api = "api as docker_api" if venv_module == "chaos.backends.docker" else "docker_api"
+        fill = (f"from {venv_module} import {api}, venv_cache; c = docker_api.connect(); "
                 f"[venv_cache.venv_volume(c, i) for i in {sorted(side_image_ids(side, env))!r} if venv_cache.wanted(c)]")
         build_rc, more = run_child([sys.executable, "-c", fill], side, env, state, log, args.quiet)
         build_lines += more

@@ -290,9 +290,10 @@ def chaos_images(pytestconfig) -> dict[str, str]:
 @pytest.fixture
 def chaos_cluster(chaos_images):
     """A started 2-worker cluster behind the proxy; torn down after the test."""
-    from chaos.cluster.docker_cluster import ClusterSpec, DockerCluster
+    from chaos.backends.docker.backend import DockerBackend
+    from chaos.backends.spec import ClusterSpec
 
     spec = ClusterSpec(images=(chaos_images["worker"],) * 2, proxy_image=chaos_images["proxy"])
-    with DockerCluster(spec) as cluster:
+    with DockerBackend().cluster(spec) as cluster:
         cluster.start_workers()
         yield cluster

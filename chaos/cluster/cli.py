@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import argparse
 
-
-from chaos.cluster import docker_api
-from chaos.cluster.docker_cluster import ClusterSpec
-from chaos.cluster.eventlog import EventLog
+from chaos.backends.docker import api as docker_api
+from chaos.backends.spec import ClusterSpec
 from chaos.cluster.progress import ProgressPrinter
-from chaos.cluster.topology import MAX_WORKERS
 from chaos.errors import ScenarioError
+from chaos.eventlog import EventLog
+from chaos.runner.training import run_training
+from chaos.topology import MAX_WORKERS
 from chaos.worker.settings import WorkerSettings
 
 
 def cmd_clean(args) -> int:
     """Remove runs whose owning process is gone (a crashed or killed run);
     ``--run ID`` one run, ``--all`` everything of tfchaos (live runs too)."""
-    from chaos.cluster.runs import clean
+    from chaos.backends.docker.runs import clean
 
     if args.run and args.all:
         raise ScenarioError("give --run ID or --all, not both", hint="`chaos clean` alone removes runs whose owner is gone")
@@ -42,7 +42,7 @@ def cmd_clean(args) -> int:
 
 
 def cmd_baseline(args) -> int:
-    from chaos.cluster.training import run_training
+    from chaos.backends.docker.backend import DockerBackend
     from chaos.images import PROXY_IMAGE, ensure_images, worker_image_tag
 
     if not 1 <= args.workers <= MAX_WORKERS:
@@ -61,7 +61,7 @@ def cmd_baseline(args) -> int:
     events = EventLog()
     events.subscribe(show.event)
     show.phase(f"baseline: {args.workers} workers, TF {args.tf}, {args.epochs} epochs")
-    result = run_training(spec, events=events)
+    result = run_training(spec, DockerBackend(), events=events)
     for worker, digest in sorted(result.digests.items()):
         print(f"  {worker}: final weights digest {digest}")
     print(
@@ -87,14 +87,14 @@ def cmd_compose(args) -> int:
 
     if args.inject is not None:
         from chaos.cluster.compose_inject import run_inject
-        from chaos.cluster.docker_api import connect
+        from chaos.backends.docker.api import connect
 
         return run_inject(connect(), args.inject, args.project, getattr(args, "for"))
     if getattr(args, "for") is not None:
         raise ScenarioError("--for goes with --inject", hint="e.g. chaos compose --inject 'pause_worker: {worker: 1}' --for 20")
     if args.watch:
         from chaos.cluster.compose_watch import watch
-        from chaos.cluster.docker_api import connect
+        from chaos.backends.docker.api import connect
 
         try:
             return watch(connect(), project=args.project, interval=args.interval)

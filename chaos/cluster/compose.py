@@ -14,7 +14,7 @@ import yaml
 
 from chaos import LABEL_PROJECT, PROJECT
 from chaos.workload.launch import BUILTIN_CHECKPOINT_DIR as BACKUP_MOUNT
-from chaos.cluster.topology import PROXY_ALIAS, PROXY_API_PORT, Topology
+from chaos.topology import PROXY_ALIAS, PROXY_API_PORT, Topology
 from chaos.worker.emit import WORKER_INDEX_ENV
 from chaos.worker.settings import WorkerSettings
 

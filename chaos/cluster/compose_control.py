@@ -16,9 +16,9 @@ import itertools
 import time
 from typing import Any, Callable
 
-from chaos.cluster import docker_api
-from chaos.cluster.proxy_client import ProxyClient
-from chaos.cluster.topology import PROXY_API_PORT
+from chaos.backends.docker import api as docker_api
+from chaos.backends.proxy_client import ProxyClient
+from chaos.topology import PROXY_API_PORT
 from chaos.errors import ScenarioError
 from chaos.events import Event
 from chaos.worker.control import control_file_script

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from chaos.cluster.compose_control import ComposeControl
 from chaos.cluster.compose_watch import COMPOSE_PROJECT
 from chaos.cluster.progress import describe
-from chaos.cluster.topology import PROXY_ALIAS, PROXY_API_PORT
+from chaos.topology import PROXY_ALIAS, PROXY_API_PORT
 from chaos.errors import ScenarioError
 from chaos.events import Event
 from chaos.faults import FAULTS, Fault

@@ -10,7 +10,7 @@ The runner drives a fault like this::
 
 ``heal`` is idempotent: healing twice, or healing a fault that was never
 injected (or only half injected), does nothing harmful. Faults touch the
-cluster only through ``chaos.cluster.control.ClusterControl``.
+cluster only through ``chaos.backends.base.ClusterControl``.
 
 A fault with ``applies_at_create`` changes how workers are *created* (their
 image, environment or settings), so it takes effect when a worker (re)starts:
@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from chaos.cluster.control import ClusterControl
+from chaos.backends.base import ClusterControl
 from chaos.events import RUNNER, HealEvent, InjectEvent
 from chaos.scenario.registry import Registry
 

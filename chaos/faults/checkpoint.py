@@ -2,7 +2,7 @@
 the backup volume is full, writes to it are slow, or a worker dies inside a save.
 
 They act on the run's backup volume through ``ClusterControl`` verbs (a helper
-container runs ``chaos.cluster.backup_files``) or, for the kill, inside the
+container runs ``chaos.backends.backup_files``) or, for the kill, inside the
 worker's save (``chaos.worker.backups``). Measured outcomes: docs/findings.md."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import ClassVar, Literal, Optional
 
 from pydantic import Field, PrivateAttr, model_validator
 
-from chaos.cluster.backup_files import BackupDamage, BackupFile
-from chaos.cluster.control import ClusterControl
+from chaos.backends.backup_files import BackupDamage, BackupFile
+from chaos.backends.base import ClusterControl
 from chaos.events import RUNNER, NoticeEvent
 from chaos.faults.base import Fault, WorkerFault, WorkersFault, register_fault
 

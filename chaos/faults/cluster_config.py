@@ -13,7 +13,7 @@ from typing import Callable, ClassVar, Literal
 
 from pydantic import Field
 
-from chaos.cluster.control import ClusterControl
+from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkersFault, register_fault
 from chaos.worker.settings import WorkerSettings
 

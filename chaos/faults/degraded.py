@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from chaos.cluster.control import ClusterControl
+from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
 from chaos.faults.toxics import Stream, add_toxics, remove_toxics
 

@@ -10,7 +10,7 @@ from typing import ClassVar, Optional
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
-from chaos.cluster.control import ClusterControl
+from chaos.backends.base import ClusterControl
 from chaos.images.versions import buildable_version
 from chaos.faults.base import Fault, WorkersFault, register_fault
 from chaos.workload.spec import check_env

@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, PrivateAttr
 
-from chaos.cluster.control import ClusterControl
+from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
 from chaos.faults.toxics import Stream, add_toxics, remove_toxics
 

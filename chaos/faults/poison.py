@@ -14,7 +14,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from chaos.cluster.control import ClusterControl
+from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
 
 

@@ -65,7 +65,7 @@ def load_entries(paths: list[str], workload_file: str | None = None) -> list[Ent
 
 def preflight(options: RunOptions) -> None:
     """Once, not per scenario: the Docker engine answers, a user's proxy image exists."""
-    from chaos.cluster import docker_api
+    from chaos.backends.docker import api as docker_api
 
     client = docker_api.connect()
     if not options.our_proxy:
@@ -108,7 +108,7 @@ def cmd_run(args) -> int:
 
 
 def _no_events():
-    from chaos.cluster.eventlog import EventLog
+    from chaos.eventlog import EventLog
 
     return EventLog()
 

@@ -17,9 +17,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from chaos import interrupts
-from chaos.cluster.docker_cluster import ClusterSpec
-from chaos.cluster.eventlog import EventLog
-from chaos.cluster.training import run_training
+from chaos.backends.base import Backend
+from chaos.backends.spec import ClusterSpec
+from chaos.eventlog import EventLog
+from chaos.runner.training import run_training
 from chaos.errors import InfrastructureError
 from chaos.events import StepEvent
 from chaos.workload.evidence import Evidence, unproduced
@@ -95,8 +96,10 @@ def _cached(path: Path) -> Reference | None:
         return None  # absent, or a torn write of a killed run: compute it again
 
 
-def uninterrupted_reference(spec: ClusterSpec, client, progress=None, *, stop: EventLog | None = None) -> Reference:
-    image_ids = [client.images.get(tag).id for tag in spec.images]
+def uninterrupted_reference(
+    spec: ClusterSpec, backend: Backend, progress=None, *, stop: EventLog | None = None
+) -> Reference:
+    image_ids = [backend.image_id(tag) for tag in spec.images]
     path = cache_dir() / f"{reference_key(spec, image_ids)}.json"
     cached = _cached(path)
     if cached is not None:
@@ -107,14 +110,14 @@ def uninterrupted_reference(spec: ClusterSpec, client, progress=None, *, stop: E
             return cached
         if stop is not None:
             stop.raise_if_stopped()  # cancelled while waiting for the lock
-        return _compute(spec, path, progress, stop)
+        return _compute(spec, backend, path, progress, stop)
 
 
-def _compute(spec: ClusterSpec, path: Path, progress, stop: EventLog | None) -> Reference:
+def _compute(spec: ClusterSpec, backend: Backend, path: Path, progress, stop: EventLog | None) -> Reference:
     if progress:
         progress("computing the uninterrupted reference run (cached afterwards)")
     # Nothing restarts in an uninterrupted run: no standby containers.
-    result = run_training(dataclasses.replace(spec, standby=False), events=EventLog(stopped_with=stop))
+    result = run_training(dataclasses.replace(spec, standby=False), backend, events=EventLog(stopped_with=stop))
     # A job that reports no digest (a custom loop with no Keras fit and no report
     # call) is not a nondeterministic one: the checks that need a digest are
     # unknown, saying why, and the run goes on.

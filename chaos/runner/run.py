@@ -19,8 +19,9 @@ from typing import Callable
 
 from chaos.checks import run_checks
 from chaos.checks.verdict import unknown
-from chaos.cluster.docker_cluster import ClusterSpec, DockerCluster
-from chaos.cluster.eventlog import EventLog
+from chaos.backends.base import Backend
+from chaos.backends.spec import ClusterSpec
+from chaos.eventlog import EventLog
 from chaos.errors import ChaosError
 from chaos.events import LogLine, PhaseEvent, RUNNER
 from chaos.report import Report, build_report, write_json
@@ -44,6 +45,14 @@ class RunOptions:
 
     proxy_image: str | None = None  # another Toxiproxy-API image; None: ours, built like the workers
     report_dir: Path | None = None  # JSON report and worker logs per scenario
+    backend: Backend | None = None  # where clusters come from; None: Docker on this host
+
+    def cluster_backend(self) -> Backend:
+        if self.backend is not None:
+            return self.backend
+        from chaos.backends.docker.backend import DockerBackend
+
+        return DockerBackend()
 
     @property
     def our_proxy(self) -> bool:
@@ -90,7 +99,7 @@ def cluster_spec(scenario: Scenario, images: Images) -> ClusterSpec:
         backup_volume_mb=max((s.fault.backup_volume_mb() for s in scenario.faults), default=0),
         resources={i: c.resources.limits() for i in range(len(images.workers))} if c.resources.limits() else {},
         topology=c.topology(),
-        # Workers made ahead (chaos.cluster.standby), except where step times are
+        # Workers made ahead (chaos.backends.docker.standby), except where step times are
         # judged: a standby's import would take CPU the measurement counts.
         standby=not any(check.timing_sensitive for check in scenario.checks),
     )
@@ -100,7 +109,7 @@ def prepare_images(scenario: Scenario, options: RunOptions, progress: Progress |
     """Worker images (the harness's per TF version, built or reused; or the
     user's job, built if asked, with the agent layered on), and the proxy
     image: ours built like the workers, a user's only required to exist."""
-    from chaos.cluster import docker_api
+    from chaos.backends.docker import api as docker_api
     from chaos.images import PROXY_IMAGE, ensure_images, worker_image_tag
     from chaos.workload import images as workload_images
 
@@ -161,14 +170,15 @@ def run_cluster(
     """Reference run if a check needs one, the cluster, the supervisor, the checks."""
     reference = None
     outcome = None
-    with DockerCluster(spec, events=events) as cluster:
+    backend = options.cluster_backend()
+    with backend.cluster(spec, events=events) as cluster:
         # The cluster first: its standby workers import TensorFlow on idle CPU
         # while the scenario waits for its turn and the reference run (if not
         # cached) trains.
         if admit is not None:
             admit()
         if needs_reference(scenario) and Evidence.WEIGHTS in spec.launch.evidence:
-            reference = uninterrupted_reference(spec, cluster.client, progress, stop=events)
+            reference = uninterrupted_reference(spec, backend, progress, stop=events)
         supervisor = Supervisor(scenario, cluster, progress)
         try:
             outcome = supervisor.run()

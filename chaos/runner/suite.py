@@ -9,7 +9,7 @@ times it measures.
 
 Up to ``ahead`` more scenarios are *prepared* before their turn: their
 cluster is up and their standby workers import TensorFlow at the lowest CPU
-weight (chaos.cluster.standby), on CPU the running scenarios leave idle. A
+weight (chaos.backends.docker.standby), on CPU the running scenarios leave idle. A
 prepared scenario waits for its turn (``admit``) before anything it measures
 starts, so its bring-up then costs little more than making the strategy.
 Nothing is prepared while a timing-sensitive scenario runs.
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from chaos import interrupts
-from chaos.cluster.eventlog import EventLog
+from chaos.eventlog import EventLog
 from chaos.cluster.progress import ProgressPrinter
 from chaos.report import Report
 from chaos.runner.run import RunOptions, run

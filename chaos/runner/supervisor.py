@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from chaos.checks.select import first_by_worker
-from chaos.cluster.control import ClusterControl
+from chaos.backends.base import ClusterControl
 from chaos.errors import ChaosError, InfrastructureError
 from chaos.events import RUNNER, NoticeEvent, PhaseEvent, PlanEvent, StartEvent
 from chaos.fingerprints import skews

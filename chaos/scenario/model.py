@@ -38,7 +38,7 @@ from pydantic import (
     model_validator,
 )
 
-from chaos.cluster.topology import Topology
+from chaos.topology import Topology
 from chaos.checks import RECOVERY_CHECKS, SYMPTOM_CHECKS, Check
 from chaos.faults import FAULTS
 from chaos.images.versions import buildable_version
@@ -243,7 +243,7 @@ class ClusterSpec(_Strict):
         return self.tf_versions[worker] if self.tf_versions else self.tf_version
 
     def topology(self) -> Topology:
-        """Names, slots and TF_CONFIG of every container (chaos.cluster.topology)."""
+        """Names, slots and TF_CONFIG of every container (chaos.topology)."""
         return Topology(self.workers, num_ps=self.ps if self.training.strategy == "parameter_server" else 0)
 
     @property

@@ -1,7 +1,7 @@
 """A fault's ``task:`` (a TF task name) resolved to its container through the topology.
 
 Faults act on containers by index (``worker``); a parameter-server cluster's
-containers are chief, workers and ps (chaos.cluster.topology), so a scenario
+containers are chief, workers and ps (chaos.topology), so a scenario
 names them by task (``task: ps-0``) and validation turns that name into the
 index, or refuses a task the cluster does not have, naming the valid ones.
 """

@@ -9,7 +9,7 @@ file carries the environment keys that only the harness reads after the import
 (``LATE_ENV``: its cluster and its settings); everything else (image, other
 environment, limits, command) was fixed at creation and must equal what a fresh
 container would get, or the runner creates a fresh one instead
-(``chaos.cluster.standby``). After the go the process is an ordinary worker:
+(``chaos.backends.docker.standby``). After the go the process is an ordinary worker:
 its own container, its own process, killed and observed like any other.
 
 No TensorFlow import at module level (the runner imports ``LATE_ENV``).

@@ -19,13 +19,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from run_scope import Snapshot, leftovers, remove  # noqa: E402
 
-from chaos.cluster.ownership import session_id  # noqa: E402
+from chaos.backends.docker.ownership import session_id  # noqa: E402
 
 SESSION = session_id()  # set in the environment: subprocesses' runs carry it too
 
 
 def _engine():
-    from chaos.cluster import docker_api
+    from chaos.backends.docker import api as docker_api
     from chaos.errors import InfrastructureError
 
     try:

@@ -13,7 +13,7 @@ test's own are:
   another session's);
 * images labelled with a run id (images a run made for itself).
 
-* never an image's venv copy (``io.tfchaos.role=venv``, chaos.cluster.venv_cache):
+* never an image's venv copy (``io.tfchaos.role=venv``, chaos.backends.docker.venv_cache):
   a cache kept across runs, like the built images.
 
 Objects of another session (another test run, a user's ``chaos run`` on a
@@ -25,7 +25,7 @@ no session): the framework labels everything else it creates with its session,
 so those are other programs' (``docker build``'s intermediate containers,
 someone's probe, a compose project).
 
-Labels are a container's own, as for ``chaos clean`` (chaos.cluster.engine_objects):
+Labels are a container's own, as for ``chaos clean`` (chaos.backends.docker.engine_objects):
 a container of an image built on one of ours inherits the image's labels, and
 those never make it the test's.
 """
@@ -35,10 +35,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT
-from chaos.cluster import venv_cache
+from chaos.backends.docker import venv_cache
 from chaos.images.plans import LABEL_KIND
-from chaos.cluster.engine_objects import EngineObject, list_objects, remove_objects
-from chaos.cluster.ownership import LABEL_SESSION
+from chaos.backends.docker.engine_objects import EngineObject, list_objects, remove_objects
+from chaos.backends.docker.ownership import LABEL_SESSION
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def is_ours(obj: EngineObject, session: str, used_volumes: set[str]) -> bool:
     if obj.kind == "image":
         return LABEL_RUN in obj.labels
     if obj.kind == "volume":
-        # An image's venv copy (chaos.cluster.venv_cache) is a cache kept like the image.
+        # An image's venv copy (chaos.backends.docker.venv_cache) is a cache kept like the image.
         if obj.labels.get(LABEL_PROJECT) == PROJECT and obj.labels.get(venv_cache.LABEL_ROLE) == venv_cache.ROLE:
             return False
         return obj.id not in used_volumes

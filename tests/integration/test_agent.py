@@ -19,8 +19,8 @@ import pytest
 
 from chaos import LABEL_PROJECT, PROJECT
 from chaos.agent import layer
-from chaos.cluster.docker_cluster import prepare_checkpoint_volume
-from chaos.cluster.ownership import LABEL_SESSION, session_id
+from chaos.backends.docker.cluster import prepare_checkpoint_volume
+from chaos.backends.docker.ownership import LABEL_SESSION, session_id
 from chaos.events import (
     CheckpointEvent,
     DoneEvent,

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from chaos.checks.verdict import Status
-from chaos.cluster.docker_cluster import ClusterSpec, DockerCluster
+from chaos.backends.docker.cluster import DockerCluster
+from chaos.backends.spec import ClusterSpec
 from chaos.events import ExitEvent
 from chaos.runner.run import RunOptions
 from chaos.runner.suite import Entry, run_suite

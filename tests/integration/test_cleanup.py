@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pytest
 
-from chaos.cluster.engine_objects import list_objects
-from chaos.cluster.ownership import LABEL_SESSION, SESSION_ENV, Liveness
-from chaos.cluster.runs import runs_on_engine
+from chaos.backends.docker.engine_objects import list_objects
+from chaos.backends.docker.ownership import LABEL_SESSION, SESSION_ENV, Liveness
+from chaos.backends.docker.runs import runs_on_engine
 from run_scope import Snapshot, volumes_in_use  # noqa: E402  (conftest puts it on sys.path)
 
 pytestmark = pytest.mark.integration

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from chaos.cluster.docker_cluster import ClusterSpec, DockerCluster
-from chaos.cluster.eventlog import EventLog
-from chaos.cluster.training import run_training
+from chaos.backends.docker.backend import DockerBackend
+from chaos.backends.docker.cluster import DockerCluster
+from chaos.backends.spec import ClusterSpec
+from chaos.eventlog import EventLog
+from chaos.runner.training import run_training
 from chaos.events import CheckpointEvent, DoneEvent, ExitEvent, RestoredEvent, StepEvent
 from chaos.worker.settings import WorkerSettings
 
@@ -24,7 +26,7 @@ def spec(images, settings=SETTINGS, workers=2) -> ClusterSpec:
 @pytest.fixture(scope="module")
 def reference(images):
     """One uninterrupted run: the digest every other run is compared with."""
-    return run_training(spec(images))
+    return run_training(spec(images), DockerBackend())
 
 
 def test_fault_free_run_gives_identical_weights_on_every_worker(reference):
@@ -38,13 +40,13 @@ def test_fault_free_run_gives_identical_weights_on_every_worker(reference):
 
 
 def test_second_run_with_same_seed_gives_same_digest(images, reference):
-    again = run_training(spec(images))
+    again = run_training(spec(images), DockerBackend())
     assert again.digests == reference.digests
 
 
 def test_another_seed_gives_another_digest(images, reference):
     # Guards the two tests above against a digest that ignores the weights.
-    other = run_training(spec(images, WorkerSettings(epochs=5, steps_per_epoch=20, seed=7)))
+    other = run_training(spec(images, WorkerSettings(epochs=5, steps_per_epoch=20, seed=7)), DockerBackend())
     assert other.identical
     assert set(other.digests.values()).isdisjoint(reference.digests.values())
 

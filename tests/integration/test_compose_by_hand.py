@@ -19,7 +19,7 @@ from chaos.cluster.compose import API_PORT_ENV
 from chaos.cluster.compose_control import ComposeControl
 from chaos.cluster.compose_inject import inject_for, parse_fault, proxy_api
 from chaos.cluster.compose_watch import compose_containers
-from chaos.cluster.proxy_client import ProxyClient
+from chaos.backends.proxy_client import ProxyClient
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,7 +18,7 @@ import uuid
 import pytest
 
 from chaos import LABEL_PROJECT, PROJECT
-from chaos.cluster.ownership import LABEL_SESSION, session_id
+from chaos.backends.docker.ownership import LABEL_SESSION, session_id
 from chaos.images import DEFAULT_TF_VERSIONS, PROXY_IMAGE, ensure_images, image_status, plans, worker_image_tag
 from chaos.images.engine import docker_client
 from chaos.images.versions import parse_tf_version

@@ -6,7 +6,7 @@ from pathlib import Path
 import yaml
 
 from chaos.cluster import compose
-from chaos.cluster.topology import Topology
+from chaos.topology import Topology
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ import tarfile
 
 from docker.errors import NotFound
 
-from chaos.cluster.docker_api import count_files
+from chaos.backends.docker.api import count_files
 
 
 def archive(files: dict[str, bytes], dirs=("ckpt",)) -> bytes:

@@ -10,9 +10,10 @@ from types import SimpleNamespace
 import pytest
 from docker.errors import ImageNotFound, NotFound
 
-from chaos.cluster import docker_api
-from chaos.cluster import docker_cluster as dc
-from chaos.cluster.docker_cluster import ClusterSpec, DockerCluster
+from chaos.backends.docker import api as docker_api
+from chaos.backends.docker import cluster as dc
+from chaos.backends.docker.cluster import DockerCluster
+from chaos.backends.spec import ClusterSpec
 from chaos.errors import InfrastructureError
 from chaos.events import RestartEvent
 from chaos.worker.control import control_file_script
@@ -219,7 +220,7 @@ def test_proxy_clients_of_clusters_side_by_side_each_reach_their_own_api(monkeyp
 
     from toxiproxy.api import APIConsumer
 
-    from chaos.cluster.proxy_client import BoundProxy, ProxyClient
+    from chaos.backends.proxy_client import BoundProxy, ProxyClient
 
     seen = []
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import requests
 
-from chaos.cluster.engine_objects import list_objects, remove_objects
-from chaos.cluster.ownership import Liveness, Owner, process_start
-from chaos.cluster.runs import clean, runs_on_engine
+from chaos.backends.docker.engine_objects import list_objects, remove_objects
+from chaos.backends.docker.ownership import Liveness, Owner, process_start
+from chaos.backends.docker.runs import clean, runs_on_engine
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT
-from chaos.cluster.ownership import LABEL_OWNER
+from chaos.backends.docker.ownership import LABEL_OWNER
 
 
 class NotFound(Exception):
@@ -258,7 +258,7 @@ def test_images_never_carry_a_run_id_owner_or_session():
     from chaos.images import plans
     from chaos.images.versions import parse_tf_version
     from chaos.workload import images as workload_images
-    from chaos.cluster.ownership import LABEL_SESSION
+    from chaos.backends.docker.ownership import LABEL_SESSION
 
     marks = {LABEL_RUN, LABEL_OWNER, LABEL_SESSION}
     for plan in (*plans.worker_plans(parse_tf_version("2.20")), *plans.proxy_plans()):

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT
-from chaos.cluster.ownership import LABEL_SESSION
+from chaos.backends.docker.ownership import LABEL_SESSION
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "integration"))
 import run_scope  # noqa: E402

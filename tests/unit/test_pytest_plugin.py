@@ -65,7 +65,7 @@ CONFTEST = REPORT_CODE + textwrap.dedent(
 
     import pytest
 
-    import chaos.cluster.docker_api
+    import chaos.backends.docker.api
     import chaos.images
     import chaos.runner.run
 
@@ -100,8 +100,8 @@ CONFTEST = REPORT_CODE + textwrap.dedent(
     def pytest_configure(config):
         _patch.setattr(chaos.images, "ensure_images", fake_ensure_images)
         _patch.setattr(chaos.runner.run, "run_cluster", fake_run_cluster)
-        _patch.setattr(chaos.cluster.docker_api, "require_image", lambda client, image: None)
-        _patch.setattr(chaos.cluster.docker_api, "connect", lambda: None)
+        _patch.setattr(chaos.backends.docker.api, "require_image", lambda client, image: None)
+        _patch.setattr(chaos.backends.docker.api, "connect", lambda: None)
 
 
     def pytest_unconfigure(config):

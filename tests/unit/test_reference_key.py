@@ -3,7 +3,7 @@ final weights must be in it, or a scenario is judged against another run."""
 
 from dataclasses import replace
 
-from chaos.cluster.docker_cluster import ClusterSpec
+from chaos.backends.spec import ClusterSpec
 from chaos.runner.reference import reference_key
 from chaos.worker.settings import WorkerSettings
 from chaos.workload.launch import Launch

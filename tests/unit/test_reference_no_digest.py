@@ -13,8 +13,8 @@ import pytest
 from chaos.checks import RECOVERY_CHECKS
 from chaos.checks.base import run_check
 from chaos.checks.verdict import Status
-from chaos.cluster.docker_cluster import ClusterSpec
-from chaos.cluster.training import TrainingResult
+from chaos.backends.spec import ClusterSpec
+from chaos.runner.training import TrainingResult
 from chaos.errors import InfrastructureError
 from chaos.events import CheckpointEvent, DoneEvent, ExitEvent, PlanEvent, StartEvent, StepEvent
 from chaos.runner import reference as reference_module
@@ -42,7 +42,7 @@ def quiet_job():
 
 
 def trained(monkeypatch, events, digests):
-    def run_training(spec, *, events=None, timeout_s=300):
+    def run_training(spec, backend, *, events=None, timeout_s=300):
         return TrainingResult(digests=digests, bring_up_s=1.0, training_s=1.0, total_s=2.0, events=history)
 
     history = events
@@ -55,7 +55,7 @@ def trained(monkeypatch, events, digests):
 def test_a_reference_run_that_reported_no_digest_is_no_error_and_says_why(monkeypatch, tmp_path):
     trained(monkeypatch, quiet_job(), digests={})
     said = []
-    ref = _compute(SPEC, tmp_path / "ref.json", said.append, None)
+    ref = _compute(SPEC, None, tmp_path / "ref.json", said.append, None)
     assert ref.digest == ""
     assert dict(ref.unproduced)["weights_digest"] == NO_CALL
     assert any(NO_CALL in line for line in said)
@@ -66,7 +66,7 @@ def test_done_reports_without_weights_are_no_digest_either(monkeypatch, tmp_path
     events = [start(0), start(1), PlanEvent(t=2.0, source="worker-0", total_steps=4),
               *[DoneEvent(t=8.0, source=f"worker-{w}", step=4) for w in (0, 1)], *exits(0)]
     trained(monkeypatch, events, digests={"worker-0": "", "worker-1": ""})
-    ref = _compute(SPEC, tmp_path / "ref.json", None, None)
+    ref = _compute(SPEC, None, tmp_path / "ref.json", None, None)
     assert ref.digest == ""
     assert dict(ref.unproduced)["weights_digest"].startswith(
         "no weights digest: worker-0, worker-1 reported done without weights")
@@ -77,7 +77,7 @@ def test_digests_that_really_differ_are_still_a_run_error(monkeypatch, tmp_path)
               *[DoneEvent(t=8.0, source=f"worker-{w}", step=1, weights_digest=d) for w, d in ((0, "aa"), (1, "bb"))]]
     trained(monkeypatch, events, digests={"worker-0": "aa", "worker-1": "bb"})
     with pytest.raises(InfrastructureError, match="different weights per worker"):
-        _compute(SPEC, tmp_path / "ref.json", None, None)
+        _compute(SPEC, None, tmp_path / "ref.json", None, None)
 
 
 def test_an_old_cache_entry_with_an_empty_digest_and_no_reason_is_computed_again(tmp_path):

@@ -16,7 +16,7 @@ import chaos.cli
 import chaos.images
 import chaos.interrupts
 import chaos.runner.run
-from chaos.cluster import docker_api
+from chaos.backends.docker import api as docker_api
 from chaos.errors import InfrastructureError
 from chaos.images import PROXY_IMAGE
 from chaos.report import build_report

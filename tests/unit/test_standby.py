@@ -1,4 +1,4 @@
-"""Standby workers (chaos.cluster.standby, chaos.worker.standby): a container
+"""Standby workers (chaos.backends.docker.standby, chaos.worker.standby): a container
 made ahead serves only when it was created exactly as a fresh one would be;
 its go file carries only what the harness reads after importing TensorFlow."""
 
@@ -11,10 +11,11 @@ import tarfile
 
 import pytest
 
-from chaos.cluster import docker_api
-from chaos.cluster import docker_cluster as dc
-from chaos.cluster.docker_cluster import ClusterSpec, DockerCluster
-from chaos.cluster.standby import ACTIVE_CPU_SHARES, GO_FILE, STANDBY_CPU_SHARES, Recipe, go_archive
+from chaos.backends.docker import api as docker_api
+from chaos.backends.docker import cluster as dc
+from chaos.backends.docker.cluster import DockerCluster
+from chaos.backends.spec import ClusterSpec
+from chaos.backends.docker.standby import ACTIVE_CPU_SHARES, GO_FILE, STANDBY_CPU_SHARES, Recipe, go_archive
 from chaos.worker import standby as worker_standby
 from chaos.worker.settings import ENV_VAR, WorkerSettings
 from chaos.worker.standby import LATE_ENV, STANDBY_ENV
@@ -199,7 +200,7 @@ def test_once_no_restart_is_expected_the_restart_still_takes_its_standbys_and_no
 
 
 def test_workers_and_standbys_mount_their_images_venv_read_only_where_wanted(cluster, monkeypatch):
-    from chaos.cluster import venv_cache
+    from chaos.backends.docker import venv_cache
 
     asked = []
     monkeypatch.setattr(venv_cache, "venv_volume", lambda client, image: asked.append(image) or f"venv-of-{image}")

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from chaos.cluster.eventlog import EventLog
+from chaos.eventlog import EventLog
 from chaos.errors import InfrastructureError
 from chaos.events import (
     NoticeEvent,

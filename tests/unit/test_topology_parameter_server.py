@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from chaos.cluster.topology import Topology
+from chaos.topology import Topology
 
 
 def test_slots_map_to_chief_workers_then_ps():

@@ -1,4 +1,4 @@
-"""The image's venv on a volume (chaos.cluster.venv_cache), against a fake engine."""
+"""The image's venv on a volume (chaos.backends.docker.venv_cache), against a fake engine."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 from docker.errors import ImageNotFound, NotFound
 
-from chaos.cluster import venv_cache
+from chaos.backends.docker import venv_cache
 
 
 class FakeVolume:

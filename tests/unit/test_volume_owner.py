@@ -1,5 +1,5 @@
 """The run's checkpoint volume is made writable for the user the job's image
-runs as (chaos.cluster.volume_owner), before any worker mounts it, and workers
+runs as (chaos.backends.docker.volume_owner), before any worker mounts it, and workers
 mount it ``nocopy`` so Docker does not give it the image directory's owner
 again. Fakes at the Docker SDK boundary; the helper script on the host."""
 
@@ -14,9 +14,10 @@ import pytest
 from docker.errors import APIError
 
 from chaos import LABEL_RUN
-from chaos.cluster import docker_api, volume_owner
-from chaos.cluster.docker_cluster import ClusterSpec, DockerCluster
-from chaos.cluster.volume_owner import MODE, SHARED_MODE, prepare, resolve_user
+from chaos.backends.docker import api as docker_api, volume_owner
+from chaos.backends.docker.cluster import DockerCluster
+from chaos.backends.spec import ClusterSpec
+from chaos.backends.docker.volume_owner import MODE, SHARED_MODE, prepare, resolve_user
 from chaos.errors import InfrastructureError
 from chaos.workload.launch import Launch
 

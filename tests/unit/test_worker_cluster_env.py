@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from chaos.cluster.topology import Topology
+from chaos.topology import Topology
 from chaos.worker.cluster_env import TASK_INDEX_ENV, WORKERS_ENV, cluster_env, make_resolver
 from chaos.worker.settings import WorkerSettings
 

@@ -28,7 +28,7 @@ CONFTEST = textwrap.dedent(
     """
     import pytest
 
-    import chaos.cluster.docker_api
+    import chaos.backends.docker.api
     import chaos.images
     import chaos.runner.run
     from chaos.checks import run_checks
@@ -56,8 +56,8 @@ CONFTEST = textwrap.dedent(
     def pytest_configure(config):
         _patch.setattr(chaos.images, "ensure_images", lambda *a, **k: {})
         _patch.setattr(chaos.runner.run, "run_cluster", passing_run)
-        _patch.setattr(chaos.cluster.docker_api, "require_image", lambda client, image: None)
-        _patch.setattr(chaos.cluster.docker_api, "connect", lambda: None)
+        _patch.setattr(chaos.backends.docker.api, "require_image", lambda client, image: None)
+        _patch.setattr(chaos.backends.docker.api, "connect", lambda: None)
 
 
     def pytest_unconfigure(config):

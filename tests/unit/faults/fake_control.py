@@ -41,8 +41,8 @@ class ControlFake(FakeCluster):
         return "172.30.255.254"
 
     def tf_config(self, index):
-        # What the real cluster creates (chaos.cluster.topology), for the faults that break it.
-        from chaos.cluster.topology import Topology
+        # What the real cluster creates (chaos.topology), for the faults that break it.
+        from chaos.topology import Topology
 
         return Topology(self.num_workers).tf_config(index)
 

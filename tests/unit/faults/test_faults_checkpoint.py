@@ -1,12 +1,12 @@
 """corrupt_checkpoint and stale_checkpoint against the fake cluster, and what they
-do to real checkpoint files (chaos.cluster.backup_files, run on a temporary folder)."""
+do to real checkpoint files (chaos.backends.backup_files, run on a temporary folder)."""
 
 import os
 
 import pytest
 from pydantic import ValidationError
 
-from chaos.cluster.backup_files import FILLER, clear, damage, fill, latest_prefix, snapshot
+from chaos.backends.backup_files import FILLER, clear, damage, fill, latest_prefix, snapshot
 from chaos.faults import (
     FAULTS,
     CheckpointDiskFull,
@@ -243,7 +243,7 @@ def test_disk_full_refuses_a_free_space_as_large_as_the_volume():
 
 def test_fill_leaves_the_asked_space_and_clear_gives_it_back(tmp_path, monkeypatch):
     # A 1 MB file system, simulated: free space is 1 MB minus what the filler holds.
-    import chaos.cluster.backup_files as bf
+    import chaos.backends.backup_files as bf
 
     monkeypatch.setattr(bf, "free_bytes", lambda root: (1 << 20) - (
         os.path.getsize(os.path.join(root, FILLER)) if os.path.exists(os.path.join(root, FILLER)) else 0))

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from chaos.checks import run_checks
-from chaos.cluster.eventlog import EventLog
+from chaos.eventlog import EventLog
 from chaos.events import (
     RUNNER,
     CheckpointEvent,

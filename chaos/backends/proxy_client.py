@@ -22,7 +22,7 @@ from toxiproxy import Toxiproxy
 from toxiproxy.api import APIConsumer
 from toxiproxy.exceptions import NotFound
 
-from chaos.cluster.topology import ProxyRoute
+from chaos.topology import ProxyRoute
 from chaos.errors import InfrastructureError
 
 _API = threading.RLock()  # one request at a time, with its own address

@@ -1,13 +1,14 @@
-"""Run one fault-free training on a fresh cluster: the baseline job, and the
-reference (uninterrupted) digest that recovery checks compare against."""
+"""Run one fault-free training on a fresh cluster of a backend: the baseline
+job, and the reference (uninterrupted) digest that recovery checks compare against."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 
-from chaos.cluster.docker_cluster import ClusterSpec, DockerCluster
-from chaos.cluster.eventlog import EventLog
+from chaos.backends.base import Backend
+from chaos.backends.spec import ClusterSpec
+from chaos.eventlog import EventLog
 from chaos.errors import InfrastructureError
 from chaos.events import DoneEvent, Event, ExitEvent, StepEvent
 
@@ -35,10 +36,12 @@ def finished(num_workers: int):
     return check
 
 
-def run_training(spec: ClusterSpec, *, events: EventLog | None = None, timeout_s: float = 300) -> TrainingResult:
+def run_training(
+    spec: ClusterSpec, backend: Backend, *, events: EventLog | None = None, timeout_s: float = 300
+) -> TrainingResult:
     events = events or EventLog()
     t0 = time.time()
-    with DockerCluster(spec, events=events) as cluster:
+    with backend.cluster(spec, events=events) as cluster:
         cluster.start_workers()
         if not events.wait_for(finished(spec.num_workers), timeout_s):
             raise InfrastructureError(

@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 
 from chaos import LABEL_PROJECT, PROJECT, interrupts
-from chaos.cluster import docker_api
+from chaos.backends.docker import api as docker_api
 
 VENV_DIR = "/opt/venv"
 LABEL_ROLE = "io.tfchaos.role"

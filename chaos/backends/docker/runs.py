@@ -1,11 +1,11 @@
 """The runs on a Docker engine, who owns them, and which ``chaos clean`` may remove.
 
 A run's objects (containers, networks, volumes, images) carry its run id and
-its owner (chaos.cluster.ownership). A run whose owning process is gone is
+its owner (chaos.backends.docker.ownership). A run whose owning process is gone is
 stale; one whose owner still runs, or runs on another host, is left alone
 unless the user names it (``--run``) or asks for everything (``--all``).
 
-Every label read here is an object's own (chaos.cluster.engine_objects): a
+Every label read here is an object's own (chaos.backends.docker.engine_objects): a
 container a user made from an image built on one of ours inherits
 ``io.tfchaos.*`` labels, and is never a run's nor removed by ``--all``.
 """
@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from chaos import LABEL_RUN
-from chaos.cluster.engine_objects import EngineObject, Removal, project_objects, remove_objects
-from chaos.cluster.ownership import LABEL_OWNER, LABEL_SESSION, Liveness, Owner
-from chaos.cluster.venv_cache import LABEL_ROLE, ROLE as VENV_ROLE
+from chaos.backends.docker.engine_objects import EngineObject, Removal, project_objects, remove_objects
+from chaos.backends.docker.ownership import LABEL_OWNER, LABEL_SESSION, Liveness, Owner
+from chaos.backends.docker.venv_cache import LABEL_ROLE, ROLE as VENV_ROLE
 
 
 @dataclass
@@ -88,7 +88,7 @@ def clean(client, *, run_id: str | None = None, everything: bool = False) -> Cle
         # Leftovers of no run, e.g. a build container of a killed image build
         # (its kind label is its own). Never images: the built images carry the
         # project label too.
-        # Never an image's venv copy either: a cache kept like the image (chaos.cluster.venv_cache).
+        # Never an image's venv copy either: a cache kept like the image (chaos.backends.docker.venv_cache).
         result.extra = remove_objects(
             client, lambda: [o for o in project_objects(client, kinds=("container", "network", "volume"))
                              if o.labels.get(LABEL_ROLE) != VENV_ROLE]

@@ -1,4 +1,4 @@
-"""The real cluster: TF worker containers behind the proxy, on a private network.
+"""The single-host Docker backend's cluster: TF worker containers behind the proxy, on a private network.
 
 Everything created carries the project label and this run's id, and is torn
 down in ``__exit__`` (also on failure and Ctrl-C); ``chaos clean`` removes what
@@ -24,54 +24,27 @@ import requests
 from docker.errors import APIError, ContainerError
 
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT, interrupts
-from chaos.cluster import backup_files, docker_api, volume_owner
-from chaos.cluster.backup_files import BackupDamage, BackupFile
-from chaos.cluster.engine_objects import Removal
-from chaos.cluster.eventlog import EventLog
-from chaos.cluster.logs import LogFollower
-from chaos.cluster.ownership import owner_labels
-from chaos.cluster.runs import remove_run
-from chaos.cluster import venv_cache
-from chaos.cluster.standby import ACTIVE_CPU_SHARES, GO_SIGNAL_NAME, Recipe, go_archive
-from chaos.cluster.proxy_client import ProxyClient
-from chaos.cluster.topology import PROXY_ALIAS, PROXY_API_PORT, Topology
-from chaos.cluster.waits import container_report, wait_until
+from chaos.backends import backup_files
+from chaos.backends.backup_files import BackupDamage, BackupFile
+from chaos.backends.docker import api as docker_api, venv_cache, volume_owner
+from chaos.backends.docker.engine_objects import Removal
+from chaos.backends.docker.logs import LogFollower
+from chaos.backends.docker.ownership import owner_labels
+from chaos.backends.docker.runs import remove_run
+from chaos.backends.docker.standby import ACTIVE_CPU_SHARES, GO_SIGNAL_NAME, Recipe, go_archive
+from chaos.backends.docker.waits import container_report, wait_until
+from chaos.backends.proxy_client import ProxyClient
+from chaos.backends.spec import ClusterSpec
 from chaos.errors import InfrastructureError
+from chaos.eventlog import EventLog
 from chaos.events import RUNNER, AddressEvent, Event, ExitEvent, NoticeEvent, RestartEvent
+from chaos.topology import PROXY_ALIAS, PROXY_API_PORT, Topology
 from chaos.worker.cluster_env import cluster_env
 from chaos.worker.control import CONTROL_DIR, control_file_script
 from chaos.worker.emit import WORKER_INDEX_ENV
 from chaos.worker.settings import WorkerSettings
-from chaos.workload.launch import Launch
+
 STOP_GRACE_S = 3  # a worker hung in TF ignores SIGTERM (FINDINGS.md): then SIGKILL
-
-
-@dataclass(frozen=True)
-class ClusterSpec:
-    """What to bring up. ``images`` has one image tag per worker."""
-
-    images: tuple[str, ...]
-    proxy_image: str
-    settings: WorkerSettings = field(default_factory=WorkerSettings)
-    # Per worker index: extra environment variables and container limits.
-    env: dict[int, dict[str, str]] = field(default_factory=dict)
-    resources: dict[int, dict[str, Any]] = field(default_factory=dict)
-    bring_up_timeout_s: float = 60.0
-    launch: Launch = field(default_factory=Launch)  # the built-in harness, or a user's job
-    # An image a fault names -> the image to run (a user's image with the agent layered on).
-    image_map: dict[str, str] = field(default_factory=dict)
-    # > 0: the backup volume is a tmpfs of this many MB (a disk that can fill up).
-    backup_volume_mb: int = 0
-    # The cluster's shape when it is not MWMS over len(images) workers (parameter
-    # servers: one image per slot, chief + workers + ps; chaos.cluster.topology).
-    topology: Topology | None = None
-    # Make each worker's next container ahead of use (chaos.cluster.standby):
-    # for a run that may restart workers, not for one that never does.
-    standby: bool = False
-
-    @property
-    def num_workers(self) -> int:
-        return len(self.images)
 
 
 @dataclass(frozen=True)
@@ -474,7 +447,7 @@ class DockerCluster:
         return self._on_backup_volume(["clear"], "checkpoint_disk_full needs the backup volume")
 
     def _on_backup_volume(self, args: list[str], hint: str) -> dict[str, Any]:
-        """Run ``chaos.cluster.backup_files`` on the backup volume; its JSON answer."""
+        """Run ``chaos.backends.backup_files`` on the backup volume; its JSON answer."""
         # A short-lived helper on the volume, not an exec: the workers may
         # have exited (a restart is due) and need not have a shell.
         root = self.spec.launch.checkpoint_dir
@@ -537,7 +510,7 @@ class DockerCluster:
         )
 
     def _venv_volumes(self, image: str) -> dict[str, str]:
-        """The image's /opt/venv as a read-only volume, where image reads are costly (chaos.cluster.venv_cache)."""
+        """The image's /opt/venv as a read-only volume, where image reads are costly (chaos.backends.docker.venv_cache)."""
         if not self.spec.launch.harness_settings or not self._venv_wanted:
             return {}
         with self._venv_lock:  # one fill per image; the standby makers ask from their own thread
@@ -561,7 +534,7 @@ class DockerCluster:
         self.workers[index] = _Worker(index, generation, container, follower, watcher)
         self._record_address(container, name)
 
-    # --- standbys (chaos.cluster.standby) ----------------------------------
+    # --- standbys (chaos.backends.docker.standby) ----------------------------------
 
     def expect_restarts(self, expected: bool) -> None:
         """Whether to make standbys after the next (re)start; the ones made already still serve it."""
@@ -653,7 +626,7 @@ class DockerCluster:
 
 def prepare_checkpoint_volume(client, volume: str, images, root: str, *, labels: dict[str, str], name: str) -> dict[str, Any]:
     """Make a checkpoint volume's root writable for the user the workers' images
-    run as (chaos.cluster.volume_owner), before any worker mounts it: a
+    run as (chaos.backends.docker.volume_owner), before any worker mounts it: a
     short-lived root helper of the first image, labelled as given, removed
     whatever happens. Workers then mount the volume ``nocopy``."""
     users = {_image_user(client, image) for image in images}

@@ -1,16 +1,25 @@
-"""What a fault may do to a running cluster.
+"""The backend seam: what the runner, the supervisor and the faults may ask of a
+cluster, in the scenario's words (workers, faults, checkpoints), never an engine's.
 
-Faults are written against this protocol, not against Docker, so they can be
-unit-tested with a fake cluster. ``chaos.cluster.docker_cluster.DockerCluster``
-is the real implementation.
+- ``ClusterControl``: what a fault may do to a running cluster. Faults are written
+  against it, so they are unit-tested with a fake cluster.
+- ``Cluster``: that, plus what the supervisor drives (start, wait, restart, the
+  run's event log, tear down). A context manager: leaving it tears everything down.
+- ``Backend``: where clusters come from. ``chaos.backends.docker`` (one Docker
+  host) is today's only one.
+
+Test fakes implement the same protocols; tests/unit/test_backend_fakes.py holds
+each of them against this module.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
+from chaos.backends.backup_files import BackupDamage, BackupFile
+from chaos.backends.spec import ClusterSpec
+from chaos.eventlog import EventLog
 from chaos.events import Event
-from chaos.cluster.backup_files import BackupDamage, BackupFile
 
 
 class ClusterControl(Protocol):
@@ -28,7 +37,7 @@ class ClusterControl(Protocol):
         in the background, bound to that container, never to a restarted one)."""
 
     def pause(self, index: int) -> None:
-        """Freeze every process of a worker (docker pause, the cgroup freezer)."""
+        """Freeze every process of a worker (the cgroup freezer)."""
 
     def unpause(self, index: int) -> None: ...
 
@@ -79,7 +88,7 @@ class ClusterControl(Protocol):
 
     def expect_restarts(self, expected: bool) -> None:
         """Whether another restart may come (a fault not yet fired or not yet healed):
-        a cluster may prepare the next containers ahead only then (chaos.cluster.standby)."""
+        a cluster may prepare the next containers ahead only then (chaos.backends.docker.standby)."""
 
     def tf_config(self, index: int) -> str:
         """The healthy TF_CONFIG (JSON) worker ``index`` is created with."""
@@ -95,7 +104,7 @@ class ClusterControl(Protocol):
 
     def damage_backup(self, file: BackupFile, mode: BackupDamage) -> dict[str, Any]:
         """Damage the newest checkpoint on the run's backup volume
-        (``chaos.cluster.backup_files``): its ``index`` or every ``data`` shard,
+        (``chaos.backends.backup_files``): its ``index`` or every ``data`` shard,
         by ``truncate``, ``zero``, ``flip`` or ``delete``. Returns what was done
         (``{"checkpoint": prefix, "files": {path: what}}``); raises when nothing was saved yet."""
 
@@ -115,3 +124,34 @@ class ClusterControl(Protocol):
 
     def record(self, event: Event) -> None:
         """Append a runner event to the run's timeline."""
+
+
+class Cluster(ClusterControl, Protocol):
+    """A running cluster as the supervisor drives it; ``with backend.cluster(spec) as cluster``."""
+
+    events: EventLog  # the run's one history: worker events and runner events
+
+    def __enter__(self) -> "Cluster":
+        """Make what the workers share (network, proxy, checkpoint store); no worker runs yet."""
+
+    def __exit__(self, *exc_info: Any) -> None:
+        """Tear down everything the cluster made (also on failure and Ctrl-C)."""
+
+    def start_workers(self) -> None:
+        """Start every worker and route the proxy to them."""
+
+    def wait_started(self, timeout: float | None = None) -> None:
+        """Wait until every worker started (its ``start`` event, or its process for a
+        workload that sends none); raises ``InfrastructureError`` with each worker's state."""
+
+
+class Backend(Protocol):
+    """Where clusters come from."""
+
+    name: str  # as ``chaos run --backend`` would name it
+
+    def cluster(self, spec: ClusterSpec, *, events: EventLog | None = None) -> Cluster:
+        """A cluster for ``spec``, not yet started (enter it to bring up what the workers share)."""
+
+    def image_id(self, image: str) -> str:
+        """The content id of an image tag as this backend runs it (the reference run's cache key)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from chaos.cluster.eventlog import EventLog
+from chaos.eventlog import EventLog
 from chaos.workload.logparse import LineParser
 
 

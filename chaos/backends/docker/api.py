@@ -64,7 +64,7 @@ def create_container(
     aliases at creation time. ``init=True`` gives the worker a real PID 1, so
     SIGTERM reaches Python as it would outside a container. ``volumes`` are
     mounted ``nocopy``: the run prepares its volume's owner and mode itself
-    (chaos.cluster.volume_owner), and Docker would give an empty volume the
+    (chaos.backends.docker.volume_owner), and Docker would give an empty volume the
     image directory's owner and mode again at each mount.
     """
     api = client.api

@@ -1,0 +1,38 @@
+"""What to bring up: the cluster a scenario asks any backend for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from chaos.topology import Topology
+from chaos.worker.settings import WorkerSettings
+from chaos.workload.launch import Launch
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """What to bring up. ``images`` has one image tag per worker."""
+
+    images: tuple[str, ...]
+    proxy_image: str
+    settings: WorkerSettings = field(default_factory=WorkerSettings)
+    # Per worker index: extra environment variables and container limits.
+    env: dict[int, dict[str, str]] = field(default_factory=dict)
+    resources: dict[int, dict[str, Any]] = field(default_factory=dict)
+    bring_up_timeout_s: float = 60.0
+    launch: Launch = field(default_factory=Launch)  # the built-in harness, or a user's job
+    # An image a fault names -> the image to run (a user's image with the agent layered on).
+    image_map: dict[str, str] = field(default_factory=dict)
+    # > 0: the backup volume is a tmpfs of this many MB (a disk that can fill up).
+    backup_volume_mb: int = 0
+    # The cluster's shape when it is not MWMS over len(images) workers (parameter
+    # servers: one image per slot, chief + workers + ps; chaos.topology).
+    topology: Topology | None = None
+    # Make each worker's next container ahead of use (chaos.backends.docker.standby):
+    # for a run that may restart workers, not for one that never does.
+    standby: bool = False
+
+    @property
+    def num_workers(self) -> int:
+        return len(self.images)
