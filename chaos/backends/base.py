@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from chaos.backends.backup_files import BackupDamage, BackupFile
-from chaos.backends.spec import ClusterSpec
+from chaos.backends.spec import ClusterSpec, WriteLimit
 from chaos.eventlog import EventLog
 from chaos.events import Event
 
@@ -49,12 +49,17 @@ class ClusterControl(Protocol):
     def proxy(self, index: int) -> Any:
         """The ``toxiproxy.Proxy`` in front of worker ``index`` (all traffic *into* it)."""
 
-    def update_resources(self, index: int, **limits: Any) -> None:
-        """Change a running worker's container limits (cpu_quota, mem_limit, ...)."""
+    def limit_cpu(self, index: int, cpus: float) -> None:
+        """Let a running worker use this much CPU time, in cores, from now on."""
 
-    def created_resources(self, index: int) -> dict[str, Any]:
-        """The container limits the worker was created with (a fault's heal goes back to them)."""
-        ...
+    def limit_memory(self, index: int, limit_bytes: int) -> None:
+        """Give a running worker this memory limit (swap included) from now on."""
+
+    def restore_cpu(self, index: int) -> None:
+        """Give a running worker back the CPU limit it was created with (none: unlimited)."""
+
+    def restore_memory(self, index: int) -> None:
+        """Give a running worker back the memory limit it was created with (none: unlimited)."""
 
     def memory_usage(self, index: int) -> int:
         """Bytes the worker's container uses now."""
@@ -74,11 +79,11 @@ class ClusterControl(Protocol):
         env: dict[str, str] | None = None,
         settings: dict[str, Any] | None = None,
         cluster_config: str | None = None,
-        resources: dict[str, Any] | None = None,
+        write_limit: WriteLimit | None = None,
     ) -> None:
         """Create worker ``index`` differently from its next (re)start on (``owner``: the fault);
         ``cluster_config``: the TF_CONFIG text it is told the cluster with (whatever its resolver);
-        ``resources``: container limits only settable at create (``device_write_iops``, ...)."""
+        ``write_limit``: its writes to a block device throttled (only settable at create)."""
 
     def clear_override(self, index: int, owner: str) -> None:
         """Undo ``override``; takes effect at the next (re)start."""

@@ -3,11 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
 from chaos.topology import Topology
 from chaos.worker.settings import WorkerSettings
 from chaos.workload.launch import Launch
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A worker's CPU and memory limits as a scenario says them (what a pod's
+    resources say); each backend translates them into its engine's terms."""
+
+    cpus: float | None = None  # CPU time, in cores; None: no limit
+    memory_bytes: int | None = None  # swap included; None: no limit
+
+
+@dataclass(frozen=True)
+class WriteLimit:
+    """Writes to one block device throttled, set when a worker is created."""
+
+    device: str  # /dev/...
+    iops: int
+    bytes_per_s: int | None = None
 
 
 @dataclass(frozen=True)
@@ -17,9 +33,9 @@ class ClusterSpec:
     images: tuple[str, ...]
     proxy_image: str
     settings: WorkerSettings = field(default_factory=WorkerSettings)
-    # Per worker index: extra environment variables and container limits.
+    # Per worker index: extra environment variables and resource limits.
     env: dict[int, dict[str, str]] = field(default_factory=dict)
-    resources: dict[int, dict[str, Any]] = field(default_factory=dict)
+    resources: dict[int, Limits] = field(default_factory=dict)
     bring_up_timeout_s: float = 60.0
     launch: Launch = field(default_factory=Launch)  # the built-in harness, or a user's job
     # An image a fault names -> the image to run (a user's image with the agent layered on).

@@ -16,7 +16,7 @@ import itertools
 import time
 from typing import Any, Callable
 
-from chaos.backends.docker import api as docker_api
+from chaos.backends.docker import api as docker_api, limits as docker_limits
 from chaos.backends.proxy_client import ProxyClient
 from chaos.topology import PROXY_API_PORT
 from chaos.errors import ScenarioError
@@ -89,11 +89,18 @@ class ComposeControl:
     def proxy(self, index: int) -> Any:
         return self.proxies.proxy(self.worker_name(index))
 
-    def update_resources(self, index: int, **limits: Any) -> None:
-        self.container(index).update(**limits)
+    def limit_cpu(self, index: int, cpus: float) -> None:
+        self.container(index).update(**docker_limits.cpu(cpus))
 
-    def created_resources(self, index: int) -> dict[str, Any]:
-        return {}  # the generated compose file sets no limits
+    def limit_memory(self, index: int, limit_bytes: int) -> None:
+        self.container(index).update(**docker_limits.memory(limit_bytes))
+
+    # The generated compose file sets no limits: restoring one lifts it.
+    def restore_cpu(self, index: int) -> None:
+        self.container(index).update(**docker_limits.cpu_as_created({}))
+
+    def restore_memory(self, index: int) -> None:
+        self.container(index).update(**docker_limits.memory_as_created({}))
 
     def memory_usage(self, index: int) -> int:
         stats = self.container(index).stats(stream=False, one_shot=True)

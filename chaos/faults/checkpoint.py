@@ -14,6 +14,7 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from chaos.backends.backup_files import BackupDamage, BackupFile
 from chaos.backends.base import ClusterControl
+from chaos.backends.spec import WriteLimit
 from chaos.events import RUNNER, NoticeEvent
 from chaos.faults.base import Fault, WorkerFault, WorkersFault, register_fault
 
@@ -141,11 +142,9 @@ class SlowCheckpointStorage(WorkersFault):
 
     def inject(self, cluster: ClusterControl) -> None:
         device = self.device or cluster.backup_device()
-        limits = {"device_write_iops": [{"Path": device, "Rate": self.write_iops}]}
-        if self.write_kbps:
-            limits["device_write_bps"] = [{"Path": device, "Rate": self.write_kbps * 1024}]
+        limit = WriteLimit(device, self.write_iops, self.write_kbps * 1024 if self.write_kbps else None)
         for w in self.workers:
-            cluster.override(w, self.name, resources=limits)
+            cluster.override(w, self.name, write_limit=limit)
 
     def heal(self, cluster: ClusterControl) -> None:
         for w in self.workers:

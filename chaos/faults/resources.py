@@ -10,8 +10,6 @@ from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
 
 MB = 1 << 20
-# Docker cannot remove a memory limit from a running container; heal raises it out of reach.
-UNLIMITED_MEMORY = 1 << 40
 
 
 def _lift_memory_demand(cluster: ClusterControl, worker: int) -> None:
@@ -68,7 +66,7 @@ class HostOOM(WorkerFault):
 
     def inject(self, cluster: ClusterControl) -> None:
         limit = cluster.memory_usage(self.worker) + self.headroom_mb * MB
-        cluster.update_resources(self.worker, mem_limit=limit, memswap_limit=limit)
+        cluster.limit_memory(self.worker, limit)
         self._limited = True
         cluster.command(self.worker, "memory_demand", {"demand_mb": self.demand_mb, "cap_mb": None})
 
@@ -76,9 +74,7 @@ class HostOOM(WorkerFault):
         if self._limited:
             if cluster.is_running(self.worker):
                 _lift_memory_demand(cluster, self.worker)
-                created = cluster.created_resources(self.worker)  # the scenario's own limit, if any
-                cluster.update_resources(self.worker, mem_limit=created.get("mem_limit", UNLIMITED_MEMORY),
-                                         memswap_limit=created.get("memswap_limit", -1))
+                cluster.restore_memory(self.worker)  # the scenario's own limit, if any
             self._limited = False
 
 
@@ -90,20 +86,12 @@ class CpuThrottle(WorkerFault):
     cpus: float = Field(0.1, gt=0, le=64, description="CPUs the worker may use (CFS quota per 10 ms period)")
     _throttled: bool = PrivateAttr(False)
 
-    # A short CFS period spreads the quota evenly: every step is slower (a slow
-    # CPU), not a few fast steps and then a 100 ms freeze.
-    PERIOD_US: ClassVar[int] = 10_000
-
     def inject(self, cluster: ClusterControl) -> None:
-        cluster.update_resources(
-            self.worker, cpu_period=self.PERIOD_US, cpu_quota=max(1000, int(self.cpus * self.PERIOD_US))
-        )
+        cluster.limit_cpu(self.worker, self.cpus)
         self._throttled = True
 
     def heal(self, cluster: ClusterControl) -> None:
         if self._throttled:
             if cluster.is_running(self.worker):
-                created = cluster.created_resources(self.worker)  # the scenario's own quota, if any
-                back = {k: created[k] for k in ("cpu_period", "cpu_quota") if k in created}
-                cluster.update_resources(self.worker, **(back or {"cpu_quota": -1}))
+                cluster.restore_cpu(self.worker)  # the scenario's own quota, if any
             self._throttled = False

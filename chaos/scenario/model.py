@@ -38,6 +38,7 @@ from pydantic import (
     model_validator,
 )
 
+from chaos.backends.spec import Limits
 from chaos.topology import Topology
 from chaos.checks import RECOVERY_CHECKS, SYMPTOM_CHECKS, Check
 from chaos.faults import FAULTS
@@ -199,17 +200,11 @@ class WorkerResources(_Strict):
         None, ge=256, le=1 << 20, description="memory limit (swap included), MB; default: no limit"
     )
 
-    def limits(self) -> dict[str, Any]:
-        """Docker's host-config keys (a quota, not nano_cpus: cpu_throttle changes the quota)."""
-        out: dict[str, Any] = {}
-        if self.cpus is not None:
-            out |= {"cpu_period": CPU_PERIOD_US, "cpu_quota": max(1000, int(self.cpus * CPU_PERIOD_US))}
-        if self.memory_mb is not None:
-            out |= {"mem_limit": self.memory_mb << 20, "memswap_limit": self.memory_mb << 20}
-        return out
-
-
-CPU_PERIOD_US = 10_000  # cpu_throttle's period: its heal then restores the quota alone
+    def limits(self) -> Limits | None:
+        """What every worker is created with; None: no limit at all."""
+        if self.cpus is None and self.memory_mb is None:
+            return None
+        return Limits(self.cpus, None if self.memory_mb is None else self.memory_mb << 20)
 
 
 class ClusterSpec(_Strict):

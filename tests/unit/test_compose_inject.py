@@ -10,6 +10,7 @@ import pytest
 from chaos.cluster.compose_control import ComposeControl, UnsupportedVerb
 from chaos.cluster.compose_inject import inject_for, parse_fault
 from chaos.errors import ScenarioError
+from fake_backend import FakeCluster
 
 
 def test_a_fault_is_written_as_in_a_scenario():
@@ -35,24 +36,10 @@ def test_bad_faults_are_refused_naming_what_is_wrong(text, said):
     assert said in caught.value.render()
 
 
-class FakeCluster:
-    def __init__(self) -> None:
-        self.calls: list[str] = []
-
-    def pause(self, index: int) -> None:
-        self.calls.append(f"pause {index}")
-
-    def unpause(self, index: int) -> None:
-        self.calls.append(f"unpause {index}")
-
-    def record(self, event) -> None:
-        pass
-
-
 def test_the_fault_is_healed_when_its_time_runs_out():
     cluster, said = FakeCluster(), []
     inject_for(parse_fault("pause_worker: {worker: 1}"), cluster, 0.05, said.append)
-    assert cluster.calls == ["pause 1", "unpause 1"]
+    assert cluster.calls == [("pause", 1), ("unpause", 1)]
     assert said == ["FAULT pause_worker on worker-1 injected", "FAULT pause_worker on worker-1 healed"]
 
 
@@ -63,7 +50,7 @@ def test_the_fault_is_healed_on_ctrl_c():
 
     cluster = FakeCluster()
     inject_for(parse_fault("pause_worker: {worker: 0}"), cluster, None, lambda _: None, stop=Interrupted())
-    assert cluster.calls == ["pause 0", "unpause 0"]
+    assert cluster.calls == [("pause", 0), ("unpause", 0)]
 
 
 def test_verbs_only_a_scenario_run_has_are_refused_with_what_to_do_instead():

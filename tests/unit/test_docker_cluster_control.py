@@ -13,7 +13,8 @@ from docker.errors import ImageNotFound, NotFound
 from chaos.backends.docker import api as docker_api
 from chaos.backends.docker import cluster as dc
 from chaos.backends.docker.cluster import DockerCluster
-from chaos.backends.spec import ClusterSpec
+from chaos.backends.docker import limits as docker_limits
+from chaos.backends.spec import ClusterSpec, Limits, WriteLimit
 from chaos.errors import InfrastructureError
 from chaos.events import RestartEvent
 from chaos.worker.control import control_file_script
@@ -207,10 +208,46 @@ def test_is_running_is_false_for_exited_paused_or_removed_containers(cluster):
     assert not cluster.is_running(1)
 
 
-def test_update_resources_passes_the_limits_to_the_container(cluster):
+def test_cpu_limits_are_a_cfs_quota_per_short_period_never_below_dockers_minimum(cluster):
     container = attach(cluster, 1, FakeContainer())
-    cluster.update_resources(1, cpu_period=10_000, cpu_quota=1_000)
-    assert container.calls == [("update", {"cpu_period": 10_000, "cpu_quota": 1_000})]
+    cluster.limit_cpu(1, 0.5)
+    cluster.limit_cpu(1, 0.01)
+    assert container.calls == [("update", {"cpu_period": 10_000, "cpu_quota": 5_000}),
+                               ("update", {"cpu_period": 10_000, "cpu_quota": 1_000})]
+
+
+def test_memory_limits_leave_no_swap_to_escape_into(cluster):
+    container = attach(cluster, 1, FakeContainer())
+    cluster.limit_memory(1, 300 << 20)
+    assert container.calls == [("update", {"mem_limit": 300 << 20, "memswap_limit": 300 << 20})]
+
+
+def test_restoring_a_limit_of_a_worker_created_without_one_lifts_it(cluster):
+    container = attach(cluster, 1, FakeContainer())
+    cluster.restore_cpu(1)
+    cluster.restore_memory(1)
+    # Docker cannot remove a memory limit from a running container: out of reach instead.
+    assert container.calls == [("update", {"cpu_quota": -1}),
+                               ("update", {"mem_limit": docker_limits.UNLIMITED_MEMORY, "memswap_limit": -1})]
+    assert docker_limits.UNLIMITED_MEMORY >= 1 << 40
+
+
+def test_restoring_goes_back_to_the_limits_the_scenario_created_the_worker_with():
+    spec = ClusterSpec(images=(BASE, BASE), proxy_image="tfchaos/proxy:latest",
+                       resources={1: Limits(cpus=1.5, memory_bytes=4096 << 20)})
+    cluster = DockerCluster(spec, client=FakeClient())
+    container = attach(cluster, 1, FakeContainer())
+    cluster.restore_cpu(1)
+    cluster.restore_memory(1)
+    assert container.calls == [("update", {"cpu_period": 10_000, "cpu_quota": 15_000}),
+                               ("update", {"mem_limit": 4096 << 20, "memswap_limit": 4096 << 20})]
+
+
+def test_a_write_limit_is_set_when_the_worker_is_created(cluster):
+    cluster.override(0, "slow_checkpoint_storage", write_limit=WriteLimit("/dev/vda", iops=10, bytes_per_s=256 * 1024))
+    assert cluster._resources(0) == {"device_write_iops": [{"Path": "/dev/vda", "Rate": 10}],
+                                     "device_write_bps": [{"Path": "/dev/vda", "Rate": 256 * 1024}]}
+    assert cluster._resources(1) == {}
 
 
 def test_proxy_clients_of_clusters_side_by_side_each_reach_their_own_api(monkeypatch):

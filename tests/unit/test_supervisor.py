@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+import fake_backend
 from chaos.eventlog import EventLog
 from chaos.errors import InfrastructureError
 from chaos.events import (
@@ -30,7 +31,6 @@ from chaos.events import (
     StartEvent,
     StepEvent,
 )
-from chaos.faults.resources import UNLIMITED_MEMORY
 from chaos.runner import supervisor as supervisor_module
 from chaos.runner.supervisor import Supervisor
 from chaos.scenario.loader import scenario_from_dict
@@ -54,90 +54,34 @@ class TickingLog(EventLog):
         return super().snapshot()
 
 
-class FakeCluster:
+class FakeCluster(fake_backend.FakeCluster):
     def __init__(self, num_workers=2, steps_per_epoch=5, epochs=3):
-        self.num_workers = num_workers
+        super().__init__(num_workers, usage_bytes=100 << 20, events=TickingLog(self._tick))
         self.steps_per_epoch = steps_per_epoch
         self.final_step = steps_per_epoch * epochs
-        self.events = TickingLog(self._tick)
-        self.calls: list[tuple] = []
-        self.overrides: dict[int, dict[str, dict]] = {}
         self.created: list[tuple[int, int, dict]] = []  # (generation, worker, config it was created with)
         self.generation = -1
         self.step = 0
         self.finished = False
         self.announce = False
-        self.fail: dict[str, Exception] = {}  # method name -> exception it raises
 
     # --- what the supervisor drives ------------------------------------------------
 
     def start_workers(self):
-        self.calls.append(("start_workers",))
+        super().start_workers()
         self._create(range(self.num_workers))
 
-    def wait_started(self, timeout):
-        self.calls.append(("wait_started",))
+    def wait_started(self, timeout=None):
+        super().wait_started(timeout)
         self._announce()  # TF imported: the start events arrive before this returns
 
     def restart(self, indices, reason, grace_s=3.0):
-        self.calls.append(("restart", list(indices), reason, grace_s))
+        super().restart(indices, reason, grace_s)
         self.step -= self.step % self.steps_per_epoch  # resume from the last per-epoch backup
         self._create(indices)
         for i in indices:
             self.record(RestartEvent(t=time.time(), source=self.worker_name(i), reason=reason))
         self.announce = True  # the new generation starts after the restart returns
-
-    def expect_restarts(self, expected):
-        self.calls.append(("expect_restarts", expected))
-
-    def record(self, event):
-        self.events.append(event)
-
-    # --- ClusterControl the faults use -------------------------------------------
-
-    def worker_name(self, index):
-        return f"worker-{index}"
-
-    def _call(self, *call):
-        self.calls.append(call)
-        if call[0] in self.fail:
-            raise self.fail[call[0]]
-
-    def override(self, index, owner, *, image=None, env=None, settings=None, cluster_config=None):
-        self._call("override", index, owner)
-        self.overrides.setdefault(index, {})[owner] = {"image": image, "env": dict(env or {}), "settings": dict(settings or {})}
-
-    def clear_override(self, index, owner):
-        self._call("clear_override", index, owner)
-        self.overrides.get(index, {}).pop(owner, None)
-
-    def update_resources(self, index, **limits):
-        self._call("update_resources", index, limits)
-
-    def created_resources(self, index):
-        return {}
-
-    def memory_usage(self, index):
-        self._call("memory_usage", index)
-        return 100 << 20
-
-    def command(self, index, name, params):
-        self._call("command", index, name, params)
-
-    def is_running(self, index):
-        return True
-
-    def pause(self, index):
-        self._call("pause", index)
-
-    def unpause(self, index):
-        self._call("unpause", index)
-
-    def signal(self, index, signal):
-        self._call("signal", index, signal)
-
-    def log_tail(self, index):
-        return [f"log of worker-{index}"]
 
     # --- the fake training ---------------------------------------------------------
 
@@ -222,7 +166,7 @@ def test_a_create_time_fault_is_injected_before_the_workers_start_and_others_aft
     outcome = supervisor.run()
     assert outcome.finished, outcome.reason
     names = cluster.names()
-    assert names.index("override") < names.index("start_workers") < names.index("update_resources") < names.index("wait_started")
+    assert names.index("override") < names.index("start_workers") < names.index("limit_cpu") < names.index("wait_started")
     # The bring-up generation was created skewed, the redeploy healthy.
     assert cluster.created[1] == (0, 1, {"env": {"LD_LIBRARY_PATH": "/opt/cuda-11/lib64"}, "settings": {}, "image": None})
     assert cluster.created[0][2]["env"] == {}
@@ -273,10 +217,7 @@ def test_a_fault_that_is_not_create_time_is_never_redeployed():
     supervisor, cluster, said = run(make_scenario({"cpu_throttle": {"worker": 1}, "at": {"step": 3}, "until": {"step": 8}}))
     assert supervisor.run().finished
     assert "restart" not in cluster.names()
-    assert [c[2] for c in cluster.calls if c[0] == "update_resources"] == [
-        {"cpu_period": 10_000, "cpu_quota": 1_000},
-        {"cpu_quota": -1},
-    ]
+    assert [c for c in cluster.calls if c[0] in ("limit_cpu", "restore_cpu")] == [("limit_cpu", 1, 0.1), ("restore_cpu", 1)]
 
 
 # --- inject failures ------------------------------------------------------------------------
@@ -284,7 +225,7 @@ def test_a_fault_that_is_not_create_time_is_never_redeployed():
 
 def test_a_plain_exception_in_inject_becomes_an_infrastructure_error_naming_the_fault():
     cluster = FakeCluster()
-    cluster.fail["update_resources"] = RuntimeError("409 container is not running")
+    cluster.fail["limit_cpu"] = RuntimeError("409 container is not running")
     supervisor, cluster, said = run(make_scenario({"cpu_throttle": {"worker": 1}, "at": {"step": 2}}), cluster)
     with pytest.raises(InfrastructureError) as caught:
         supervisor.run()
@@ -293,7 +234,7 @@ def test_a_plain_exception_in_inject_becomes_an_infrastructure_error_naming_the_
     assert "RuntimeError: 409 container is not running" in message
     assert caught.value.hint
     assert cluster.of(InjectEvent) == []
-    del cluster.fail["update_resources"]
+    del cluster.fail["limit_cpu"]
     supervisor.heal_all()
     assert cluster.of(HealEvent) == []
 
@@ -307,7 +248,7 @@ def test_heal_all_undoes_a_half_inject_but_records_no_heal_event():
     del cluster.fail["command"]
     supervisor.heal_all()
     supervisor.heal_all()  # idempotent
-    lifts = [c for c in cluster.calls if c[0] == "update_resources" and c[2].get("mem_limit") == UNLIMITED_MEMORY]
+    lifts = [c for c in cluster.calls if c[0] == "restore_memory"]
     assert len(lifts) == 1
     assert cluster.of(InjectEvent) == [] and cluster.of(HealEvent) == []
 

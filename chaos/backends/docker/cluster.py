@@ -26,7 +26,7 @@ from docker.errors import APIError, ContainerError
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT, interrupts
 from chaos.backends import backup_files
 from chaos.backends.backup_files import BackupDamage, BackupFile
-from chaos.backends.docker import api as docker_api, venv_cache, volume_owner
+from chaos.backends.docker import api as docker_api, limits as docker_limits, venv_cache, volume_owner
 from chaos.backends.docker.engine_objects import Removal
 from chaos.backends.docker.logs import LogFollower
 from chaos.backends.docker.ownership import owner_labels
@@ -34,7 +34,7 @@ from chaos.backends.docker.runs import remove_run
 from chaos.backends.docker.standby import ACTIVE_CPU_SHARES, GO_SIGNAL_NAME, Recipe, go_archive
 from chaos.backends.docker.waits import container_report, wait_until
 from chaos.backends.proxy_client import ProxyClient
-from chaos.backends.spec import ClusterSpec
+from chaos.backends.spec import ClusterSpec, WriteLimit
 from chaos.errors import InfrastructureError
 from chaos.eventlog import EventLog
 from chaos.events import RUNNER, AddressEvent, Event, ExitEvent, NoticeEvent, RestartEvent
@@ -55,7 +55,7 @@ class WorkerOverride:
     env: dict[str, str] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     cluster_config: str | None = None  # TF_CONFIG text in place of the healthy one
-    resources: dict[str, Any] = field(default_factory=dict)  # limits set at create (device_write_iops, ...)
+    write_limit: WriteLimit | None = None  # set at create only
 
 
 @dataclass
@@ -297,11 +297,25 @@ class DockerCluster:
     def proxy(self, index: int):
         return self.proxies.proxy(self.worker_name(index))
 
-    def update_resources(self, index: int, **limits: Any) -> None:
-        self.container(index).update(**limits)
+    def netns(self, index: int):
+        """A helper container in worker ``index``'s network namespace, labelled with
+        this run (chaos.netns.docker_helper); the packet faults close it at heal."""
+        from chaos.netns.docker_helper import DockerNetns
 
-    def created_resources(self, index: int) -> dict[str, Any]:
-        return self._resources(index)
+        return DockerNetns.join(self.client, self.container(index), labels=self.labels,
+                                prefix=f"{self.prefix}-{self.worker_name(index)}")
+
+    def limit_cpu(self, index: int, cpus: float) -> None:
+        self.container(index).update(**docker_limits.cpu(cpus))
+
+    def limit_memory(self, index: int, limit_bytes: int) -> None:
+        self.container(index).update(**docker_limits.memory(limit_bytes))
+
+    def restore_cpu(self, index: int) -> None:
+        self.container(index).update(**docker_limits.cpu_as_created(self._resources(index)))
+
+    def restore_memory(self, index: int) -> None:
+        self.container(index).update(**docker_limits.memory_as_created(self._resources(index)))
 
     def memory_usage(self, index: int) -> int:
         """Bytes the worker's container uses now (its cgroup's usage)."""
@@ -341,7 +355,7 @@ class DockerCluster:
         env: dict[str, str] | None = None,
         settings: dict[str, Any] | None = None,
         cluster_config: str | None = None,
-        resources: dict[str, Any] | None = None,
+        write_limit: WriteLimit | None = None,
     ) -> None:
         """Change how worker ``index`` is created from its next (re)start on."""
         if image is not None:
@@ -350,7 +364,7 @@ class DockerCluster:
         if settings:
             dataclasses.replace(self.spec.settings, **settings)  # fail now on a bad field
         self.overrides.setdefault(index, {})[owner] = WorkerOverride(
-            image, dict(env or {}), dict(settings or {}), cluster_config, dict(resources or {})
+            image, dict(env or {}), dict(settings or {}), cluster_config, write_limit
         )
 
     def clear_override(self, index: int, owner: str) -> None:
@@ -367,9 +381,10 @@ class DockerCluster:
 
     def _resources(self, index: int) -> dict[str, Any]:
         """The container limits worker ``index`` is created with (the spec's, then the faults')."""
-        limits = dict(self.spec.resources.get(index, {}))
+        limits = docker_limits.at_create(self.spec.resources.get(index))
         for o in self.overrides.get(index, {}).values():
-            limits.update(o.resources)
+            if o.write_limit is not None:
+                limits.update(docker_limits.writes(o.write_limit))
         return limits
 
     def backup_device(self) -> str:

@@ -4,7 +4,7 @@ from pydantic import ValidationError
 from chaos.errors import ScenarioError
 from chaos.faults import FAULTS, Bandwidth, BlockedPort, KillWorker, PreemptWorker, Latency, Partition, PauseWorker
 from chaos.scenario.registry import one_line, params_of
-from fake_cluster import FakeCluster
+from fake_backend import FakeCluster
 
 
 @pytest.fixture

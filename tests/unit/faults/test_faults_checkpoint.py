@@ -16,35 +16,23 @@ from chaos.faults import (
     StaleCheckpoint,
 )
 from chaos.faults.checkpoint import UNSHARED_BACKUP_DIR
-from fake_control import ControlFake
+from chaos.backends.spec import WriteLimit
+from fake_backend import FakeCluster
 
 
-class BackupFake(ControlFake):
-    """ControlFake whose backup volume is a folder on the host."""
+class BackupFake(FakeCluster):
+    """FakeCluster whose backup volume is a folder on the host."""
 
     def __init__(self, root, **kw):
         super().__init__(**kw)
         self.root = str(root)
 
     def damage_backup(self, file, mode):
-        self.calls.append(("damage_backup", file, mode))
+        super().damage_backup(file, mode)
         return damage(self.root, file, mode)
 
-    def backup_device(self):
-        self.calls.append(("backup_device",))
-        return "/dev/vda"
-
-    def fill_backup_volume(self, leave_bytes):
-        self.calls.append(("fill_backup_volume", leave_bytes))
-        self._maybe_fail("fill_backup_volume")
-        return {"filled": 1000, "free_before": 1000 + leave_bytes, "free": leave_bytes}
-
-    def clear_backup_fill(self):
-        self.calls.append(("clear_backup_fill",))
-        return {"free": 5000}
-
     def snapshot_backup(self, name):
-        self.calls.append(("snapshot_backup", name))
+        super().snapshot_backup(name)
         return snapshot(self.root, name)["path"]
 
 
@@ -226,7 +214,7 @@ def test_disk_full_heal_frees_the_space_once(tmp_path):
 
 def test_disk_full_heal_clears_a_half_done_fill(tmp_path):
     cluster = BackupFake(tmp_path)
-    cluster.fail_on.add("fill_backup_volume")
+    cluster.fail["fill_backup_volume"] = RuntimeError("fill_backup_volume failed (fake engine error)")
     fault = CheckpointDiskFull()
     with pytest.raises(RuntimeError):
         fault.inject(cluster)
@@ -265,10 +253,9 @@ def test_a_snapshot_never_copies_the_filler(backup):
 def test_slow_storage_limits_each_workers_writes_on_the_backup_device(tmp_path):
     cluster = BackupFake(tmp_path)
     SlowCheckpointStorage(write_iops=10, write_kbps=256).inject(cluster)
-    limits = {"device_write_iops": [{"Path": "/dev/vda", "Rate": 10}],
-              "device_write_bps": [{"Path": "/dev/vda", "Rate": 256 * 1024}]}
+    limit = WriteLimit("/dev/vda", iops=10, bytes_per_s=256 * 1024)
     assert cluster.calls[0] == ("backup_device",)
-    assert {w: o["slow_checkpoint_storage"]["resources"] for w, o in cluster.overrides.items()} == {0: limits, 1: limits}
+    assert {w: o["slow_checkpoint_storage"]["write_limit"] for w, o in cluster.overrides.items()} == {0: limit, 1: limit}
 
 
 def test_slow_storage_uses_a_given_device_and_heal_lifts_the_limits(tmp_path):
@@ -276,8 +263,7 @@ def test_slow_storage_uses_a_given_device_and_heal_lifts_the_limits(tmp_path):
     fault = SlowCheckpointStorage(workers=[0], device="/dev/sdb")
     fault.inject(cluster)
     assert ("backup_device",) not in cluster.calls
-    assert cluster.overrides[0]["slow_checkpoint_storage"]["resources"] == {
-        "device_write_iops": [{"Path": "/dev/sdb", "Rate": 10}]}
+    assert cluster.overrides[0]["slow_checkpoint_storage"]["write_limit"] == WriteLimit("/dev/sdb", iops=10)
     fault.heal(cluster)
     fault.heal(cluster)
     assert cluster.active_overrides() == {}

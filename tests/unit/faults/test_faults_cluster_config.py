@@ -6,12 +6,12 @@ import pytest
 from pydantic import ValidationError
 
 from chaos.faults import FAULTS, TfConfig
-from fake_control import ControlFake
+from fake_backend import FakeCluster
 
 
 @pytest.fixture
 def cluster():
-    return ControlFake(num_workers=3)
+    return FakeCluster(num_workers=3)
 
 
 def given(cluster, worker):

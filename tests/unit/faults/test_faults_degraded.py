@@ -5,7 +5,7 @@ import pytest
 from pydantic import ValidationError
 
 from chaos.faults import ConnectionReset, OneWayBlackhole, SlowClose, Sliced, StreamCut
-from fake_cluster import FakeCluster
+from fake_backend import FakeCluster
 
 CASES = [
     (ConnectionReset(worker=1, timeout_ms=250), "reset_peer", {"timeout": 250}),

@@ -8,12 +8,12 @@ from pydantic import ValidationError
 from chaos.faults import FAULTS, ReusedSeed, VersionSkew
 from chaos.images import worker_image_tag
 from chaos.worker.settings import WorkerSettings
-from fake_control import ControlFake
+from fake_backend import FakeCluster
 
 
 @pytest.fixture
 def cluster():
-    return ControlFake(num_workers=3)
+    return FakeCluster(num_workers=3)
 
 
 # --- version_skew -------------------------------------------------------------

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from chaos.errors import ScenarioError
 from chaos.faults import FAULTS, PoisonInput
 from chaos.scenario.loader import scenario_from_dict
-from fake_control import ControlFake
+from fake_backend import FakeCluster
 
 EXPLAIN = {"symptom": "s", "cause": "c", "fix": "f"}
 
@@ -30,7 +30,7 @@ def problem(fault=None, **extra):
 
 
 def test_poison_input_sets_the_poisoned_step_on_its_worker_only_and_heal_clears_it():
-    cluster = ControlFake(num_workers=3)
+    cluster = FakeCluster(num_workers=3)
     fault = PoisonInput(worker=1, step=45, value="inf")
     fault.heal(cluster)  # never injected: harmless
     fault.inject(cluster)

@@ -4,15 +4,15 @@ import pytest
 from pydantic import ValidationError
 
 from chaos.faults import FAULTS, CpuThrottle, DeviceOOM, HostOOM
-from chaos.faults.resources import MB, UNLIMITED_MEMORY
-from fake_control import ControlFake
+from chaos.faults.resources import MB
+from fake_backend import FakeCluster
 
 LIFT = ("command", 1, "memory_demand", {"demand_mb": 0, "cap_mb": None})
 
 
 @pytest.fixture
 def cluster():
-    return ControlFake(num_workers=2, usage_bytes=300 * MB)
+    return FakeCluster(num_workers=2, usage_bytes=300 * MB)
 
 
 # --- device_oom ---------------------------------------------------------------
@@ -45,11 +45,11 @@ def test_device_oom_heal_sends_nothing_to_a_worker_that_died_of_it(cluster):
 
 
 def test_device_oom_heal_does_nothing_after_a_failed_inject(cluster):
-    cluster.fail_on.add("command")
+    cluster.fail["command"] = RuntimeError("command failed (fake engine error)")
     fault = DeviceOOM(worker=1)
     with pytest.raises(RuntimeError):
         fault.inject(cluster)
-    cluster.fail_on.clear()
+    cluster.fail.clear()
     fault.heal(cluster)
     assert len(cluster.calls) == 1  # only the failed inject
 
@@ -75,7 +75,7 @@ def test_host_oom_limits_the_container_to_its_use_plus_headroom_then_demands_mor
     limit = 300 * MB + 256 * MB
     assert cluster.calls == [
         ("memory_usage", 1),
-        ("update_resources", 1, {"mem_limit": limit, "memswap_limit": limit}),  # no swap to escape into
+        ("limit_memory", 1, limit),
         ("command", 1, "memory_demand", {"demand_mb": 1024, "cap_mb": None}),
     ]
 
@@ -88,9 +88,8 @@ def test_host_oom_heal_lifts_demand_and_limit_on_a_running_worker_once(cluster):
     fault.heal(cluster)
     assert cluster.calls == [
         LIFT,
-        ("update_resources", 1, {"mem_limit": UNLIMITED_MEMORY, "memswap_limit": -1}),
+        ("restore_memory", 1),
     ]
-    assert UNLIMITED_MEMORY >= 1 << 40
 
 
 def test_host_oom_heal_leaves_an_oom_killed_worker_alone(cluster):
@@ -103,22 +102,22 @@ def test_host_oom_heal_leaves_an_oom_killed_worker_alone(cluster):
 
 
 def test_host_oom_heal_lifts_the_limit_after_a_half_inject(cluster):
-    cluster.fail_on.add("command")  # the limit is set, the demand never reaches the worker
+    cluster.fail["command"] = RuntimeError("command failed (fake engine error)")  # the limit is set, the demand never reaches the worker
     fault = HostOOM(worker=1)
     with pytest.raises(RuntimeError):
         fault.inject(cluster)
-    cluster.fail_on.clear()
+    cluster.fail.clear()
     del cluster.calls[:]
     fault.heal(cluster)
-    assert ("update_resources", 1, {"mem_limit": UNLIMITED_MEMORY, "memswap_limit": -1}) in cluster.calls
+    assert ("restore_memory", 1) in cluster.calls
 
 
 def test_host_oom_heal_does_nothing_when_the_limit_was_never_set(cluster):
-    cluster.fail_on.add("memory_usage")
+    cluster.fail["memory_usage"] = RuntimeError("memory_usage failed (fake engine error)")
     fault = HostOOM(worker=1)
     with pytest.raises(RuntimeError):
         fault.inject(cluster)
-    cluster.fail_on.clear()
+    cluster.fail.clear()
     del cluster.calls[:]
     fault.heal(cluster)
     assert cluster.calls == []
@@ -134,14 +133,9 @@ def test_host_oom_demand_must_exceed_the_headroom():
 # --- cpu_throttle -------------------------------------------------------------
 
 
-def test_cpu_throttle_sets_a_cfs_quota_per_short_period(cluster):
+def test_cpu_throttle_limits_the_workers_cpu(cluster):
     CpuThrottle(worker=1, cpus=0.5).inject(cluster)
-    assert cluster.calls == [("update_resources", 1, {"cpu_period": 10_000, "cpu_quota": 5_000})]
-
-
-def test_cpu_throttle_quota_never_goes_below_dockers_minimum(cluster):
-    CpuThrottle(worker=0, cpus=0.01).inject(cluster)
-    assert cluster.calls == [("update_resources", 0, {"cpu_period": 10_000, "cpu_quota": 1_000})]
+    assert cluster.calls == [("limit_cpu", 1, 0.5)]
 
 
 def test_cpu_throttle_heal_removes_the_quota_once(cluster):
@@ -150,26 +144,7 @@ def test_cpu_throttle_heal_removes_the_quota_once(cluster):
     fault.inject(cluster)
     fault.heal(cluster)
     fault.heal(cluster)
-    assert cluster.calls == [
-        ("update_resources", 1, {"cpu_period": 10_000, "cpu_quota": 1_000}),
-        ("update_resources", 1, {"cpu_quota": -1}),
-    ]
-
-
-def test_heals_go_back_to_the_limits_the_scenario_created_the_worker_with(cluster):
-    from chaos.scenario.model import WorkerResources
-
-    cluster.created = {1: WorkerResources(cpus=1.5, memory_mb=4096).limits()}
-    fault = CpuThrottle(worker=1)
-    fault.inject(cluster)
-    fault.heal(cluster)
-    assert cluster.calls[-1] == ("update_resources", 1, {"cpu_period": 10_000, "cpu_quota": 15_000})
-    cluster.calls.clear()
-    cluster.usage = {1: 100 * MB}
-    oom = HostOOM(worker=1)
-    oom.inject(cluster)
-    oom.heal(cluster)
-    assert ("update_resources", 1, {"mem_limit": 4096 * MB, "memswap_limit": 4096 * MB}) in cluster.calls
+    assert cluster.calls == [("limit_cpu", 1, 0.1), ("restore_cpu", 1)]
 
 
 def test_cpu_throttle_heal_skips_a_worker_that_is_not_running(cluster):

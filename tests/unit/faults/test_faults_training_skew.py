@@ -12,14 +12,14 @@ from chaos.scenario.loader import scenario_from_dict
 from chaos.worker.dropout import mask_digest
 from chaos.worker.seeding import seed_for
 from chaos.worker.settings import WorkerSettings
-from fake_control import ControlFake
+from fake_backend import FakeCluster
 
 EXPLAIN = {"symptom": "s", "cause": "c", "fix": "f"}
 
 
 @pytest.fixture
 def cluster():
-    return ControlFake(num_workers=3)
+    return FakeCluster(num_workers=3)
 
 
 def problem(**data):
