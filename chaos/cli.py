@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES = [
     "chaos.compare.cli",
     "chaos.matrix.cli",
     "chaos.diagnose.cli",
+    "chaos.audit.cli",
 ]
 
 

@@ -1,0 +1,301 @@
+"""What the audit reads from each battery run's Report: timings and verdicts.
+
+Every figure is a ``Figure``: a value with how it was computed, or no value
+with why it could not be (never a guess, never 0 for "absent"). Timings come
+from the run's one timeline (chaos.timeline), with the helpers the checks and
+``chaos compare`` use (fault windows, step durations, ``steps_lost``); the
+verdicts come from the checks the battery listed (chaos.audit.battery).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from chaos.audit.battery import BatteryEntry
+from chaos.checks.select import first_by_worker
+from chaos.checks.verdict import Status, Verdict
+from chaos.compare.metrics import steps_lost
+from chaos.events import (
+    CheckpointEvent,
+    ErrorEvent,
+    ExitEvent,
+    InjectEvent,
+    PlanEvent,
+    RestartEvent,
+    RestoredEvent,
+    StartEvent,
+    StepEvent,
+)
+from chaos.report.model import Report
+from chaos.timeline import Timeline
+
+MEASURED = "measured"
+NOT_MEASURED = "not measured"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A measured number (``value``) and how, or None and why not."""
+
+    value: float | None
+    note: str
+
+    @property
+    def known(self) -> bool:
+        return self.value is not None
+
+    @classmethod
+    def of(cls, value: float, note: str) -> Figure:
+        return cls(float(value), note)
+
+    @classmethod
+    def missing(cls, why: str) -> Figure:
+        return cls(None, why)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One verdict the audit reads: pass / fail / unknown and its reason; or
+    ``absent`` when the run has no such check (the entry did not ask it, or the run broke)."""
+
+    status: str
+    reason: str
+
+    @property
+    def passed(self) -> bool:
+        return self.status == Status.PASS.value
+
+    @property
+    def failed(self) -> bool:
+        return self.status == Status.FAIL.value
+
+
+ABSENT = Judged("absent", "not asked in this run")
+
+
+@dataclass(frozen=True)
+class RunMeasures:
+    key: str
+    title: str
+    kind: str
+    status: str  # measured | not measured
+    why: str = ""  # why not measured (refused by validation, run error, fault never acted)
+    scenario: str = ""
+    report: str = ""  # the JSON report's path, when written
+    workers: int = 0
+    detection: dict[str, Figure] = field(default_factory=dict)  # worker -> inject to its first error/exit
+    detect_s: Figure = Figure.missing("no fault")  # inject -> the orchestrator's restart
+    hang: bool | None = None  # no worker noticed within the symptom window
+    symptom_window_s: float = 0.0
+    restart_s: Figure = Figure.missing("no restart")  # restart -> first step
+    restart_parts: dict[str, Figure] = field(default_factory=dict)
+    steps_lost: Figure = Figure.missing("no restart")
+    save_interval_steps: int = 0
+    step_time_s: Figure = Figure.missing("no steps")
+    save_cost_s: Figure = Figure.missing("no checkpoint")
+    target_exit_code: int | None = None
+    resumed_step: int | None = None  # first step after the restart
+    start_after_heal_s: Figure = Figure.missing("no heal")
+    verdicts: dict[str, Judged] = field(default_factory=dict)
+    drift: Figure = Figure.missing("not compared")
+    backup_dirs: dict[str, str] = field(default_factory=dict)  # worker -> the backup dir its plan event named
+
+    @property
+    def measured(self) -> bool:
+        return self.status == MEASURED
+
+    def verdict(self, check: str) -> Judged:
+        return self.verdicts.get(check, ABSENT)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def not_measured(entry: BatteryEntry, why: str, scenario: str = "", report: str = "") -> RunMeasures:
+    return RunMeasures(entry.key, entry.title, entry.kind, NOT_MEASURED, why, scenario, report)
+
+
+# --- timings -----------------------------------------------------------------
+
+
+def first_inject(timeline: Timeline) -> InjectEvent | None:
+    """The first fault that acts on a running job (a stale_checkpoint only
+    changes the next restart, so the kill after it is the failure)."""
+    injects = [i for i in timeline.of(InjectEvent) if i.fault != "stale_checkpoint"]
+    return injects[0] if injects else None
+
+
+def detection_by_worker(timeline: Timeline, inject: InjectEvent) -> dict[str, Figure]:
+    """Per worker: from the inject to its first error or exit, before the
+    orchestrator restarted it (an exit the restart caused is not the worker noticing)."""
+    restart = next((r.t for r in timeline.of(RestartEvent) if r.t >= inject.t), float("inf"))
+    signs = [e for e in timeline.events if isinstance(e, (ErrorEvent, ExitEvent)) and inject.t <= e.t < restart]
+    first = first_by_worker(signs)
+    out: dict[str, Figure] = {}
+    for w in timeline.workers():
+        e = first.get(w)
+        if e is None:
+            out[f"worker-{w}"] = Figure.missing("no error and no exit before the restart (still waiting)")
+        elif isinstance(e, ExitEvent):
+            out[f"worker-{w}"] = Figure.of(e.t - inject.t, f"exit {e.exit_code}")
+        else:
+            out[f"worker-{w}"] = Figure.of(e.t - inject.t, e.error_class.rsplit(".", 1)[-1])
+    return out
+
+
+def first_restart_round(timeline: Timeline, after: float) -> list[RestartEvent]:
+    """The restart events from the first one after ``after`` up to the next step."""
+    group: list[RestartEvent] = []
+    for e in timeline.events:
+        if e.t < after:
+            continue
+        if isinstance(e, RestartEvent):
+            group.append(e)
+        elif isinstance(e, StepEvent) and group:
+            break
+    return group
+
+
+def restart_figures(timeline: Timeline, after: float) -> tuple[Figure, dict[str, Figure], int | None]:
+    """Restart to first step, its parts, and the first step trained after it."""
+    group = first_restart_round(timeline, after)
+    if not group:
+        return Figure.missing("no restart after the fault"), {}, None
+    t0 = group[0].t
+    first = next((s for s in timeline.of(StepEvent) if s.t > group[-1].t), None)
+    starts = first_by_worker([e for e in timeline.of(StartEvent) if e.t >= t0])
+    restores = first_by_worker([e for e in timeline.of(RestoredEvent) if e.t >= t0])
+    parts: dict[str, Figure] = {}
+    if starts:
+        up = max(e.t for e in starts.values())
+        parts["process_start_s"] = Figure.of(up - t0, "restart -> the last worker's start event")
+        if restores:
+            parts["restore_s"] = Figure.of(max(e.t for e in restores.values()) - up,
+                                           "last start -> the last restored event (cluster rendezvous + restore)")
+    if first is None:
+        return Figure.missing("no step after the restart"), parts, None
+    if restores:
+        parts["first_step_s"] = Figure.of(first.t - max(e.t for e in restores.values()),
+                                          "last restored event -> first step")
+    return Figure.of(first.t - t0, "first restart -> first training step after it"), parts, first.step
+
+
+def step_time(timeline: Timeline) -> Figure:
+    """Median interval between consecutive steps of the chief before the first fault."""
+    before = timeline.before_first_fault()
+    median = before.median_step_time(0)
+    if median is None:
+        return Figure.missing("fewer than two consecutive steps before the first fault")
+    return Figure.of(median, "median interval between consecutive chief steps before the first fault")
+
+
+def save_cost(timeline: Timeline) -> tuple[Figure, list[float]]:
+    """C: what a save adds to the step it falls in.
+
+    For each checkpoint the chief reported before the first fault, the longer
+    of the two step intervals around it (the save ends one or begins the next,
+    depending on whether the job saves at an epoch's end or mid-epoch) minus
+    the median interval. The median of those is C."""
+    before = timeline.before_first_fault()
+    gaps = {e.step: d for e, d in before.step_durations(0)}
+    if len(gaps) < 2:
+        return Figure.missing("fewer than two consecutive steps before the first fault"), []
+    median = statistics.median(gaps.values())
+    extras = []
+    for c in before.of(CheckpointEvent, 0):
+        around = [gaps[s] for s in (c.step, c.step + 1) if s in gaps]
+        if around:
+            extras.append(max(0.0, max(around) - median))
+    if not extras:
+        return Figure.missing("the job reported no checkpoint between two steps (no BackupAndRestore seen, "
+                              "no report.checkpoint call, or agent: none)"), []
+    return Figure.of(statistics.median(extras),
+                     f"median over {len(extras)} saves of (longer step interval around the save - median step interval)"), extras
+
+
+def save_interval(timeline: Timeline) -> int:
+    """Steps between saves: the run info's (harness settings or the job's plan event)."""
+    if timeline.info.save_interval_steps:
+        return timeline.info.save_interval_steps
+    plans = [p.save_every_steps for p in timeline.of(PlanEvent) if p.save_every_steps]
+    return plans[0] if plans else 0
+
+
+def _verdicts(report: Report) -> dict[str, Judged]:
+    out: dict[str, Judged] = {}
+    for v in report.verdicts:
+        out.setdefault(v.check, Judged(v.status.value, v.reason))
+    return out
+
+
+def drift(timeline: Timeline, judged: Judged) -> Figure:
+    if judged.passed:
+        return Figure.of(0.0, judged.reason)
+    reference = timeline.info.reference_final_loss
+    last = timeline.last_step()
+    if not judged.failed:
+        return Figure.missing(judged.reason)
+    if reference is None or last is None:
+        return Figure.missing(f"{judged.reason}; no final loss to compare")
+    return Figure.of(abs(last.loss - reference),
+                     f"|final loss {last.loss:.6g} - uninterrupted {reference:.6g}|")
+
+
+def measure(entry: BatteryEntry, report: Report, symptom_window_s: float) -> RunMeasures:
+    """The audit's figures from one battery run."""
+    artifact = report.artifacts.get("json", report.artifacts.get("report", ""))
+    if report.error:
+        return not_measured(entry, f"the run broke: {report.error}", report.scenario, artifact)
+    timeline = report.timeline
+    verdicts = _verdicts(report)
+    base = dict(
+        key=entry.key, title=entry.title, kind=entry.kind, status=MEASURED, scenario=report.scenario,
+        report=artifact, workers=timeline.info.num_workers, verdicts=verdicts,
+        save_interval_steps=save_interval(timeline), step_time_s=step_time(timeline),
+        save_cost_s=save_cost(timeline)[0], symptom_window_s=symptom_window_s,
+        backup_dirs={f"worker-{w}": p.checkpoint_dir for w, p in first_by_worker(timeline.of(PlanEvent)).items()
+                     if p.checkpoint_dir},
+    )
+    inject = first_inject(timeline)
+    if inject is None:
+        return RunMeasures(**base, detect_s=Figure.missing("no fault: the uninterrupted run"))
+    window = next((w for w in timeline.fault_windows() if w.inject is inject), None)
+    late = timeline.landed_late(window) if window is not None else None
+    if late:
+        return not_measured(entry, late, report.scenario, artifact)
+    acting = timeline.acting_from(window) if window is not None else inject.t
+    detection = detection_by_worker(timeline, inject)
+    noticed = [f.value - max(0.0, acting - inject.t) for f in detection.values() if f.known]
+    hang = not noticed or min(noticed) > symptom_window_s
+    restart, parts, resumed = restart_figures(timeline, inject.t)
+    round_ = first_restart_round(timeline, inject.t)
+    detect = (Figure.of(round_[0].t - inject.t, "fault -> the orchestrator's restart (every worker had stopped or one exited)")
+              if round_ else Figure.missing("the job was not restarted"))
+    lost = steps_lost(report)
+    targets = inject.target_workers(timeline.info.num_workers)
+    exits = [e for e in timeline.of(ExitEvent) if e.t >= inject.t and e.worker in targets]
+    heal_after = None
+    if window is not None and window.heal is not None:
+        first = next((s for s in timeline.of(StepEvent) if s.t > window.heal.t), None)
+        heal_after = (Figure.of(first.t - window.heal.t, "heal -> first step after it") if first
+                      else Figure.missing("no step after the heal"))
+    return RunMeasures(
+        **base,
+        detection=detection,
+        detect_s=detect,
+        hang=hang,
+        restart_s=restart,
+        restart_parts=parts,
+        steps_lost=(Figure.of(lost, "last step before the restart - the step restored")
+                    if lost is not None else Figure.missing("no restart, or no step before it")),
+        target_exit_code=exits[0].exit_code if exits else None,
+        resumed_step=resumed,
+        start_after_heal_s=heal_after or Figure.missing("the fault was not healed"),
+        drift=drift(timeline, verdicts.get("matches_uninterrupted", ABSENT)),
+    )
+
+
+def verdict_of(report: Report, check: str) -> Verdict | None:
+    return next((v for v in report.verdicts if v.check == check), None)

@@ -1,0 +1,125 @@
+"""``chaos audit``'s run: the battery through the run facade, then the card.
+
+The uninterrupted run goes first and alone (its step times give the save cost
+C, which another run's training on the same cores would inflate); the faults
+then run side by side like ``chaos run -j N``. Every entry ends up on the card:
+measured, or "not measured" with why (refused by validation for this
+workload, its run broke, its fault never acted).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from chaos.audit.battery import Planned, plan
+from chaos.audit.card import Assumptions, Card, build_card
+from chaos.audit.measure import RunMeasures, measure, not_measured
+from chaos.audit.render_html import page
+from chaos.audit.render_text import markdown, to_json
+from chaos.checks.verdict import Status
+from chaos.errors import ChaosError
+from chaos.report.model import Report
+from chaos.runner.run import RunOptions, broken_report
+from chaos.runner.suite import Entry, run_suite
+from chaos.workload.spec import WorkloadSpec
+
+
+@dataclass(frozen=True)
+class AuditRequest:
+    workload_file: str | None
+    workload: WorkloadSpec | None
+    battery: str
+    assumptions: Assumptions
+    report_dir: Path | None
+    jobs: int
+    command: str = ""
+
+
+def scenario_file(planned: Planned, report_dir: Path | None) -> str:
+    """Where the generated scenario is written (so each run's reproduce line works), or a label."""
+    if report_dir is None or planned.scenario is None:
+        return f"<audit battery: {planned.entry.key}>"
+    path = report_dir / "scenarios" / f"{planned.scenario.name}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(planned.scenario.to_dict(), sort_keys=False), encoding="utf-8")
+    return str(path)
+
+
+def run_battery(planned: list[Planned], options: RunOptions, jobs: int, show=None) -> list[Report | None]:
+    """A Report per runnable entry (None for a refused one), in battery order."""
+    runnable = [(i, p) for i, p in enumerate(planned) if p.scenario is not None]
+    entries = {i: Entry(p.scenario, scenario_file(p, options.report_dir.parent if options.report_dir else None))
+               for i, p in runnable}
+    reports: list[Report | None] = [None] * len(planned)
+    first = [i for i, p in runnable if p.entry.kind == "reference"]
+    rest = [i for i, p in runnable if p.entry.kind != "reference"]
+    for group, n in ((first, 1), (rest, jobs)):
+        if not group:
+            continue
+        for i, report in zip(group, run_suite([entries[i] for i in group], options, jobs=n, show=show)):
+            reports[i] = report
+    return reports
+
+
+def measures_of(planned: list[Planned], reports: list[Report | None]) -> list[RunMeasures]:
+    out = []
+    for p, report in zip(planned, reports):
+        if p.scenario is None:
+            out.append(not_measured(p.entry, f"refused for this workload: {p.refused}"))
+        elif report is None:
+            out.append(not_measured(p.entry, "no report came back"))
+        else:
+            out.append(measure(p.entry, report, p.scenario.timeouts.symptom))
+    return out
+
+
+def card_of(request: AuditRequest, measures: list[RunMeasures]) -> Card:
+    label = request.workload_file or "the built-in harness"
+    notes = [
+        "Restart times are this framework's: its standby workers import TensorFlow before they are told to go "
+        "(docs/speed.md), so R excludes the import a real orchestrator's restart pays.",
+    ]
+    return build_card(measures, request.assumptions, workload=label, battery=request.battery,
+                      checkpoint_dir=request.workload.checkpoint_dir if request.workload else "",
+                      command=request.command, notes=notes)
+
+
+def write_card(card: Card, report_dir: Path) -> dict[str, Path]:
+    report_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"html": report_dir / "card.html", "markdown": report_dir / "card.md", "json": report_dir / "card.json"}
+    paths["html"].write_text(page(card), encoding="utf-8")
+    paths["markdown"].write_text(markdown(card), encoding="utf-8")
+    paths["json"].write_text(to_json(card), encoding="utf-8")
+    return paths
+
+
+def audit(request: AuditRequest, show=None, preflight=None) -> tuple[Card, list[Report | None]]:
+    planned = plan(request.battery, request.workload)
+    options = RunOptions(report_dir=request.report_dir / "runs" if request.report_dir else None)
+    try:
+        if preflight is not None:
+            preflight(options)
+    except ChaosError as exc:
+        reports = [None if p.scenario is None else
+                   broken_report(p.scenario, p.entry.key, exc, _no_events(), 0.0, options) for p in planned]
+    else:
+        reports = run_battery(planned, options, request.jobs, show)
+    return card_of(request, measures_of(planned, reports)), reports
+
+
+def any_broken(reports: list[Report | None]) -> bool:
+    return any(r is not None and r.status is Status.ERROR for r in reports)
+
+
+def command_line(argv: list[str]) -> str:
+    return " ".join(shlex.quote(a) for a in ["chaos", "audit", *argv])
+
+
+def _no_events():
+    from chaos.eventlog import EventLog
+
+    return EventLog()

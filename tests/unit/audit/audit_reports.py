@@ -1,0 +1,48 @@
+"""Synthetic battery Reports for the audit's tests (a plain module: tests import it)."""
+
+from __future__ import annotations
+
+from chaos.checks.verdict import Status, Verdict
+from chaos.report.model import Report
+from timeline_builder import UNAVAILABLE, TimelineBuilder, killed_and_recovered
+
+
+def verdict(check, status="pass", reason=None):
+    return Verdict(Status(status), reason or f"{check} {status}", check=check, role="recover")
+
+
+def report(timeline, verdicts=(), error=None, name="audit-killed-worker"):
+    return Report(scenario=name, file=f"{name}.yaml", description="d", explain={}, verdicts=list(verdicts),
+                  timeline=timeline, error=error)
+
+
+def recovered_verdicts(exact="pass", **statuses):
+    checks = ["restored_same_checkpoint", "lost_work", "identical_weights", "completed"]
+    return [verdict(c, statuses.get(c, "pass")) for c in checks] + [verdict("matches_uninterrupted", exact)]
+
+
+def killed_worker_report(**kw):
+    """Backup at step 10, kill at 15: worker-1 exits 0.2 s later, the chief errors at 1.0 s,
+    restart at 2.0 s, first step 5.6 s after it, from step 11."""
+    return report(killed_and_recovered(), recovered_verdicts(**kw))
+
+
+def reference_report(save_pause=0.3, dt=0.1):
+    """30 steps of 0.1 s; a save after step 10 and 20 that adds ``save_pause`` s."""
+    b = TimelineBuilder().start().steps(1, 10, dt=dt).checkpoint(10).wait(save_pause)
+    b.steps(11, 20, dt=dt).checkpoint(20).wait(save_pause).steps(21, 30, dt=dt).done(0).done(1)
+    return report(b.build(), [verdict("completed")], name="audit-reference")
+
+
+def silent_report(noticed_after=None, window=40):
+    """Worker-1 paused at step 15 for 50 s; the chief errors ``noticed_after`` s later (None: never)."""
+    b = TimelineBuilder().start().steps(1, 10).checkpoint(10).steps(11, 15)
+    b.inject("pause_worker", "worker-1", worker=1)
+    if noticed_after is not None:
+        b.wait(noticed_after).error(0, UNAVAILABLE, "stopped sending heartbeats").exit(0, 1)
+        b.wait(50 - noticed_after)
+    else:
+        b.wait(50)
+    b.heal("pause_worker", "worker-1").wait(1).restart().wait(3).start().restored(0, 1, 10).restored(1, 1, 10)
+    b.steps(11, 30).done(0).done(1)
+    return report(b.build(), recovered_verdicts(), name="audit-peer-paused")

@@ -1,0 +1,60 @@
+import pytest
+
+from chaos.audit.battery import KILLED_WORKER, PEER_PAUSED, REFERENCE
+from chaos.audit.measure import MEASURED, NOT_MEASURED, measure, save_cost
+from audit_reports import killed_worker_report, reference_report, report, silent_report
+from timeline_builder import TimelineBuilder
+
+
+def test_killed_worker_figures_come_from_its_timeline():
+    m = measure(KILLED_WORKER, killed_worker_report(), symptom_window_s=30)
+    assert m.status == MEASURED
+    assert m.detection["worker-1"].value == pytest.approx(0.2) and m.detection["worker-1"].note == "exit 137"
+    assert m.detection["worker-0"].value == pytest.approx(1.0) and m.detection["worker-0"].note == "UnavailableError"
+    assert m.detect_s.value == pytest.approx(2.0)  # inject -> restart
+    assert m.restart_s.value == pytest.approx(5.6)  # restart -> first step (5 + 0.5 + 0.1)
+    assert m.restart_parts["process_start_s"].value == pytest.approx(5.0)
+    assert m.steps_lost.value == 5 and m.save_interval_steps == 10  # step 15 done, step 10 restored
+    assert m.resumed_step == 11 and m.target_exit_code == 137 and m.hang is False
+    assert m.verdict("matches_uninterrupted").passed and m.drift.value == 0
+
+
+def test_drift_when_the_resume_is_not_bit_exact():
+    r = killed_worker_report(exact="fail")
+    r.timeline.info = type(r.timeline.info)(**{**vars(r.timeline.info), "reference_final_loss": 0.4})
+    m = measure(KILLED_WORKER, r, 30)
+    assert m.verdict("matches_uninterrupted").failed
+    assert m.drift.value == pytest.approx(0.1)  # |0.5 - 0.4|
+
+
+def test_save_cost_is_the_extra_time_of_the_step_holding_a_save():
+    figure, extras = save_cost(reference_report(save_pause=0.3).timeline)
+    assert extras == pytest.approx([0.3, 0.3]) and figure.value == pytest.approx(0.3)
+    m = measure(REFERENCE, reference_report(), 40)
+    assert m.status == MEASURED and m.step_time_s.value == pytest.approx(0.1)
+    assert not m.detect_s.known and m.hang is None
+
+
+def test_save_cost_unknown_without_checkpoint_events():
+    b = TimelineBuilder().start().steps(1, 30).done(0).done(1)
+    figure, _ = save_cost(b.build())
+    assert figure.value is None and "no checkpoint" in figure.note
+
+
+@pytest.mark.parametrize("noticed_after, hang", [(10.0, False), (None, True), (45.0, True)])
+def test_hang_is_no_error_within_the_symptom_window(noticed_after, hang):
+    m = measure(PEER_PAUSED, silent_report(noticed_after), symptom_window_s=40)
+    assert m.hang is hang
+    if noticed_after is None:
+        assert m.detection["worker-0"].value is None and "still waiting" in m.detection["worker-0"].note
+
+
+def test_a_broken_run_is_not_measured_with_its_error():
+    m = measure(KILLED_WORKER, report(TimelineBuilder().build(), error="Docker is down"), 30)
+    assert m.status == NOT_MEASURED and "Docker is down" in m.why
+
+
+def test_a_fault_that_landed_after_training_ended_is_not_measured():
+    b = TimelineBuilder().start().steps(1, 30).done(0).done(1).wait(1).inject("kill_worker", "worker-1", worker=1)
+    m = measure(KILLED_WORKER, report(b.build()), 30)
+    assert m.status == NOT_MEASURED and "could not act" in m.why
