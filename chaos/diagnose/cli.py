@@ -1,5 +1,6 @@
 """``chaos diagnose LOG...``: exit 0 when a failure of the catalogue matches,
-1 when none does, 2 for bad input (a missing file, an empty folder, a binary file)."""
+1 when none does or no answer is confident (failures of different families fit
+equally well), 2 for bad input (a missing file, an empty folder, a binary file)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ def _top(text: str) -> int:
 
 def cmd_diagnose(args) -> int:
     from chaos.diagnose import DiagnoseError, diagnose
+    from chaos.diagnose.match import confident
     from chaos.diagnose.render import render
 
     findings = Path(args.findings) if args.findings else None
@@ -29,7 +31,7 @@ def cmd_diagnose(args) -> int:
         )
     workers, ranked, notes = diagnose(args.logs, args.scenarios or None, findings)
     print(render(workers, ranked, args.top, notes))
-    return 0 if ranked else 1
+    return 0 if confident(ranked) else 1
 
 
 def register(subparsers) -> None:
@@ -38,8 +40,8 @@ def register(subparsers) -> None:
         help="which measured failure do a job's logs show? (ranked, with evidence, cause, fix)",
         description="Match the logs of a failed or hung job against the catalogue of failures the scenarios "
         "measured, and print the most likely ones with the evidence lines, the explanation and the command "
-        "that reproduces each here. Exit 0: a match; 1: nothing matches (the suspicious lines are shown); "
-        "2: bad input.",
+        "that reproduces each here. Exit 0: a match; 1: nothing matches, or no confident match (failures "
+        "of different families fit equally well: the candidates and the suspicious lines are shown); 2: bad input.",
     )
     p.add_argument("logs", nargs="+", metavar="LOG",
                    help="worker log files, folders of them, or a `kubectl logs` dump with several pods in one file")

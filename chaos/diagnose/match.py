@@ -19,8 +19,18 @@ signatures do not expect: a SIGKILL is evidence against "a paused worker"
 operator's cure, not a symptom).
 
 An entry is a candidate only if its positive signatures (all but no_error)
-earned 1.5 or more. Entries whose scores are equal (to 1e-6) are tied: their symptoms,
+earned 1.5 or more. Entries ranked at equal scores (to 1e-6) are tied: their symptoms,
 as these logs show them, are the same, and the output says so.
+
+A family ranks by its strongest evidence: when an entry from the field
+outscores the measured scenario of its own family, the scenario is listed
+first (it has the evidence measured here) but ranked at the field entry's
+score, so a weak scenario match does not push its family below another one.
+
+The answer is *confident* only if the entries tied first are all of one
+family; tied first across families, the logs cannot tell which failure it is,
+and ``chaos diagnose`` says "no confident match" (with the candidates and the
+lines worth a look) rather than guess.
 """
 
 from __future__ import annotations
@@ -50,6 +60,12 @@ class Match:
     coverage: float
     unexplained: tuple[Evidence, ...]
     capped_from: float | None = None  # a field entry ranked below its family's scenario: its own score
+    lifted_to: float | None = None  # a scenario ranked at the score of a field entry of its own family
+
+    @property
+    def ranked_at(self) -> float:
+        """The score the ranking orders by: the own score, or the family's field evidence (``lifted_to``)."""
+        return self.lifted_to if self.lifted_to is not None else self.score
 
     @property
     def matched(self) -> list[SignatureResult]:
@@ -98,28 +114,45 @@ def rank(entries: list[Entry], workers: list[WorkerObservations]) -> list[Match]
     """The candidates, most likely first (ties in catalogue order). An entry
     from the field never ranks above a candidate scenario of its own family:
     the scenario says the same family with evidence measured here, so the
-    field entry's score is capped just below the scenario's (``capped_from``
-    keeps its own)."""
+    field entry is ranked just below the scenario (``capped_from`` keeps its
+    own score). Where the field entry scored more, the family's best scenario
+    is ranked at the field entry's score (``lifted_to``): a family ranks by its
+    strongest evidence, its measured scenario first."""
     matches = [judge_entry(e, workers) for e in entries if e.diagnosable]
     candidates = [m for m in matches if m.candidate and m.score > 0]
     best_scenario: dict[str, float] = {}
+    best_field: dict[str, float] = {}
     for m in candidates:
-        if not m.entry.from_field:
-            best_scenario[m.entry.family] = max(best_scenario.get(m.entry.family, 0.0), m.score)
+        best = best_field if m.entry.from_field else best_scenario
+        best[m.entry.family] = max(best.get(m.entry.family, 0.0), m.score)
     adjusted = []
     for m in candidates:
-        ceiling = best_scenario.get(m.entry.family)
-        if m.entry.from_field and ceiling is not None and m.score > ceiling - FIELD_BELOW:
+        family = m.entry.family
+        ceiling = best_scenario.get(family)
+        if ceiling is None:
+            adjusted.append(m)
+            continue
+        ceiling = max(ceiling, best_field.get(family, 0.0))
+        if m.entry.from_field and m.score > ceiling - FIELD_BELOW:
             m = replace(m, score=ceiling - FIELD_BELOW, capped_from=m.score)
+        elif (not m.entry.from_field and best_field.get(family, 0.0) > m.score
+              and abs(m.score - best_scenario[family]) <= TIE):
+            m = replace(m, lifted_to=best_field[family])
         adjusted.append(m)
-    return sorted(adjusted, key=lambda m: (-round(m.score / TIE), -m.coverage))
+    return sorted(adjusted, key=lambda m: (-round(m.ranked_at / TIE), -m.coverage))
 
 
 def tied_first(ranked: list[Match]) -> list[Match]:
-    """Every match whose score equals the best one's."""
+    """Every match ranked at the best one's score."""
     if not ranked:
         return []
-    return [m for m in ranked if abs(m.score - ranked[0].score) <= TIE]
+    return [m for m in ranked if abs(m.ranked_at - ranked[0].ranked_at) <= TIE]
+
+
+def confident(ranked: list[Match]) -> bool:
+    """A match, and the entries tied first all of one family: tied across
+    families, the logs cannot tell which failure it is."""
+    return bool(ranked) and len({m.entry.family for m in tied_first(ranked)}) == 1
 
 
 def suspicious(workers: list[WorkerObservations], limit: int = 12) -> list[Evidence]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 from chaos.diagnose.families import FAMILIES
-from chaos.diagnose.match import Match, suspicious, tied_first
+from chaos.diagnose.match import Match, confident, suspicious, tied_first
 from chaos.diagnose.missing import who_is_missing
 from chaos.diagnose.observe import WorkerObservations
 
@@ -53,6 +53,8 @@ def _match(rank: int, match: Match, tied_with: list[Match]) -> list[str]:
     out.append(f"   family: {entry.family} ({FAMILIES.get(entry.family, '')})")
     if match.capped_from is not None:
         out.append(f"   (its own score {match.capped_from:.2f}: ranked after the measured scenario of its family)")
+    if match.lifted_to is not None:
+        out.append(f"   (ranked at {match.lifted_to:.2f}, the score of the evidence from the field for its family)")
     if tied_with:
         out.append("   equally likely: the logs show the same symptoms as " + ", ".join(m.entry.name for m in tied_with))
     out.append(f"   {entry.description}")
@@ -78,6 +80,13 @@ def _match(rank: int, match: Match, tied_with: list[Match]) -> list[str]:
     return out
 
 
+def _worth_a_look(workers: list[WorkerObservations]) -> list[str]:
+    found = suspicious(workers)
+    if not found:
+        return ["no error, failed exit or wait for peers was found in them either."]
+    return ["lines worth a look:"] + [f"  {e.shown()}" for e in found]
+
+
 def render(workers: list[WorkerObservations], ranked: list[Match], top: int, notes: list[str]) -> str:
     lines = [summary(workers)]
     lines += [f"note: {n}" for n in notes]
@@ -85,17 +94,21 @@ def render(workers: list[WorkerObservations], ranked: list[Match], top: int, not
     if not ranked:
         lines.append("")
         lines.append("no failure in the catalogue matches these logs.")
-        found = suspicious(workers)
-        if found:
-            lines.append("lines worth a look:")
-            lines.extend(f"  {e.shown()}" for e in found)
-        else:
-            lines.append("no error, failed exit or wait for peers was found in them either.")
+        lines += _worth_a_look(workers)
         lines.append("hint: `chaos list` shows every scenario; a failure not in the catalogue is worth a new scenario (docs/diagnose.md)")
         return "\n".join(lines)
     first = tied_first(ranked)
     shown = ranked[: max(top, len(first))]
-    lines.append(f"most likely failure{'s' if len(first) > 1 else ''} first ({len(ranked)} of the catalogue match):")
+    if not confident(ranked):
+        families = sorted({m.entry.family for m in first})
+        lines.append("")
+        lines.append(f"no confident match: these logs fit {len(families)} families of failure equally well "
+                     f"({', '.join(families)}), and show nothing that tells them apart.")
+        lines += _worth_a_look(workers)
+        lines.append("")
+        lines.append(f"the candidates, equally likely ({len(ranked)} of the catalogue match):")
+    else:
+        lines.append(f"most likely failure{'s' if len(first) > 1 else ''} first ({len(ranked)} of the catalogue match):")
     for i, match in enumerate(shown, 1):
         tied = [m for m in first if m is not match] if match in first else []
         lines.append("")

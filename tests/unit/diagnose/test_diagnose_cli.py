@@ -67,3 +67,14 @@ def test_scenarios_option_sets_the_catalogue(capsys, tmp_path):
 def test_a_missing_findings_file_is_an_error(capsys, tmp_path):
     code, _, err = run(capsys, LOGS / "killed-worker-recovers-from-checkpoint", "--findings", tmp_path / "nope.md")
     assert code == 2 and "--findings" in err and "nope.md: no such file" in err and "hint:" in err
+
+
+def test_no_confident_match_exits_1_with_the_candidates(capsys, tmp_path):
+    """A non-chief waiting for the model (dev case tf-32081): a hang at bring-up
+    that a blocked port, a TF_CONFIG mistake and a stalled collective all
+    explain alike: no guess, the candidates and the line worth a look."""
+    (tmp_path / "w.log").write_text(
+        "Waiting for model to be ready. Ready_for_local_init_op: Variables not initialized: global_step\n")
+    code, out, _ = run(capsys, tmp_path / "w.log")
+    assert code == 1 and "no confident match: these logs fit" in out
+    assert "the candidates, equally likely" in out and "Waiting for model to be ready" in out

@@ -309,3 +309,47 @@ def test_what_the_runners_redeploy_caused_is_not_a_symptom():
     assert [(e.cls, e.message) for e in obs.errors] == [("JSONDecodeError", "Expecting ','"),
                                                         ("UnavailableError", "Connection reset")]
     assert [e.code for e in obs.exits] == [1]
+
+
+# --- a family ranks by its strongest evidence; no confident answer across families ----------
+
+
+def _fam(name, family, *signatures, origin="scenario") -> Entry:
+    return Entry(name, f"scenarios/{name}.yaml", "d", "s", "c", "f", tuple(signatures), (), family=family,
+                 origin=origin, sources=("https://example.invalid/t/1",) if origin == "field" else ())
+
+
+def test_a_weak_scenario_does_not_sink_its_family_below_another():
+    """The scenario of family A matches weakly, the field entry of A strongly,
+    a scenario of family B in between: family A comes first, its scenario
+    listed first and ranked at the field entry's score."""
+    a_scenario = _fam("a-weak", "killed", ErrorSignature(("UnavailableError",), ".*", None))
+    a_field = _fam("a-field", "killed", PatternSignature("preempted by the scheduler"), PatternSignature("rank 7 was"),
+                   origin="field")
+    b_scenario = _fam("b-mid", "checkpoint", PatternSignature("rank 7"))
+    workers = [observe(text_log("worker-0", "UnavailableError: Socket closed",
+                                "rank 7 was preempted by the scheduler"))]
+    ranked = rank([b_scenario, a_scenario, a_field], workers)
+    assert [m.entry.name for m in ranked] == ["a-weak", "a-field", "b-mid"]
+    assert ranked[0].score == pytest.approx(1.5) and ranked[0].lifted_to == pytest.approx(4.0)
+    assert ranked[1].capped_from == pytest.approx(4.0) and ranked[1].ranked_at < ranked[0].ranked_at
+    assert ranked[2].ranked_at == pytest.approx(2.0)
+    text = render(workers, ranked, 3, [])
+    assert "ranked at 4.00, the score of the evidence from the field for its family" in text
+
+
+def test_tied_first_across_families_is_no_confident_match(tmp_path):
+    from chaos.diagnose.match import confident
+
+    hang = _fam("waits", "hang", PatternSignature("Waiting for model to be ready"))
+    blocked = _fam("blocked", "port_blocked", PatternSignature("Waiting for model"))
+    workers = [observe(text_log("worker-1", "INFO:tensorflow:Waiting for model to be ready."))]
+    ranked = rank([hang, blocked], workers)
+    assert len(tied_first(ranked)) == 2 and not confident(ranked)
+    text = render(workers, ranked, 3, [])
+    assert "no confident match: these logs fit 2 families of failure equally well (hang, port_blocked)" in text
+    assert "lines worth a look:" in text and "the candidates, equally likely" in text
+    # tied within one family is still an answer: the family is the same
+    same = _fam("blocked-too", "hang", PatternSignature("Waiting for model"))
+    assert confident(rank([hang, same], workers))
+    assert not confident([])
