@@ -12,6 +12,16 @@ from chaos.faults.base import FAULTS, Fault, WorkerFault, WorkersFault, register
 from chaos.faults.process import KillWorker, PauseWorker, PreemptWorker  # isort: skip
 from chaos.faults.network import Bandwidth, BlockedPort, Latency, Partition  # isort: skip
 from chaos.faults.degraded import ConnectionReset, OneWayBlackhole, SlowClose, Sliced, StreamCut  # isort: skip
+from chaos.faults.packet import (  # isort: skip
+    MtuBlackhole,
+    PacketCorrupt,
+    PacketDelay,
+    PacketDuplicate,
+    PacketLoss,
+    PacketReorder,
+    SilentDrop,
+    SynDrop,
+)
 from chaos.faults.environment import ReusedSeed, VersionSkew  # isort: skip
 from chaos.faults.cluster_config import TfConfig  # isort: skip
 from chaos.faults.checkpoint import (  # isort: skip
@@ -40,18 +50,26 @@ __all__ = [
     "KillDuringSave",
     "KillWorker",
     "Latency",
+    "MtuBlackhole",
     "OneWayBlackhole",
+    "PacketCorrupt",
+    "PacketDelay",
+    "PacketDuplicate",
+    "PacketLoss",
+    "PacketReorder",
     "Partition",
     "PauseWorker",
     "PoisonInput",
     "PreemptWorker",
     "ReusedSeed",
     "SeedSkew",
+    "SilentDrop",
     "SlowClose",
     "Sliced",
     "SlowCheckpointStorage",
     "StaleCheckpoint",
     "StreamCut",
+    "SynDrop",
     "TfConfig",
     "VersionSkew",
     "WorkerFault",

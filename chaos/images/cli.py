@@ -37,8 +37,13 @@ def _progress_printer():
 
 
 def cmd_build(args) -> int:
-    tags = ensure_images(_versions(args), base_image=args.base_image, only=args.only, force=args.force,
-                         progress=_progress_printer())
+    progress = _progress_printer()
+    tags = {} if args.only == "helper" else ensure_images(
+        _versions(args), base_image=args.base_image, only=args.only, force=args.force, progress=progress)
+    if args.only in (None, "helper"):
+        from chaos.netns.image import ensure_helper_image  # the packet faults' helper (chaos.netns)
+
+        tags["netns-helper"] = ensure_helper_image(force=args.force, progress=progress)
     for name, tag in tags.items():
         print(f"{name:16} {tag}")
     return 0
@@ -70,7 +75,8 @@ def register(subparsers) -> None:
 
     b = sub.add_parser("build", help="build missing or stale images")
     common(b)
-    b.add_argument("--only", choices=["worker", "proxy", "base"], help="build only this kind of image")
+    b.add_argument("--only", choices=["worker", "proxy", "base", "helper"],
+                   help="build only this kind of image (helper: the packet faults' network helper)")
     b.add_argument("--force", action="store_true", help="rebuild even if the inputs did not change")
     b.set_defaults(func=cmd_build)
 

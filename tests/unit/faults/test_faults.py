@@ -3,7 +3,7 @@ from pydantic import ValidationError
 
 from chaos.errors import ScenarioError
 from chaos.faults import FAULTS, Bandwidth, BlockedPort, KillWorker, PreemptWorker, Latency, Partition, PauseWorker
-from chaos.scenario.registry import one_line, params_of
+from chaos.registry import one_line, params_of
 from fake_backend import FakeCluster
 
 
@@ -140,6 +140,14 @@ def test_registry_lists_every_fault_with_documented_params():
         "slow_close",
         "sliced",
         "blackhole",
+        "packet_loss",
+        "packet_corrupt",
+        "packet_duplicate",
+        "packet_reorder",
+        "packet_delay",
+        "silent_drop",
+        "syn_drop",
+        "mtu_blackhole",
         "version_skew",
         "reused_seed",
         "tf_config",

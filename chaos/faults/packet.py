@@ -1,0 +1,238 @@
+"""Packet-level faults in a worker's own network namespace (issue 26).
+
+The proxy's faults act on *streams* (it terminates TCP on both sides); these act
+on the *packets* of the worker's own TCP connections, so the kernel's TCP sees
+the loss, the corruption, the duplicate, the silence. Each fault runs a helper
+container in the worker's namespace (``cluster.netns(index)``: NET_ADMIN there
+only, chaos.netns.docker_helper), probes what the kernel can do, picks its
+implementation (chaos.netns.rules: netem where the kernel has it, else
+iptables' statistic match or the NFQUEUE shaper), applies its rules, and names
+the implementation in its inject event (``params.implementation``). Heal undoes
+exactly its own rules, stops the shaper, records what the rules did (packets
+dropped, corrupted, ...) as a notice, and removes the helper; it is idempotent
+and also undoes a half-done inject.
+
+A restarted worker is a new container with a fresh namespace: a fault still
+active then does not follow it (like a pod's NetworkChaos, it was applied to
+the pod that was).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from typing import Any, ClassVar, Literal, Optional
+
+from pydantic import Field, PrivateAttr
+
+from chaos.errors import InfrastructureError
+from chaos.events import RUNNER, NoticeEvent
+from chaos.faults.base import WorkerFault, register_fault
+from chaos.netns import rules
+from chaos.netns.rules import Capabilities, Plan, Scope, Shaping
+
+DIRECTION_DOC = ("ingress: packets into the worker; egress: packets it sends; both")
+PEER_DOC = ("only this worker's connections to that worker (index), through the proxy's port for it; "
+            "none: all of the worker's traffic")
+
+
+class PacketFault(WorkerFault):
+    """Base of the faults applied in a worker's network namespace."""
+
+    needs_netns_helper: ClassVar[bool] = True  # the runner builds the helper image for it
+
+    direction: Literal["ingress", "egress", "both"] = Field("both", description=DIRECTION_DOC)
+    peer: Optional[int] = Field(None, ge=0, le=6, description=PEER_DOC)
+    # The helper, the plan applied, the implementation: what heal undoes.
+    _state: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+        raise NotImplementedError
+
+    def scope(self, cluster: Any) -> Scope:
+        if self.peer is None:
+            return Scope(self.direction)
+        if self.peer == self.worker or self.peer >= cluster.num_workers:
+            raise InfrastructureError(
+                f"{self.name}: peer {self.peer} is not another worker of this cluster "
+                f"(worker {self.worker}; valid: {', '.join(str(i) for i in range(cluster.num_workers) if i != self.worker)})",
+                hint="give the index of another worker, or leave peer out for all of the worker's traffic",
+            )
+        return Scope(self.direction, peer_port(cluster.tf_config(self.worker), self.peer))
+
+    def inject(self, cluster: Any) -> None:
+        join = getattr(cluster, "netns", None)
+        if join is None:
+            raise InfrastructureError(
+                f"{self.name} needs a helper in the worker's network namespace, and this cluster has none",
+                hint="packet faults run on the Docker backend (`chaos run`), not in `chaos compose --inject`",
+            )
+        scope = self.scope(cluster)
+        ns = join(self.worker)
+        self._state["ns"] = ns  # from here on, heal undoes whatever got applied
+        caps = ns.capabilities()
+        plan = self.plan(secrets.token_hex(3), scope, caps, ns)
+        self._state["plan"] = plan
+        if plan.shaper is not None:
+            ns.start_shaper(plan.shaper)
+            self._state["shaper"] = plan.shaper["queue"]
+        for argv in plan.apply:
+            ns.run(argv)
+
+    def heal(self, cluster: Any) -> None:
+        ns = self._state.pop("ns", None)
+        plan: Plan | None = self._state.pop("plan", None)
+        queue = self._state.pop("shaper", None)
+        if ns is None:
+            return
+        try:
+            if plan is not None:
+                counted = ns.counters(_chains(plan))
+                for argv in plan.undo:
+                    ns.try_run(argv)  # each may be gone already (a half-done inject)
+                stats = ns.stop_shaper(queue) if queue is not None else None
+                _record(cluster, self, plan, counted, stats)
+        finally:
+            ns.close()
+
+    def params(self) -> dict[str, Any]:
+        data = super().params()
+        if data.get("peer") is None:
+            data.pop("peer", None)
+        plan = self._state.get("plan")
+        if plan is not None:
+            data["implementation"] = plan.implementation
+        return data
+
+
+def peer_port(tf_config: str, peer: int) -> int:
+    """The proxy port of task ``peer`` (slot order: every task's entry is the
+    proxy at base port + slot, chaos.topology)."""
+    cluster = json.loads(tf_config)["cluster"]
+    ports = sorted(int(entry.rsplit(":", 1)[1]) for entries in cluster.values() for entry in entries)
+    return ports[peer]
+
+
+def _chains(plan: Plan) -> list[str]:
+    return sorted({argv[3] for argv in plan.apply if argv[:3] == ("iptables", "-w", "-N")})
+
+
+def _record(cluster: Any, fault: PacketFault, plan: Plan, counted: dict[str, int], stats: dict | None) -> None:
+    """What the fault did to real packets: the Chaos Toolkit lesson (a fault that
+    never reached traffic makes every check pass)."""
+    parts = []
+    if counted:
+        parts.append("rule matches " + ", ".join(f"{k}: {v}" for k, v in sorted(counted.items())))
+    if stats:
+        parts.append("shaper " + ", ".join(f"{k} {v}" for k, v in stats.items() if k != "held"))
+    record = getattr(cluster, "record", None)
+    if record is not None and parts:
+        record(NoticeEvent(t=time.time(), source=RUNNER, topic="packet_fault",
+                           text=f"{fault.name} on {fault.target} via {plan.implementation}: {'; '.join(parts)}"))
+
+
+@register_fault
+class PacketLoss(PacketFault):
+    """Drop a share of the worker's packets (its kernel's TCP retransmits them)."""
+
+    name: ClassVar[str] = "packet_loss"
+    percent: float = Field(gt=0, le=100, description="share of packets dropped, percent")
+    correlation_pct: float = Field(
+        0.0, ge=0, lt=100,
+        description="how much a loss makes the next one likelier, percent (bursts at the same average rate; "
+        "needs netem or NFQUEUE)",
+    )
+
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+        return rules.plan_loss(tag, scope, self.percent, self.correlation_pct, caps)
+
+
+@register_fault
+class PacketCorrupt(PacketFault):
+    """Flip one bit in a share of the worker's packets (past the IP header: the TCP checksum should catch it)."""
+
+    name: ClassVar[str] = "packet_corrupt"
+    percent: float = Field(gt=0, le=100, description="share of packets corrupted, percent")
+
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+        return rules.plan_shaping(self.name, tag, scope, Shaping(corrupt_pct=self.percent), caps)
+
+
+@register_fault
+class PacketDuplicate(PacketFault):
+    """Send a share of the worker's packets twice."""
+
+    name: ClassVar[str] = "packet_duplicate"
+    direction: Literal["ingress", "egress", "both"] = Field(
+        "egress", description=DIRECTION_DOC + " (without netem: egress only)")
+    percent: float = Field(gt=0, le=100, description="share of packets duplicated, percent")
+
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+        return rules.plan_shaping(self.name, tag, scope, Shaping(duplicate_pct=self.percent), caps)
+
+
+@register_fault
+class PacketReorder(PacketFault):
+    """Reorder the worker's packets: all are held delay_ms except a share that leaves at once and overtakes them."""
+
+    name: ClassVar[str] = "packet_reorder"
+    percent: float = Field(gt=0, le=100, description="share of packets sent at once (ahead of the held ones), percent")
+    delay_ms: float = Field(10.0, gt=0, le=10_000, description="how long the other packets are held, milliseconds")
+
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+        return rules.plan_shaping(self.name, tag, scope, Shaping(reorder_pct=self.percent, delay_ms=self.delay_ms),
+                                  caps)
+
+
+@register_fault
+class PacketDelay(PacketFault):
+    """Delay each of the worker's packets by delay_ms ± jitter_ms (in its kernel, under its TCP)."""
+
+    name: ClassVar[str] = "packet_delay"
+    delay_ms: float = Field(gt=0, le=60_000, description="added delay per packet, milliseconds")
+    jitter_ms: float = Field(0.0, ge=0, le=60_000, description="random ± variation, milliseconds")
+    correlation_pct: float = Field(0.0, ge=0, lt=100, description="how much one packet's jitter follows the last's, percent")
+
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+        shaping = Shaping(delay_ms=self.delay_ms, jitter_ms=self.jitter_ms, delay_correlation_pct=self.correlation_pct)
+        return rules.plan_shaping(self.name, tag, scope, shaping, caps)
+
+
+@register_fault
+class SilentDrop(PacketFault):
+    """Drop the worker's TCP packets without a FIN, RST or ICMP: its connections go silent (half-open)."""
+
+    name: ClassVar[str] = "silent_drop"
+    connections: Literal["open", "all"] = Field(
+        "open",
+        description="open: only the connections open at the inject (new ones work); all: every TCP packet "
+        "in scope, new connections too",
+    )
+
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+        if self.connections == "all":
+            return rules.plan_silent_drop(tag, scope, None)
+        found = rules.parse_ss(ns.connections())
+        return rules.plan_silent_drop(tag, scope, found)
+
+
+@register_fault
+class SynDrop(PacketFault):
+    """Drop new TCP connections' SYNs: connects time out, open connections go on."""
+
+    name: ClassVar[str] = "syn_drop"
+
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+        return rules.plan_syn_drop(tag, scope)
+
+
+@register_fault
+class MtuBlackhole(PacketFault):
+    """Drop the worker's packets above max_bytes and any ICMP 'fragmentation needed': a path-MTU blackhole."""
+
+    name: ClassVar[str] = "mtu_blackhole"
+    max_bytes: int = Field(1400, ge=68, le=65535, description="the largest IP packet that still gets through, bytes")
+
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+        return rules.plan_mtu_blackhole(tag, scope, self.max_bytes, caps)

@@ -1,0 +1,152 @@
+"""The network helper image: the project's Debian base plus iptables, built
+offline like the other images.
+
+The Debian packages (``DEBS``, the ones the base lacks) are fetched on the host
+by ``apt-get download`` from the machine's own apt sources into
+``$TFCHAOS_CACHE/debs/netns-helper`` (once), then installed with ``dpkg -i`` in
+a container from the base with the folder bind-mounted read-only and no
+network, and committed, labelled with a hash of its inputs (the recipe, the
+base's id, the packages' names and sizes): rebuilt only when those change.
+The base already has python3 and iproute2 (tc, ip, ss).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import time
+import uuid
+
+from chaos import LABEL_PROJECT, PROJECT
+from chaos.errors import InfrastructureError
+from chaos.images import engine, hashing
+from chaos.images.engine import Progress
+from chaos.images.plans import LABEL_INPUTS, LABEL_KIND
+from chaos.images.wheelhouse import cache_root
+
+HELPER_IMAGE = "tfchaos/netns-helper:latest"
+# iptables (nft backend) and what it needs beyond the base; ethtool to read and
+# set the interface's offloads.
+DEBS = ("iptables", "libip4tc2", "libip6tc2", "libnetfilter-conntrack3", "libnfnetlink0", "libnftnl11",
+        "netbase", "libxtables12", "libmnl0", "ethtool")
+# Only packages the base does not have are installed (the base may already carry
+# libmnl0 and libxtables12 through iproute2).
+INSTALL = r"""set -e
+cd /tmp/debs
+todo=""
+for f in *.deb; do
+  p=$(dpkg-deb -f "$f" Package)
+  dpkg -s "$p" >/dev/null 2>&1 || todo="$todo $f"
+done
+[ -z "$todo" ] || dpkg -i $todo
+iptables -V
+ss -V
+echo helper ready
+"""
+CHANGES = ['CMD ["sleep", "infinity"]', "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
+
+
+def debs_dir() -> str:
+    return os.path.join(cache_root(), "debs", "netns-helper")
+
+
+def _debs_present(folder: str) -> list[str]:
+    if not os.path.isdir(folder):
+        return []
+    return sorted(f for f in os.listdir(folder) if f.endswith(".deb"))
+
+
+def _package_of(filename: str) -> str:
+    return filename.split("_", 1)[0]
+
+
+def ensure_debs(progress: Progress = engine.noop) -> tuple[str, list[str]]:
+    """The helper's Debian packages in the cache, fetched with apt when missing."""
+    folder = debs_dir()
+    have = _debs_present(folder)
+    if {_package_of(f) for f in have} >= set(DEBS):
+        return folder, have
+    if not shutil.which("apt-get"):
+        raise InfrastructureError(
+            f"the network helper needs Debian packages ({', '.join(DEBS)}) and this machine has no apt-get",
+            hint=f"put their bookworm .deb files into {folder}, or build on a Debian host",
+        )
+    os.makedirs(folder, exist_ok=True)
+    progress(f"netns-helper: apt-get download {len(DEBS)} packages")
+    proc = subprocess.run(["apt-get", "download", *DEBS], cwd=folder, capture_output=True, text=True)
+    have = _debs_present(folder)
+    if proc.returncode != 0 or not {_package_of(f) for f in have} >= set(DEBS):
+        last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise InfrastructureError(
+            f"could not fetch the network helper's Debian packages: {last[0][:200]}",
+            hint="run `apt-get update` once (as root), then build again",
+        )
+    return folder, have
+
+
+def helper_inputs(base_id: str, folder: str, files: list[str]) -> dict:
+    return {
+        "kind": "netns-helper",
+        "install": INSTALL,
+        "changes": CHANGES,
+        "debs": [(f, os.path.getsize(os.path.join(folder, f))) for f in files],
+        "base": base_id,
+    }
+
+
+def ensure_helper_image(client=None, *, force: bool = False, progress: Progress = engine.noop) -> str:
+    """Build the helper image when it is missing or stale; its tag."""
+    from chaos.images.base import ensure_base
+
+    client = client or engine.docker_client()
+    with engine.build_lock():
+        base = ensure_base(client, progress=progress)
+        folder, files = ensure_debs(progress)
+        inputs_hash = hashing.inputs_hash(helper_inputs(base.id, folder, files))
+        image = engine.get_image(client, HELPER_IMAGE)
+        if not force and image is not None and engine.labels_of(image).get(LABEL_INPUTS) == inputs_hash:
+            progress(f"{HELPER_IMAGE}: up to date")
+            return HELPER_IMAGE
+        t0 = time.monotonic()
+        progress(f"{HELPER_IMAGE}: building ({len(files)} Debian packages on {base.tag})")
+        image_id = _build(client, base.tag, folder, inputs_hash)
+        engine.retag(client, image_id, HELPER_IMAGE, progress)
+        progress(f"{HELPER_IMAGE}: built in {time.monotonic() - t0:.0f}s")
+    return HELPER_IMAGE
+
+
+def _build(client, base_tag: str, folder: str, inputs_hash: str) -> str:
+    import docker.errors
+    from docker.types import Mount
+
+    container = None
+    try:
+        container = client.containers.create(
+            base_tag,
+            entrypoint=["sh", "-c"],
+            command=[INSTALL],
+            name=f"tfchaos-build-netns-helper-{uuid.uuid4().hex[:8]}",
+            labels={LABEL_PROJECT: PROJECT, LABEL_KIND: "build"},
+            mounts=[Mount("/tmp/debs", folder, type="bind", read_only=True)],
+            network_disabled=True,
+            user="0",
+        )
+        container.start()
+        status = int(container.wait().get("StatusCode", 1))
+        if status != 0:
+            tail = container.logs().decode(errors="replace").strip().splitlines()[-3:]
+            raise InfrastructureError(
+                f"installing the network helper's packages failed (exit {status}): {' | '.join(tail)[:300]}",
+                hint=f"delete {folder} and build again (`chaos images build --only helper`)",
+            )
+        changes = CHANGES + [f"LABEL {LABEL_PROJECT}={PROJECT}", f"LABEL {LABEL_INPUTS}={inputs_hash}",
+                             f"LABEL {LABEL_KIND}=netns-helper", "ENTRYPOINT []"]
+        return client.api.commit(container.id, changes=changes)["Id"]
+    except docker.errors.APIError as exc:
+        raise InfrastructureError(f"docker failed while building {HELPER_IMAGE}: {exc.explanation}") from None
+    finally:
+        if container is not None:
+            with contextlib.suppress(Exception):
+                container.remove(force=True, v=True)
