@@ -25,6 +25,10 @@ JOBS = {"chief", "worker", "ps", "evaluator", "master", "local", "controller"}
 _ADDRESS = re.compile(r"^\[?[\w.:-]+\]?:\d{1,5}$")
 _TASK_ARGS = re.compile(r"task_type\s*=\s*'?(?P<type>\w+)'?,\s*task_id\s*=\s*(?P<index>\d+)")
 _SINGLE_HOSTS = {"localhost", "127.0.0.1", "0.0.0.0"}
+# A launcher's line that *sets* TF_CONFIG for a process (``export TF_CONFIG='{..}'``,
+# ``TF_CONFIG='{..}' python train.py``): each such line starts a process of its own,
+# even when several are in one log (a script's trace, the commands pasted together).
+_ASSIGNED = re.compile(r"\bTF_CONFIG=['\"]?\{")
 _CONNECTIVITY = ("socket_closed", "connection_refused", "connect_timeout", "failed_connect_all", "failed_connect_address",
                  "waiting_for_worker", "waiting_for_cluster", "task_down", "heartbeat", "connection_reset", "os_error")
 
@@ -111,6 +115,8 @@ def mistakes(configs: list[tuple[str, PrintedConfig]]) -> list[tuple[str, Eviden
     claimed: dict[tuple[str, int], tuple[str, Evidence]] = {}
     for worker, config in configs:
         ev = config.evidence
+        if _ASSIGNED.search(ev.text):
+            worker = f"the launch at {ev.where}"
         for job, tasks in config.cluster.items():
             if job not in JOBS:
                 found.append((f"the cluster names a job {job!r}: TensorFlow knows chief, worker, ps and evaluator", ev))

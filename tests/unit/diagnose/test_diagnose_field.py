@@ -371,6 +371,21 @@ def test_two_workers_printing_the_same_task():
     assert any("two workers both claim worker 0" in what for what, _ in found)
 
 
+def test_two_launch_lines_claiming_one_task_in_one_log():
+    """Lines that set TF_CONFIG for a command each start a process: two of them
+    with one task, even in one worker's log, are two processes claiming it; a
+    worker printing its own TF_CONFIG twice is not."""
+    spec = '"cluster": {"worker": ["10.0.0.1:6666", "10.0.0.1:6667"]}'
+    line = "TF_CONFIG='{%s, \"task\": {\"type\": \"worker\", \"index\": 0}}' bash scripts/train.sh" % spec
+    def at(text, n):
+        return "job", parse(Evidence(f"job.log:{n}", "job", text))
+
+    found = mistakes([at(line, 1), at(line, 2)])
+    assert any("both claim worker 0" in what for what, _ in found)
+    printed_twice = 'TF_CONFIG: {%s, "task": {"type": "worker", "index": 0}}' % spec
+    assert not any("both claim" in what for what, _ in mistakes([at(printed_twice, 1), at(printed_twice, 2)]))
+
+
 def test_every_task_on_localhost_is_a_single_host_cluster():
     assert single_host([_config('TF_CONFIG={"cluster": {"worker": ["localhost:1", "localhost:2"]}}')])
     assert not single_host([_config('TF_CONFIG={"cluster": {"worker": ["a:1", "b:2"]}}')])
