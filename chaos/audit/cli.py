@@ -68,7 +68,10 @@ def cmd_audit(args) -> int:
         if not Path(args.workload).exists():
             raise _bad("--workload", args.workload, "must be an existing workload file (image or build, command, "
                        "checkpoint_dir)", "docs/workloads.md shows one; omit --workload to audit the built-in harness")
-        from chaos.workload.load import load_workload
+        try:
+            from chaos.scenario.workload_file import load_workload
+        except ModuleNotFoundError:  # before the registry refactor moves it there (in flight, 2026-11-26)
+            from chaos.workload.load import load_workload
 
         workload = load_workload(args.workload)
     return _run(args, workload, Assumptions(mtbf, nodes), jobs)
@@ -77,7 +80,7 @@ def cmd_audit(args) -> int:
 def _run(args, workload, assumptions, jobs: int) -> int:
     from chaos.audit.run import AuditRequest, any_broken, audit, command_line, write_card
     from chaos.audit.render_text import markdown
-    from chaos.cluster import live
+    from chaos.live import view as live
     from chaos.runner.cli import preflight
 
     report_dir = Path(args.report_dir) if args.report_dir else None

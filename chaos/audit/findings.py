@@ -113,11 +113,13 @@ def slow_detection(runs: list[RunMeasures], context: "Context") -> Finding:
                        measured=_none_measured(runs, FAILURES, "detection against restart (needs a restart)"))
     lost = context.expected_lost_s
     slow = [r for r in judged if r.detect_s.value > r.restart_s.value + (lost or 0.0)]
-    rows = "; ".join(f"{r.title}: D {_f(r.detect_s.value)} vs R {_f(r.restart_s.value)} + L {_f(lost)}"
-                     for r in judged)
+    row = lambda r: f"{r.title}: D {_f(r.detect_s.value)} vs R {_f(r.restart_s.value)} + L {_f(lost)}"  # noqa: E731
     if not slow:
-        return Finding(**base, status=OK, measured=rows, fix="", runs=tuple(r.key for r in judged))
-    return Finding(**base, status=FINDING, measured=rows, runs=tuple(r.key for r in judged),
+        return Finding(**base, status=OK, measured="; ".join(map(row, judged)), fix="",
+                       runs=tuple(r.key for r in judged))
+    rest = [r for r in judged if r not in slow]
+    text = "slower: " + "; ".join(map(row, slow)) + ("; within: " + "; ".join(map(row, rest)) if rest else "")
+    return Finding(**base, status=FINDING, measured=text, runs=tuple(r.key for r in judged),
                    fix="a silent failure is found by the heartbeat (or collective) timeout: lower it toward "
                        "your longest legitimate pause (a GC, a save to slow storage), not below")
 
@@ -274,6 +276,10 @@ def preemption(runs: list[RunMeasures], context: "Context") -> Finding:
                        measured=_none_measured(runs, ("preemption",), "a preemption (or the worker never exited)"))
     r = judged[0]
     lost = f", {r.steps_lost.value:g} steps lost" if r.steps_lost.known else ""
+    if r.target_done:
+        return Finding(**base, status=NOT_MEASURED, fix="", runs=(r.key,),
+                       measured=f"not judged: the preempted worker finished training within the grace period "
+                                f"(done, then exit {r.target_exit_code}): train longer than the grace after epoch 2")
     if r.target_exit_code != 137:
         return Finding(**base, status=OK, runs=(r.key,), fix="",
                        measured=f"the preempted worker exited {r.target_exit_code} before the SIGKILL{lost}")

@@ -19,6 +19,7 @@ from chaos.checks.verdict import Status, Verdict
 from chaos.compare.metrics import steps_lost
 from chaos.events import (
     CheckpointEvent,
+    DoneEvent,
     ErrorEvent,
     ExitEvent,
     InjectEvent,
@@ -86,7 +87,8 @@ class RunMeasures:
     report: str = ""  # the JSON report's path, when written
     workers: int = 0
     detection: dict[str, Figure] = field(default_factory=dict)  # worker -> inject to its first error/exit
-    detect_s: Figure = Figure.missing("no fault")  # inject -> the orchestrator's restart
+    detect_s: Figure = Figure.missing("no fault")  # inject -> first process exit (or the restart)
+    restart_after_s: Figure = Figure.missing("no restart")  # inject -> the runner's restart
     hang: bool | None = None  # no worker noticed within the symptom window
     symptom_window_s: float = 0.0
     restart_s: Figure = Figure.missing("no restart")  # restart -> first step
@@ -96,6 +98,7 @@ class RunMeasures:
     step_time_s: Figure = Figure.missing("no steps")
     save_cost_s: Figure = Figure.missing("no checkpoint")
     target_exit_code: int | None = None
+    target_done: bool = False  # the fault's target reported done before it exited (training ended first)
     resumed_step: int | None = None  # first step after the restart
     start_after_heal_s: Figure = Figure.missing("no heal")
     verdicts: dict[str, Judged] = field(default_factory=dict)
@@ -143,6 +146,20 @@ def detection_by_worker(timeline: Timeline, inject: InjectEvent) -> dict[str, Fi
         else:
             out[f"worker-{w}"] = Figure.of(e.t - inject.t, e.error_class.rsplit(".", 1)[-1])
     return out
+
+
+def detect_figure(timeline: Timeline, inject: InjectEvent, round_: list[RestartEvent]) -> Figure:
+    """D: from the fault to the first worker process that exited (the earliest an
+    orchestrator watching processes can restart the job); with no exit before
+    the runner's restart, to that restart; neither: not measured."""
+    until = round_[0].t if round_ else float("inf")
+    exits = [e for e in timeline.of(ExitEvent) if inject.t <= e.t <= until]
+    if exits:
+        return Figure.of(exits[0].t - inject.t, f"fault -> the first process exit ({exits[0].source}, "
+                                                f"code {exits[0].exit_code})")
+    if round_:
+        return Figure.of(until - inject.t, "fault -> the runner's restart (no process exited before it)")
+    return Figure.missing("no process exited and the job was not restarted")
 
 
 def first_restart_round(timeline: Timeline, after: float) -> list[RestartEvent]:
@@ -271,8 +288,7 @@ def measure(entry: BatteryEntry, report: Report, symptom_window_s: float) -> Run
     hang = not noticed or min(noticed) > symptom_window_s
     restart, parts, resumed = restart_figures(timeline, inject.t)
     round_ = first_restart_round(timeline, inject.t)
-    detect = (Figure.of(round_[0].t - inject.t, "fault -> the orchestrator's restart (every worker had stopped or one exited)")
-              if round_ else Figure.missing("the job was not restarted"))
+    detect = detect_figure(timeline, inject, round_)
     lost = steps_lost(report)
     targets = inject.target_workers(timeline.info.num_workers)
     exits = [e for e in timeline.of(ExitEvent) if e.t >= inject.t and e.worker in targets]
@@ -285,12 +301,16 @@ def measure(entry: BatteryEntry, report: Report, symptom_window_s: float) -> Run
         **base,
         detection=detection,
         detect_s=detect,
+        restart_after_s=(Figure.of(round_[0].t - inject.t, "fault -> the runner's restart (restart: all waits "
+                                   "for every worker to exit)") if round_ else Figure.missing("no restart")),
         hang=hang,
         restart_s=restart,
         restart_parts=parts,
         steps_lost=(Figure.of(lost, "last step before the restart - the step restored")
                     if lost is not None else Figure.missing("no restart, or no step before it")),
         target_exit_code=exits[0].exit_code if exits else None,
+        target_done=any(d.worker in targets and inject.t <= d.t <= (exits[0].t if exits else float("inf"))
+                        for d in timeline.of(DoneEvent)),
         resumed_step=resumed,
         start_after_heal_s=heal_after or Figure.missing("the fault was not healed"),
         drift=drift(timeline, verdicts.get("matches_uninterrupted", ABSENT)),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from chaos.audit.card import Card
-from chaos.audit.findings import FINDING, NOT_MEASURED, OK
+from chaos.audit.findings import FAILURES, FINDING, NOT_MEASURED, OK
 from chaos.audit.measure import Figure
 
 MARK = {OK: "ok", FINDING: "FINDING", NOT_MEASURED: "not measured"}
@@ -30,7 +30,7 @@ def model_lines(card: Card) -> list[str]:
         f"M = node MTBF / nodes = {a.node_mtbf_hours:g} h x 3600 / {a.nodes} = {m.mtbf_s:.0f} s",
         f"C (save cost) = {figure(m.save_s)}",
         f"R (restart -> first step) = {figure(m.restart_s)}",
-        f"D (fault -> restart) = {figure(m.detect_s)}",
+        f"D (fault -> first process exit) = {figure(m.detect_s)}",
         f"step time = {figure(m.step_time_s)}",
         f"tau (interval) = {m.interval_steps} steps x step time = {seconds(m.interval_s)}",
     ]
@@ -59,12 +59,12 @@ def run_rows(card: Card) -> list[list[str]]:
             rows.append([r.title, "not measured", r.why, "", "", "", ""])
             continue
         detection = ", ".join(f"{w} {seconds(f.value)}" + (f" ({f.note})" if f.known else " (none)")
-                              for w, f in r.detection.items()) or "-"
+                              for w, f in r.detection.items()) if r.kind in FAILURES else "-"
         lost = "-" if not r.steps_lost.known else f"{r.steps_lost.value:g} / {r.save_interval_steps or '?'}"
         exact = r.verdict("matches_uninterrupted")
         rows.append([
             r.title, "measured", detection,
-            "-" if not r.detect_s.known else seconds(r.detect_s.value),
+            "-" if not r.detect_s.known or r.kind not in FAILURES else seconds(r.detect_s.value),
             "-" if not r.restart_s.known else seconds(r.restart_s.value),
             lost,
             "-" if exact.status == "absent" else exact.status,
@@ -72,7 +72,7 @@ def run_rows(card: Card) -> list[list[str]]:
     return rows
 
 
-RUN_HEADER = ["fault", "status", "detection per worker (fault -> first error/exit)", "D: fault -> restart",
+RUN_HEADER = ["fault", "status", "detection per worker (fault -> first error/exit)", "D: fault -> first exit",
               "R: restart -> first step", "steps lost / interval", "bit-exact"]
 
 

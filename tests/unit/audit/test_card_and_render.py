@@ -44,7 +44,7 @@ def test_the_model_says_why_it_was_not_computed():
 
 def test_not_measured_runs_stay_on_the_card_with_why():
     md = markdown(card())
-    assert "preemption (SIGTERM, SIGKILL 5 s later) | not measured | refused for this workload" in md
+    assert f"{PREEMPTION.title} | not measured | refused for this workload" in md
     assert "tau_Young = sqrt(2 C M)" in md and "ETTR now = tau/(tau + C)" in md
 
 

@@ -41,3 +41,13 @@ def test_every_battery_entry_is_planned_for_a_user_job_or_refused_with_why():
 
 def test_the_harness_runs_every_entry():
     assert all(p.scenario is not None for p in plan("full", None))
+
+
+def test_the_harness_trains_long_enough_and_a_user_job_keeps_its_own_length():
+    harness = {p.entry.key: p.scenario for p in plan("full", None)}
+    assert harness["preemption"].cluster.training.total_steps == 500
+    assert harness["preemption"].faults[0].fault.grace_s == 1
+    job = WorkloadSpec.model_validate({"image": "acme/job:1", "command": ["python", "t.py"], "checkpoint_dir": "/c"})
+    user = {p.entry.key: p.scenario for p in plan("full", job) if p.scenario is not None}
+    assert user["preemption"].faults[0].fault.grace_s == 15
+    assert all(not s.warnings() for s in user.values()), {k: s.warnings() for k, s in user.items()}

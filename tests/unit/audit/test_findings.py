@@ -95,3 +95,8 @@ def test_every_finding_is_shown_firing_and_not_firing():
 def test_fixes_name_the_tf_setting_for_detection():
     hang = by_id([run(hang=True)])["hang"]
     assert "CommunicationOptions(timeout_seconds" in hang.setting and "heartbeat_timeout_in_ms" in hang.setting
+
+
+def test_a_preempted_worker_that_finished_in_its_grace_is_not_judged():
+    got = by_id([run("preemption", target_exit_code=0, target_done=True)])["preemption-swallowed"]
+    assert got.status == NOT_MEASURED and "finished training within the grace period" in got.measured

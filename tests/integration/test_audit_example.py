@@ -1,0 +1,76 @@
+"""``chaos audit`` on the example's Keras fit job (examples/keras-mwms), a weak
+variant beside the tutorial's: ``--reshuffle`` (the tutorial's
+``shuffle().repeat()``-style pipeline, reshuffled every epoch) makes a resumed
+run see other batches than an uninterrupted one. The weak card must carry the
+not-bit-exact finding with the measured drift, the other must not, and the
+other must grade higher. Both audits run at once (quick battery), a few
+minutes on a 2-core machine."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.integration
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "keras-mwms"
+COMMAND = ["python", "train_fit.py", "--epochs", "5", "--steps-per-epoch", "60", "--verbose", "0"]
+
+
+def workload(tmp: Path, name: str, extra: list[str]) -> Path:
+    path = tmp / f"{name}.yaml"
+    path.write_text(yaml.safe_dump({
+        "build": {"context": str(EXAMPLE), "dockerfile": "Dockerfile"},
+        "command": COMMAND + extra,
+        "checkpoint_dir": "/checkpoints",
+    }))
+    return path
+
+
+@pytest.fixture(scope="module")
+def cards(images, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("audit-example")
+    variants = {"tutorial": [], "reshuffled": ["--reshuffle"]}
+    procs = {}
+    for name, extra in variants.items():
+        procs[name] = subprocess.Popen(
+            [sys.executable, "-m", "chaos", "audit", "--workload", str(workload(tmp, name, extra)),
+             "--battery", "quick", "-j", "2", "--report-dir", str(tmp / name)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+    out = {}
+    for name, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=1200)
+        print(f"--- {name} (exit {proc.returncode})\n{stdout[-5000:]}\n{stderr[-2000:]}")
+        assert proc.returncode == 0, stderr[-3000:]
+        out[name] = json.loads((tmp / name / "card.json").read_text())
+    return out
+
+
+def finding(card, id):
+    return next(f for f in card["findings"] if f["id"] == id)
+
+
+def test_the_reshuffled_job_gets_the_drift_finding_and_the_tutorial_job_does_not(cards):
+    weak, good = finding(cards["reshuffled"], "not-bit-exact"), finding(cards["tutorial"], "not-bit-exact")
+    assert weak["status"] == "finding" and "differ from the uninterrupted run" in weak["measured"]
+    assert "enable_op_determinism" in weak["setting"]
+    assert good["status"] == "ok"
+
+
+def test_the_tutorial_job_grades_higher(cards):
+    weak, good = cards["reshuffled"]["grades"][-1], cards["tutorial"]["grades"][-1]
+    assert good["score"] > weak["score"], (good["computation"], weak["computation"])
+
+
+def test_the_job_s_own_figures_feed_its_card(cards):
+    for card in cards.values():
+        model = card["model"]
+        assert model["interval_steps"] == 60  # BackupAndRestore's epoch saves, from the job's plan event
+        assert model["save_s"]["value"] is not None and "uninterrupted run" in model["save_s"]["note"]
+        assert finding(card, "backup-not-shared")["status"] == "ok"  # /checkpoints, the shared volume
