@@ -1,0 +1,73 @@
+"""The audit's run without containers: run_suite replaced by synthetic reports."""
+
+import json
+
+import pytest
+
+from chaos.audit import run as audit_run
+from chaos.audit.battery import plan
+from chaos.audit.card import Assumptions
+from chaos.audit.run import AuditRequest, audit, write_card
+from chaos.cli import main
+from chaos.workload.spec import WorkloadSpec
+from audit_reports import killed_worker_report, reference_report, report, silent_report
+from timeline_builder import TimelineBuilder
+
+SYNTHETIC = {
+    "audit-reference": reference_report,
+    "audit-killed-worker": killed_worker_report,
+    "audit-peer-paused": lambda: silent_report(10.0),
+}
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    seen = []
+
+    def fake_suite(entries, options, *, jobs=1, show=None, on_report=None):
+        seen.append(([e.scenario.name for e in entries], jobs))
+        return [SYNTHETIC.get(e.scenario.name, lambda: report(TimelineBuilder().build(), error="Docker is down"))()
+                for e in entries]
+
+    monkeypatch.setattr(audit_run, "run_suite", fake_suite)
+    return seen
+
+
+def request(tmp_path, battery="quick", workload=None):
+    return AuditRequest(None, workload, battery, Assumptions(24, 64), tmp_path, jobs=3, command="chaos audit")
+
+
+def test_the_reference_runs_first_and_alone_then_the_faults_side_by_side(calls, tmp_path):
+    card, reports = audit(request(tmp_path))
+    assert calls == [(["audit-reference"], 1), (["audit-killed-worker", "audit-peer-paused"], 3)]
+    assert [r.key for r in card.runs] == ["reference", "killed-worker", "peer-paused"]
+    assert all(r.measured for r in card.runs)
+    assert (tmp_path / "scenarios" / "audit-killed-worker.yaml").is_file()  # each run reproduces with chaos run
+
+
+def test_a_refused_entry_is_not_run_and_stays_on_the_card(calls, tmp_path):
+    job = WorkloadSpec.model_validate({"image": "acme/job:1", "command": ["python", "t.py"], "checkpoint_dir": "/c"})
+    card, reports = audit(request(tmp_path, "full", job))
+    ran = [name for names, _ in calls for name in names]
+    assert "audit-empty-checkpoint-dir" not in ran and len(reports) == len(plan("full", job))
+    empty = next(r for r in card.runs if r.key == "empty-checkpoint-dir")
+    assert empty.status == "not measured" and "refused for this workload" in empty.why
+    broken = next(r for r in card.runs if r.key == "partition")
+    assert broken.status == "not measured" and "Docker is down" in broken.why
+
+
+def test_write_card_writes_the_three_forms(calls, tmp_path):
+    card, _ = audit(request(tmp_path))
+    paths = write_card(card, tmp_path)
+    assert json.loads(paths["json"].read_text())["battery"] == "quick"
+    assert paths["html"].read_text().startswith("<!DOCTYPE html>") and "# Resilience card" in paths["markdown"].read_text()
+
+
+@pytest.mark.parametrize("argv, code", [([], 0), (["--fail-under", "A"], 1), (["--battery", "full"], 3)])
+def test_exit_codes(calls, monkeypatch, tmp_path, capsys, argv, code):
+    monkeypatch.setattr("chaos.runner.cli.preflight", lambda options: None)
+    assert main(["audit", "--battery", "quick", "--report-dir", str(tmp_path), *argv]) == code
+    out = capsys.readouterr()
+    assert "# Resilience card" in out.out and (tmp_path / "card.html").is_file()
+    if code == 1:
+        assert "below --fail-under A" in out.err
