@@ -84,7 +84,7 @@ class RunMeasures:
     status: str  # measured | not measured
     why: str = ""  # why not measured (refused by validation, run error, fault never acted)
     scenario: str = ""
-    report: str = ""  # the JSON report's path, when written
+    report: str = ""  # the run's HTML page (its JSON beside it), when written
     workers: int = 0
     detection: dict[str, Figure] = field(default_factory=dict)  # worker -> inject to its first error/exit
     detect_s: Figure = Figure.missing("no fault")  # inject -> first process exit (or the restart)
@@ -262,7 +262,7 @@ def drift(timeline: Timeline, judged: Judged) -> Figure:
 
 def measure(entry: BatteryEntry, report: Report, symptom_window_s: float) -> RunMeasures:
     """The audit's figures from one battery run."""
-    artifact = report.artifacts.get("json", report.artifacts.get("report", ""))
+    artifact = report.artifacts.get("page", "")
     if report.error:
         return not_measured(entry, f"the run broke: {report.error}", report.scenario, artifact)
     timeline = report.timeline

@@ -4,11 +4,12 @@ it opens offline from the file system (like chaos.report.html_page)."""
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 
 from chaos.audit.card import Card
 from chaos.audit.findings import FINDING
 from chaos.audit.render_text import MARK, RUN_HEADER, model_lines, run_rows
-from chaos.report.html_page import STYLE
+from chaos.report.html_page import STYLE, link
 
 CARD_STYLE = """
 .grade{display:inline-block;min-width:1.6em;text-align:center;padding:2px 8px;border-radius:4px;color:#fff;
@@ -28,7 +29,9 @@ def _status(status: str) -> str:
     return f'<span class="{cls}">{escape(MARK[status])}</span>'
 
 
-def page(card: Card) -> str:
+def page(card: Card, page_dir: Path | None = None) -> str:
+    """The card's HTML; ``page_dir``: where it is written (each run's title links its report page)."""
+    page_dir = page_dir or Path.cwd()
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -60,7 +63,11 @@ def page(card: Card) -> str:
     parts.append('<h2>Modelled goodput (ETTR)</h2><pre id="model">'
                  + escape("\n".join(model_lines(card))) + "</pre>")
     parts.append('<h2>Runs</h2><table id="runs"><tr>' + "".join(f"<th>{escape(h)}</th>" for h in RUN_HEADER) + "</tr>")
-    parts += ["<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in run_rows(card)]
+    for run, row in zip(card.runs, run_rows(card)):
+        cells = [f"<td>{escape(cell)}</td>" for cell in row]
+        if run.report:
+            cells[0] = f'<td><a href="{escape(link(run.report, page_dir))}">{escape(row[0])}</a></td>'
+        parts.append("<tr>" + "".join(cells) + "</tr>")
     parts.append("</table>")
     for note in card.notes:
         parts.append(f'<p class="note">{escape(note)}</p>')

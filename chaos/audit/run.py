@@ -91,7 +91,7 @@ def card_of(request: AuditRequest, measures: list[RunMeasures]) -> Card:
 def write_card(card: Card, report_dir: Path) -> dict[str, Path]:
     report_dir.mkdir(parents=True, exist_ok=True)
     paths = {"html": report_dir / "card.html", "markdown": report_dir / "card.md", "json": report_dir / "card.json"}
-    paths["html"].write_text(page(card), encoding="utf-8")
+    paths["html"].write_text(page(card, report_dir), encoding="utf-8")
     paths["markdown"].write_text(markdown(card), encoding="utf-8")
     paths["json"].write_text(to_json(card), encoding="utf-8")
     return paths

@@ -1,4 +1,5 @@
 import json
+from dataclasses import replace
 from html.parser import HTMLParser
 
 import pytest
@@ -64,13 +65,17 @@ class Collector(HTMLParser):
         self.open.pop()
 
 
-def test_html_card_parses_and_is_self_contained():
-    html = page(card())
+def test_html_card_parses_and_is_self_contained(tmp_path):
+    c = card()
+    runs = [replace(r, report=str(tmp_path / "runs" / "audit-killed-worker.html")) if r.key == "killed-worker" else r
+            for r in c.runs]
+    html = page(replace(c, runs=runs), tmp_path)
     parser = Collector()
     parser.feed(html)
     parser.close()
     assert not parser.open
-    assert "script" not in parser.tags and "link" not in parser.tags and not parser.urls
+    assert "script" not in parser.tags and "link" not in parser.tags
+    assert parser.urls == ["runs/audit-killed-worker.html"]  # the run's own page, relative: the folder can move
     assert "http://" not in html and "https://" not in html
     assert 'id="finding-hang"' in html and 'id="model"' in html and "tau_Daly" in html
 
