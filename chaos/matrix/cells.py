@@ -17,6 +17,20 @@ TOXICS: dict[str, dict] = {
     "blackhole": {"fault": "blackhole", "params": {}},
     "latency": {"fault": "latency", "params": {"latency_ms": 100}},
 }
+# The packet faults (chaos.faults.packet), in the worker's own namespace: their
+# direction is the packets' (ingress: into the worker, as the proxy's upstream;
+# egress: what it sends, as downstream), and they act on every connection of the
+# worker, its own to its peers included (the proxy's toxics only on those into it).
+PACKET_FAULTS: dict[str, dict] = {
+    "packet_loss": {"fault": "packet_loss", "params": {"percent": 20}},
+    "packet_corrupt": {"fault": "packet_corrupt", "params": {"percent": 5}},
+    "packet_delay": {"fault": "packet_delay", "params": {"delay_ms": 100}},
+    "silent_drop": {"fault": "silent_drop", "params": {"connections": "all"}},
+    "syn_drop": {"fault": "syn_drop", "params": {}},
+    "mtu_blackhole": {"fault": "mtu_blackhole", "params": {"max_bytes": 1400}},
+}
+PACKET_DIRECTION = {"upstream": "ingress", "downstream": "egress", "both": "both"}
+TOXICS.update({name: {**spec, "packet": True} for name, spec in PACKET_FAULTS.items()})
 DIRECTIONS = ("upstream", "downstream", "both")
 TARGETS = {"chief": 0, "non-chief": 1}
 WHENS = ("bring_up", "mid_training")
@@ -34,6 +48,12 @@ class Cell:
     def name(self) -> str:
         return f"matrix-{self.toxic}-{self.direction}-{self.target}-{self.when}".replace("_", "-")
 
+    def _direction(self, spec: dict) -> dict:
+        """A toxic's ``stream``, or a packet fault's ``direction``."""
+        if spec.get("packet"):
+            return {"direction": PACKET_DIRECTION[self.direction]}
+        return {"stream": self.direction}
+
     def scenario(self) -> Scenario:
         spec = TOXICS[self.toxic]
         at = "bring_up" if self.when == "bring_up" else {"epoch": 2}
@@ -44,7 +64,7 @@ class Cell:
                         "fix": "see docs/network-matrix.md"},
             "cluster": {"workers": 2, "training": {"epochs": 5, "steps_per_epoch": 20},
                         "recovery": {"restart": "all", "max_restarts": 1}},
-            "faults": [{spec["fault"]: {"worker": TARGETS[self.target], "stream": self.direction, **spec["params"]},
+            "faults": [{spec["fault"]: {"worker": TARGETS[self.target], **self._direction(spec), **spec["params"]},
                         "at": at, "for": WINDOW_S}],
             "recover": [{"matches_uninterrupted": {}}, {"completed": {}}],
             "timeouts": {"bring_up": 120, "symptom": WINDOW_S + 30, "total": 360},

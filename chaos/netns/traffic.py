@@ -6,7 +6,10 @@ none, then print one JSON line: received, distinct, duplicates, reordered (a
 number lower than one already seen), corrupt (a payload that does not match
 its number; the UDP checksum should have dropped those).
 
-``send HOST PORT COUNT RATE``: COUNT datagrams of 64 bytes, RATE a second.
+``send HOST PORT COUNT RATE [SIZE]``: COUNT datagrams of SIZE bytes (64), RATE a second.
+
+``echo PORT`` / ``rtt HOST PORT COUNT``: a UDP echo and COUNT round trips
+through it (median and max milliseconds, lost).
 
 ``tcp-recv PORT`` / ``tcp-send HOST PORT BYTES``: one TCP stream of BYTES with
 a checksummed pattern; the receiver prints bytes, seconds and whether the data
@@ -25,9 +28,10 @@ import time
 SIZE = 64
 
 
-def payload(n: int) -> bytes:
-    head = struct.pack("!I", n)
-    return head + hashlib.sha256(head).digest() + b"\0" * (SIZE - 4 - 32)
+def payload(n: int, size: int = SIZE) -> bytes:
+    head = struct.pack("!IH", n, size)
+    body = hashlib.sha256(head).digest()
+    return (head + body * (size // 32 + 1))[:size]
 
 
 def recv(port: int, quiet_s: float) -> dict:
@@ -38,14 +42,14 @@ def recv(port: int, quiet_s: float) -> dict:
     seen: set[int] = set()
     received = duplicates = reordered = corrupt = 0
     highest = -1
-    sock.settimeout(120)  # the first datagram
+    sock.settimeout(max(10.0, quiet_s))  # the first datagram (none at all: nothing got through)
     while True:
         try:
             data = sock.recv(2048)
         except socket.timeout:
             break
         sock.settimeout(quiet_s)
-        if len(data) != SIZE or data != payload(struct.unpack("!I", data[:4])[0]):
+        if len(data) < 6 or data != payload(*struct.unpack("!IH", data[:6])):
             corrupt += 1
             continue
         (n,) = struct.unpack("!I", data[:4])
@@ -61,16 +65,57 @@ def recv(port: int, quiet_s: float) -> dict:
             "corrupt": corrupt, "highest": highest}
 
 
-def send(host: str, port: int, count: int, rate: float) -> dict:
+def send(host: str, port: int, count: int, rate: float, size: int = SIZE) -> dict:
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.setsockopt(socket.IPPROTO_IP, 10, 0)  # IP_MTU_DISCOVER = IP_PMTUDISC_DONT: let big ones fragment
     start = time.monotonic()
     for n in range(count):
         due = start + n / rate
         wait = due - time.monotonic()
         if wait > 0:
             time.sleep(wait)
-        sock.sendto(payload(n), (host, port))
+        sock.sendto(payload(n, size), (host, port))
     return {"sent": count, "seconds": round(time.monotonic() - start, 3)}
+
+
+def echo(port: int, seconds: float = 120) -> dict:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("0.0.0.0", port))
+    print(json.dumps({"listening": port}), flush=True)
+    sock.settimeout(seconds)
+    echoed = 0
+    try:
+        while True:
+            data, peer = sock.recvfrom(2048)
+            if data == b"stop":
+                break
+            sock.sendto(data, peer)
+            echoed += 1
+    except socket.timeout:
+        pass
+    return {"echoed": echoed}
+
+
+def rtt(host: str, port: int, count: int) -> dict:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.settimeout(2.0)
+    times, lost = [], 0
+    for n in range(count):
+        start = time.monotonic()
+        sock.sendto(payload(n), (host, port))
+        try:
+            while True:
+                data = sock.recv(2048)
+                if data[:4] == payload(n)[:4]:
+                    break
+            times.append((time.monotonic() - start) * 1000)
+        except socket.timeout:
+            lost += 1
+        time.sleep(0.01)
+    sock.sendto(b"stop", (host, port))
+    times.sort()
+    return {"median_ms": round(times[len(times) // 2], 2) if times else None,
+            "max_ms": round(times[-1], 2) if times else None, "lost": lost}
 
 
 def tcp_recv(port: int) -> dict:
@@ -113,7 +158,11 @@ def main(argv: list[str]) -> int:
     if cmd == "recv":
         out = recv(int(args[0]), float(args[1]))
     elif cmd == "send":
-        out = send(args[0], int(args[1]), int(args[2]), float(args[3]))
+        out = send(args[0], int(args[1]), int(args[2]), float(args[3]), *(int(a) for a in args[4:5]))
+    elif cmd == "echo":
+        out = echo(int(args[0]))
+    elif cmd == "rtt":
+        out = rtt(args[0], int(args[1]), int(args[2]))
     elif cmd == "tcp-recv":
         out = tcp_recv(int(args[0]))
     elif cmd == "tcp-send":

@@ -17,13 +17,17 @@ ERROR = "tensorflow.python.framework.errors_impl.UnavailableError"
 
 def test_every_cell_is_a_valid_scenario_with_a_unique_name():
     cells = all_cells()
-    assert len(cells) == 6 * 3 * 2 * 2
+    assert len(cells) == (6 + 6) * 3 * 2 * 2  # toxics + packet faults
     assert len({c.name for c in cells}) == len(cells)
     scenario = select(["stream_cut"], ["downstream"], ["chief"], ["mid_training"])[0].scenario()
     (step,) = scenario.faults
     assert (step.fault.name, step.fault.worker, step.fault.stream, step.fault.limit_bytes) == (
         "stream_cut", 0, "downstream", 65536)
     assert step.for_s == 30
+    packet = select(["packet_loss"], ["upstream"], ["non-chief"], ["bring_up"])[0].scenario()
+    (step,) = packet.faults
+    assert (step.fault.name, step.fault.worker, step.fault.direction, step.fault.percent) == (
+        "packet_loss", 1, "ingress", 20)
 
 
 def report(window_events, *, before_dt=0.01, heal_at=30.0):
