@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from chaos.runner.cli import DEFAULT_JOBS, load_entries  # noqa: E402
+from chaos.runner.entries import DEFAULT_JOBS, load_entries  # noqa: E402
 from chaos.runner.run import RunOptions  # noqa: E402
 from chaos.runner.suite import run_suite  # noqa: E402
 

@@ -18,7 +18,7 @@ from typing import ClassVar, Iterable
 from pydantic import BaseModel, ConfigDict, Field
 
 from chaos.checks.verdict import Undecidable, Verdict, unknown
-from chaos.scenario.registry import Registry
+from chaos.registry import Registry
 from chaos.timeline import FaultWindow, Timeline
 from chaos.workload.evidence import Evidence, missing
 

@@ -11,8 +11,8 @@ from chaos.checks.base import SymptomCheck, register_check
 from chaos.checks.select import names, short_class
 from chaos.checks.verdict import Verdict, failed, passed
 from chaos.events import ErrorEvent, ExitEvent
-from chaos.scenario.text import compiled_regex, kind_of, shown
-from chaos.scenario.triggers import MAX_SECONDS
+from chaos.text import compiled_regex, kind_of, shown
+from chaos.registry import MAX_SECONDS
 from chaos.timeline import Timeline
 
 CLASS_NAME = r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"

@@ -19,7 +19,7 @@ from chaos.checks.select import first_by_worker, names
 from chaos.checks.symptom_errors import ErrorRaised
 from chaos.checks.verdict import Undecidable, Verdict, failed, passed
 from chaos.events import DoneEvent, ErrorEvent, Event, ExitEvent, RestartEvent, StepEvent
-from chaos.scenario.triggers import MAX_SECONDS
+from chaos.registry import MAX_SECONDS
 from chaos.timeline import FaultWindow, Timeline
 
 # What ends a restart round: anything a new generation does.

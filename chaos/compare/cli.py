@@ -41,7 +41,7 @@ def run_sides(scenarios: list[str], baseline: ChangeSpec, candidate: ChangeSpec,
     candidate, baseline, ...): the machine's noise falls on both sides, and neither
     side always runs second (measured: with plain alternation the second side ran
     slower in a compare of a configuration against itself)."""
-    from chaos.runner.cli import load_entries, preflight
+    from chaos.runner.entries import load_entries, preflight
     from chaos.runner.run import RunOptions
     from chaos.runner.suite import Entry, run_suite
 
@@ -100,7 +100,7 @@ def _positive(kind, low, high):
 
 
 def register(subparsers) -> None:
-    from chaos.runner.cli import DEFAULT_JOBS
+    from chaos.runner.entries import DEFAULT_JOBS
 
     p = subparsers.add_parser(
         "compare", help="run scenarios on a baseline and a candidate (or compare two report folders)",

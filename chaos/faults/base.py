@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chaos.backends.base import ClusterControl
 from chaos.events import RUNNER, HealEvent, InjectEvent
-from chaos.scenario.registry import Registry
+from chaos.registry import Registry
 
 
 class Fault(BaseModel):

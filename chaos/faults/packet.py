@@ -4,7 +4,7 @@ The proxy's faults act on *streams* (it terminates TCP on both sides); these act
 on the *packets* of the worker's own TCP connections, so the kernel's TCP sees
 the loss, the corruption, the duplicate, the silence. Each fault runs a helper
 container in the worker's namespace (``cluster.netns(index)``: NET_ADMIN there
-only, chaos.netns.docker_helper), probes what the kernel can do, picks its
+only, chaos.backends.docker.netns), probes what the kernel can do, picks its
 implementation (chaos.netns.rules: netem where the kernel has it, else
 iptables' statistic match or the NFQUEUE shaper), applies its rules, and names
 the implementation in its inject event (``params.implementation``). Heal undoes

@@ -41,7 +41,7 @@ def cmd_build(args) -> int:
     tags = {} if args.only == "helper" else ensure_images(
         _versions(args), base_image=args.base_image, only=args.only, force=args.force, progress=progress)
     if args.only in (None, "helper"):
-        from chaos.netns.image import ensure_helper_image  # the packet faults' helper (chaos.netns)
+        from chaos.images.netns_helper import ensure_helper_image  # the packet faults' helper (chaos.netns)
 
         tags["netns-helper"] = ensure_helper_image(force=args.force, progress=progress)
     for name, tag in tags.items():

@@ -50,7 +50,7 @@ def rows_from_reports(cells: list[Cell], folders: list[Path]) -> tuple[list[tupl
 
 
 def cmd_matrix(args) -> int:
-    from chaos.runner.cli import preflight
+    from chaos.runner.entries import preflight
     from chaos.runner.run import RunOptions
 
     cells = select(args.toxic, args.direction, args.target, args.when)
@@ -80,7 +80,7 @@ def cmd_matrix(args) -> int:
 
 
 def register(subparsers) -> None:
-    from chaos.runner.cli import DEFAULT_JOBS
+    from chaos.runner.entries import DEFAULT_JOBS
 
     p = subparsers.add_parser(
         "matrix", help="what TF does on a degraded network: toxic x direction x target x time",

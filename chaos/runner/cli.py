@@ -11,66 +11,15 @@ import os
 import sys
 from pathlib import Path
 
-from chaos import resources
 from chaos.checks.verdict import Status
-from chaos.cluster import live
-from chaos.errors import ChaosError, InfrastructureError, ScenarioError
+from chaos.live import view as live
+from chaos.errors import ChaosError, InfrastructureError
 from chaos.report import terminal_summary, write_junit
 from chaos.report.html_index import write_index
+from chaos.runner.entries import DEFAULT_JOBS, load_entries, preflight
 from chaos.runner.run import RunOptions, broken_report
 from chaos.runner.suite import Entry, run_suite
-from chaos.scenario.loader import load_many
-from chaos.scenario.text import clean
-
-SUITE_DIR = resources.builtin_scenarios_dir()
-DEFAULT_JOBS = 3  # measured: see README, "the scenario suite"
-
-
-def display_path(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
-def load_entries(paths: list[str], workload_file: str | None = None) -> list[Entry]:
-    """Every file validated before anything starts; every problem reported at once
-    (no path: the suite that ships with tfchaos). ``workload_file``: run every
-    scenario against that workload (each scenario is validated against it)."""
-    loaded = load_many(paths or [SUITE_DIR])
-    if workload_file is not None and loaded.scenarios:
-        from chaos.workload.load import load_workload
-
-        workload = load_workload(workload_file)
-        scenarios = []
-        for scenario in loaded.scenarios:
-            try:
-                scenarios.append(scenario.with_workload(workload))
-            except ScenarioError as exc:
-                loaded.errors.append(ScenarioError(
-                    f"{scenario.source} with --workload {workload_file}: {exc.message}", hint=exc.hint
-                ))
-        loaded = loaded._replace(scenarios=scenarios)
-    if loaded.errors:
-        if len(loaded.errors) == 1:
-            raise loaded.errors[0]
-        total = len(loaded.errors) + len(loaded.scenarios)
-        raise ScenarioError(
-            f"{len(loaded.errors)} of {total} scenario files are invalid; nothing was run:\n"
-            + "\n".join(e.render() for e in loaded.errors),
-            hint="`chaos validate FILE` checks one file",
-        )
-    return [Entry(s, display_path(Path(s.source))) for s in loaded.scenarios]
-
-
-def preflight(options: RunOptions) -> None:
-    """Once, not per scenario: the Docker engine answers, a user's proxy image exists."""
-    from chaos.backends.docker import api as docker_api
-
-    client = docker_api.connect()
-    if not options.our_proxy:
-        docker_api.require_image(client, options.proxy_image)
-
+from chaos.text import clean
 
 def say_warnings(entries: list[Entry]) -> None:
     """What ``chaos validate`` warns about (settings that cannot matter, checks that

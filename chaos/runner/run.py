@@ -111,7 +111,7 @@ def prepare_images(scenario: Scenario, options: RunOptions, progress: Progress |
     image: ours built like the workers, a user's only required to exist."""
     from chaos.backends.docker import api as docker_api
     from chaos.images import PROXY_IMAGE, ensure_images, worker_image_tag
-    from chaos.workload import images as workload_images
+    from chaos.images import workload as workload_images
 
     versions = tuple(scenario.tf_versions())
     ensure_images(versions, proxy=options.our_proxy, progress=progress)

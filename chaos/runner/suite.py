@@ -28,7 +28,7 @@ from typing import Callable
 
 from chaos import interrupts
 from chaos.eventlog import EventLog
-from chaos.cluster.progress import ProgressPrinter
+from chaos.live.progress import ProgressPrinter
 from chaos.report import Report
 from chaos.runner.run import RunOptions, run
 from chaos.scenario.model import Scenario

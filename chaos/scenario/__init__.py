@@ -1,8 +1,8 @@
 """Scenarios: the YAML format, its typed model, loading and validation.
 
-Public names are loaded lazily (``from chaos.scenario import load_scenario``)
-so that ``chaos.faults`` and ``chaos.checks`` can import ``chaos.scenario.registry``
-while the model, which needs both registries filled, is not built yet.
+Public names are loaded lazily (``from chaos.scenario import load_scenario``):
+importing the package does not build the model, which needs both registries
+(``chaos.registry``) filled by ``chaos.faults`` and ``chaos.checks`` first.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Both load through ``load_many``: a bad file is reported and the others are
 still listed or validated. Anything a file holds is printed escaped
-(``chaos.scenario.text.clean``), so a description cannot move the cursor or
+(``chaos.text.clean``), so a description cannot move the cursor or
 print a fake ``ok``.
 """
 
@@ -16,8 +16,8 @@ from chaos.checks import RECOVERY_CHECKS, SYMPTOM_CHECKS
 from chaos.faults import FAULTS
 from chaos.scenario.model import current_model
 from chaos.scenario.loader import load_many, shown_path
-from chaos.scenario.registry import Registry, one_line, params_of
-from chaos.scenario.text import clean
+from chaos.registry import Registry, one_line, params_of
+from chaos.text import clean
 
 # The repository's own scenarios, for when the command runs outside the repo root.
 PACKAGED_SCENARIOS = resources.builtin_scenarios_dir()

@@ -28,8 +28,8 @@ from pydantic import (
 
 from chaos.checks.base import Check
 from chaos.faults.base import Fault
-from chaos.scenario.registry import Registry
-from chaos.scenario.triggers import MAX_SECONDS, AnyTrigger, Trigger
+from chaos.registry import MAX_SECONDS, Registry
+from chaos.scenario.triggers import AnyTrigger, Trigger
 
 STEP_KEYS = ("at", "for", "until")
 

@@ -23,7 +23,7 @@ from chaos.errors import ScenarioError
 from chaos.scenario import safe_yaml
 from chaos.scenario.model import Scenario, current_model
 from chaos.scenario.problems import HINT, Problem, ScenarioProblems, problems_of
-from chaos.scenario.text import clean, kind_of
+from chaos.text import clean, kind_of
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 PATH_HINT = "give scenario files (scenarios/<name>.yaml) or folders that hold them"
@@ -52,9 +52,7 @@ def parse_yaml(text: str, source: str) -> Any:
 
 
 def _validate(data: Any, source: str, root: safe_yaml.Node | None = None) -> Scenario:
-    def positions(problem: Problem) -> tuple[int, int] | None:
-        return safe_yaml.position(root, problem.loc, problem.at_key) if root is not None else None
-
+    positions = positions_in(root)
     if not isinstance(data, dict):
         what = "the file is empty" if data is None else f"got {kind_of(data)}"
         problem = Problem((), f"a scenario is a mapping (name: ..., description: ..., explain: ...); {what}")
@@ -97,14 +95,30 @@ def read_text(path: Path) -> str:
         raise ScenarioFileError(path, f"{source}:{exc}", hint="save the file as UTF-8") from None
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    path = Path(path)
+def read_yaml(path: Path, hint: str = YAML_HINT) -> tuple[str, Any, safe_yaml.Node | None]:
+    """A YAML file (a scenario, a workload): its name as safe to print, its plain
+    data and its node tree (for positions); ScenarioFileError naming ``file:line:column``."""
     source = shown_path(path)
     text = read_text(path)
     try:
         data, root = safe_yaml.read(text)
     except safe_yaml.YamlProblem as exc:
-        raise ScenarioFileError(path, f"{source}:{exc}", hint=YAML_HINT) from None
+        raise ScenarioFileError(path, f"{source}:{exc}", hint=hint) from None
+    return source, data, root
+
+
+def positions_in(root: safe_yaml.Node | None):
+    """Where each problem is in the file (None: given as plain data, no positions)."""
+
+    def positions(problem: Problem) -> tuple[int, int] | None:
+        return safe_yaml.position(root, problem.loc, problem.at_key) if root is not None else None
+
+    return positions
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    path = Path(path)
+    source, data, root = read_yaml(path)
     try:
         scenario = _validate(data, source, root)
     except ScenarioProblems as exc:

@@ -47,8 +47,8 @@ from chaos.scenario.consistency import reference_problems, scenario_warnings
 from chaos.scenario.entries import FaultStep, check_type, fault_step_type
 from chaos.scenario.problems import HINT, Problem, ScenarioProblems
 from chaos.scenario.tasks import resolve_tasks, shape_problems
-from chaos.scenario.text import compiled_regex, shown
-from chaos.scenario.triggers import MAX_SECONDS
+from chaos.text import compiled_regex, shown
+from chaos.registry import MAX_SECONDS
 from chaos.timeline import RunInfo
 from chaos.worker.settings import WorkerSettings
 from chaos.workload.spec import WorkloadSpec, check_env

@@ -6,7 +6,7 @@ a whole number; got the text '3'"), the valid values or keys, and a close match
 ("did you mean 'latency'?"). Pydantic's raw locations include the tags of our
 tagged unions and the labels of plain unions; the walk below drops them by
 following the model's own types, so a path never shows an internal class name.
-Whatever the file gave is echoed through ``chaos.scenario.text`` (escaped,
+Whatever the file gave is echoed through ``chaos.text`` (escaped,
 shortened before rendering).
 """
 
@@ -21,8 +21,8 @@ from pydantic import BaseModel, Tag, ValidationError
 
 from chaos.errors import ScenarioError
 from chaos.faults import FAULTS
-from chaos.scenario.registry import did_you_mean
-from chaos.scenario.text import clean, key_text, kind_of, shown
+from chaos.registry import did_you_mean
+from chaos.text import clean, key_text, kind_of, shown
 
 HINT = "docs/scenarios.md describes the format; `chaos list` shows every fault and check with its parameters"
 MAX_REPORTED = 20  # problems listed per file; the rest are counted

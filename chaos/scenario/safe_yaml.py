@@ -37,7 +37,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from chaos.scenario.text import clean, shown
+from chaos.text import clean, shown
 
 MAX_BYTES = 256 * 1024  # a shipped scenario is about 2 kB
 MAX_DEPTH = 32  # a shipped scenario nests 6 deep

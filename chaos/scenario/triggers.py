@@ -26,8 +26,7 @@ from pydantic import (
     model_serializer,
 )
 
-
-MAX_SECONDS = 86_400.0
+from chaos.registry import MAX_SECONDS
 
 
 class Trigger(BaseModel):

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from chaos.cluster.compose import API_PORT_ENV
-from chaos.cluster.compose_control import ComposeControl
-from chaos.cluster.compose_inject import inject_for, parse_fault, proxy_api
-from chaos.cluster.compose_watch import compose_containers
+from chaos.compose.files import API_PORT_ENV
+from chaos.compose.control import ComposeControl
+from chaos.compose.inject import inject_for, parse_fault, proxy_api
+from chaos.compose.watch import compose_containers
 from chaos.backends.proxy_client import ProxyClient
 
 ROOT = Path(__file__).resolve().parents[2]

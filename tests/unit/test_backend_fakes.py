@@ -13,7 +13,7 @@ import fake_backend
 from chaos.backends import base
 from chaos.backends.docker.backend import DockerBackend
 from chaos.backends.docker.cluster import DockerCluster
-from chaos.cluster.compose_control import ComposeControl
+from chaos.compose.control import ComposeControl
 
 P = inspect.Parameter
 POSITIONAL = (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import yaml
 
-from chaos.cluster import compose
+from chaos.compose import files as compose
 from chaos.topology import Topology
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from chaos.cluster.compose_control import ComposeControl, UnsupportedVerb
-from chaos.cluster.compose_inject import inject_for, parse_fault
+from chaos.compose.control import ComposeControl, UnsupportedVerb
+from chaos.compose.inject import inject_for, parse_fault
 from chaos.errors import ScenarioError
 from fake_backend import FakeCluster
 

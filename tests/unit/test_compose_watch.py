@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from chaos.cluster import compose
-from chaos.cluster.compose_watch import Board, watch
+from chaos.compose import files as compose
+from chaos.compose.watch import Board, watch
 from chaos.errors import InfrastructureError
 from chaos.events import DoneEvent, ErrorEvent, RestoredEvent, StartEvent, StepEvent
 

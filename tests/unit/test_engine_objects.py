@@ -257,7 +257,7 @@ def test_images_never_carry_a_run_id_owner_or_session():
     framework builds or commits carries them (labels_for, the agent layer)."""
     from chaos.images import plans
     from chaos.images.versions import parse_tf_version
-    from chaos.workload import images as workload_images
+    from chaos.images import workload as workload_images
     from chaos.backends.docker.ownership import LABEL_SESSION
 
     marks = {LABEL_RUN, LABEL_OWNER, LABEL_SESSION}

@@ -4,8 +4,8 @@ import io
 
 import pytest
 
-from chaos.cluster.live import LiveView, RunState, render, view
-from chaos.cluster.progress import ProgressPrinter
+from chaos.live.view import LiveView, RunState, render, view
+from chaos.live.progress import ProgressPrinter
 from chaos.events import (
     RUNNER,
     DoneEvent,

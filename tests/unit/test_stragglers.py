@@ -166,7 +166,7 @@ def test_the_missing_task_description_adds_what_the_proxy_saw():
 def test_the_progress_line_says_who_is_missing_and_why_and_forgets_the_previous_run():
     import io
 
-    from chaos.cluster.progress import ProgressPrinter
+    from chaos.live.progress import ProgressPrinter
 
     out = io.StringIO()
     show = ProgressPrinter(out)

@@ -299,8 +299,8 @@ class DockerCluster:
 
     def netns(self, index: int):
         """A helper container in worker ``index``'s network namespace, labelled with
-        this run (chaos.netns.docker_helper); the packet faults close it at heal."""
-        from chaos.netns.docker_helper import DockerNetns
+        this run (chaos.backends.docker.netns); the packet faults close it at heal."""
+        from chaos.backends.docker.netns import DockerNetns
 
         return DockerNetns.join(self.client, self.container(index), labels=self.labels,
                                 prefix=f"{self.prefix}-{self.worker_name(index)}")

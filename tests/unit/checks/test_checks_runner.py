@@ -1,6 +1,6 @@
 from chaos.checks import RECOVERY_CHECKS, SYMPTOM_CHECKS, Completed, Status, run_check, run_checks
 from chaos.checks.base import RecoveryCheck
-from chaos.scenario.registry import one_line
+from chaos.registry import one_line
 from timeline_builder import killed_and_recovered
 
 

@@ -243,12 +243,12 @@ def test_a_folder_without_reports_is_a_clear_error(tmp_path, capsys):
 
 def test_sides_run_interleaved_in_abba_order(monkeypatch, tmp_path):
     from chaos.compare import cli as compare_cli
-    from chaos.runner import cli as runner_cli, suite
+    from chaos.runner import entries as runner_entries, suite
     from chaos.runner.suite import Entry
 
     order = []
-    monkeypatch.setattr(runner_cli, "load_entries", lambda paths: [Entry(scenario(), "scenarios/paused.yaml")])
-    monkeypatch.setattr(runner_cli, "preflight", lambda options: None)
+    monkeypatch.setattr(runner_entries, "load_entries", lambda paths: [Entry(scenario(), "scenarios/paused.yaml")])
+    monkeypatch.setattr(runner_entries, "preflight", lambda options: None)
 
     def fake_run_suite(entries, options, jobs):
         order.append(options.report_dir.parent.name)

@@ -10,7 +10,7 @@ from chaos.errors import ScenarioError
 from chaos.faults import FAULTS
 from chaos.scenario import Explain, Scenario
 from chaos.scenario.loader import scenario_from_dict
-from chaos.scenario.text import clean, shown
+from chaos.text import clean, shown
 
 EXPLAIN = {"symptom": "s", "cause": "c", "fix": "f"}
 KILL = {"kill_worker": {"worker": 1}, "at": {"epoch": 1}}  # 5 epochs of 20 steps by default

@@ -32,7 +32,7 @@ class ProgressPrinter:
     def phase(self, name: str) -> None:
         self.line(f"== {name}")
 
-    # The live view (chaos.cluster.live) draws with these; plain lines need none of them.
+    # The live view (chaos.live.view) draws with these; plain lines need none of them.
     def expect(self, name: str, final_step: int) -> None:
         """A run of scenario ``name`` begins; its workers train to ``final_step`` (0: unknown)."""
         # A printer shared by runs one after another must not read one run's peers in the next.

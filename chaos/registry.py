@@ -1,5 +1,8 @@
 """Name -> class registries for faults and checks, and their self-description.
 
+The bottom of the layers: it imports nothing of chaos but its errors, so faults,
+checks and the scenario model all register and look up here.
+
 A registered class is a frozen pydantic model whose fields are its parameters,
 with a ``name`` class attribute and a docstring whose first line is its one-line
 doc. ``chaos list`` and the docs are generated from here, so a parameter's type,
@@ -18,6 +21,10 @@ from pydantic import BaseModel
 from chaos.errors import ScenarioError
 
 T = TypeVar("T", bound=BaseModel)
+
+# The longest duration a scenario may give anywhere (a trigger, a fault's or a
+# check's parameter), finite: ``.inf`` or ``1e300`` would overflow the runner's timers.
+MAX_SECONDS = 86_400.0
 
 
 def did_you_mean(value: object, valid: list[str]) -> str:

@@ -46,7 +46,7 @@ class DockerNetns:
 
     @classmethod
     def join(cls, client, target, *, labels: dict[str, str], prefix: str, image: str | None = None) -> "DockerNetns":
-        from chaos.netns.image import HELPER_IMAGE
+        from chaos.images.netns_helper import HELPER_IMAGE
 
         helper = cls(client, target, labels=labels, name=f"{prefix}-netns-{uuid.uuid4().hex[:6]}",
                      image=image or HELPER_IMAGE)

@@ -12,9 +12,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from chaos.errors import ScenarioError
-from chaos.scenario import safe_yaml
-from chaos.scenario.loader import read_text, shown_path
+from chaos.scenario.loader import positions_in, read_yaml
 from chaos.scenario.problems import Problem, ScenarioProblems, problems_of
 from chaos.workload.spec import WorkloadSpec
 
@@ -23,16 +21,8 @@ HINT = "docs/workloads.md describes a workload: image or build, command, env, ch
 
 def load_workload(path: str | Path) -> WorkloadSpec:
     path = Path(path)
-    source = shown_path(path)
-    text = read_text(path)
-    try:
-        data, root = safe_yaml.read(text)
-    except safe_yaml.YamlProblem as exc:
-        raise ScenarioError(f"{source}:{exc}", hint=HINT) from None
-
-    def positions(problem: Problem):
-        return safe_yaml.position(root, problem.loc, problem.at_key)
-
+    source, data, root = read_yaml(path, hint=HINT)
+    positions = positions_in(root)
     if not isinstance(data, dict):
         raise ScenarioProblems(
             [Problem((), "a workload is a mapping (image: ..., command: [...], checkpoint_dir: ...)")],

@@ -13,9 +13,9 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from chaos.cluster.compose_control import ComposeControl
-from chaos.cluster.compose_watch import COMPOSE_PROJECT
-from chaos.cluster.progress import describe
+from chaos.compose.control import ComposeControl
+from chaos.compose.watch import COMPOSE_PROJECT
+from chaos.live.progress import describe
 from chaos.topology import PROXY_ALIAS, PROXY_API_PORT
 from chaos.errors import ScenarioError
 from chaos.events import Event
@@ -91,7 +91,7 @@ def proxy_api(proxy_container: Any) -> tuple[str, int]:
 
 def run_inject(client: Any, text: str, project: str | None, for_s: float | None,
                say: Callable[[str], None] = print) -> int:
-    from chaos.cluster.compose_watch import compose_containers
+    from chaos.compose.watch import compose_containers
 
     fault = parse_fault(text)
     containers = compose_containers(client, project)

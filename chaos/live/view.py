@@ -13,7 +13,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from chaos.cluster.progress import ProgressPrinter
+from chaos.live.progress import ProgressPrinter
 from chaos.events import (
     DoneEvent,
     ErrorEvent,
