@@ -45,7 +45,10 @@ def scenario_file(planned: Planned, report_dir: Path | None) -> str:
         return f"<audit battery: {planned.entry.key}>"
     path = report_dir / "scenarios" / f"{planned.scenario.name}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(planned.scenario.to_dict(), sort_keys=False), encoding="utf-8")
+    # Only what differs from the defaults: the file reads like a hand-written scenario and loads
+    # back equal (tests/unit/audit/test_run.py).
+    data = planned.scenario.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return str(path)
 
 

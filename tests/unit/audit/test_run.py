@@ -71,3 +71,17 @@ def test_exit_codes(calls, monkeypatch, tmp_path, capsys, argv, code):
     assert "# Resilience card" in out.out and (tmp_path / "card.html").is_file()
     if code == 1:
         assert "below --fail-under A" in out.err
+
+
+@pytest.mark.parametrize("workload", [None, {"build": {"context": "/src/job"}, "command": ["python", "t.py"],
+                                          "checkpoint_dir": "/c"}])
+def test_each_generated_scenario_file_loads_back_equal_with_no_warning(tmp_path, workload):
+    from chaos.audit.run import scenario_file
+    from chaos.scenario.loader import load_scenario
+
+    job = WorkloadSpec.model_validate(workload) if workload else None
+    for planned in plan("full", job):
+        if planned.scenario is None:
+            continue
+        loaded = load_scenario(scenario_file(planned, tmp_path))
+        assert loaded.model_dump() == planned.scenario.model_dump() and loaded.warnings() == []
