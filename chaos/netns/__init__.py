@@ -7,10 +7,15 @@
 - ``nfqueue``: the userspace packet shaper (stdlib only) that runs in the helper
   where the kernel has no netem: delay, reorder, corruption, duplication, loss
   with correlation.
-- ``docker_helper``: the helper container that shares a worker's network
-  namespace (``network_mode: container:<worker>``, NET_ADMIN only there; the
-  worker stays unprivileged), labelled with the run so teardown and
-  ``chaos clean`` remove it.
-- ``image``: the helper image (the project's Debian base + iptables, ethtool),
-  built offline from Debian packages fetched on the host by apt.
+- ``access``: the verbs a fault may use in a worker's namespace (``Netns``),
+  reached through ``cluster.netns(index)``.
+- ``traffic``: measured traffic (numbered datagrams, round trips, a TCP
+  stream) for the integration tests.
+
+The Docker side lives with the Docker backend: the helper container that
+shares a worker's network namespace (chaos.backends.docker.netns:
+``network_mode: container:<worker>``, NET_ADMIN only there; the worker stays
+unprivileged), labelled with the run so teardown and ``chaos clean`` remove it;
+and its image (chaos.images.netns_helper: the project's Debian base + iptables,
+ethtool, built offline from Debian packages fetched on the host by apt).
 """

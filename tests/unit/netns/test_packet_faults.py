@@ -13,6 +13,7 @@ from chaos.faults.packet import (
     MtuBlackhole, PacketCorrupt, PacketDelay, PacketDuplicate, PacketLoss, PacketReorder, SilentDrop, SynDrop,
     peer_port,
 )
+from chaos.backends.docker.netns import DockerNetns
 from chaos.netns.rules import Capabilities, PacketFaultUnsupported
 from chaos.topology import Topology
 
@@ -237,3 +238,16 @@ def test_the_inject_event_before_an_inject_has_no_implementation_and_no_peer():
     params = PacketLoss(worker=0, percent=5).inject_event(0).params
     assert "implementation" not in params and "peer" not in params
     assert json.dumps(params)
+
+
+@pytest.mark.parametrize("implementation", [FakeNetns, DockerNetns], ids=lambda c: c.__name__)
+def test_the_fake_and_the_docker_helper_both_serve_every_verb_of_the_seam(implementation):
+    import inspect
+
+    from chaos.netns.access import Netns
+
+    verbs = {n: inspect.signature(v) for n, v in vars(Netns).items() if callable(v) and not n.startswith("_")}
+    assert verbs
+    for name, wanted in verbs.items():
+        given = inspect.signature(getattr(implementation, name))
+        assert list(given.parameters)[:len(wanted.parameters)] == list(wanted.parameters), name
