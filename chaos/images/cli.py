@@ -50,7 +50,7 @@ def cmd_build(args) -> int:
 
 
 def cmd_status(args) -> int:
-    rows = image_status(_versions(args), base_image=args.base_image)
+    rows = image_status(_versions(args), base_image=args.base_image, helper=True)
     header = ("IMAGE", "TAG", "STATE", "BUILT AT", "SIZE", "NOTE")
     table = [header] + [(r.name, r.tag, r.state, r.built_at or "-", _human(r.size), r.note) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]

@@ -96,6 +96,16 @@ def helper_inputs(base_id: str, folder: str, files: list[str]) -> dict:
     }
 
 
+def wanted_hash(base_id: str) -> tuple[str | None, str]:
+    """The inputs hash the helper image should carry on this base, or None with
+    why it cannot be told yet (its packages are not fetched). No network."""
+    folder = debs_dir()
+    files = _debs_present(folder)
+    if not {_package_of(f) for f in files} >= set(DEBS):
+        return None, f"Debian packages not fetched (into {folder})"
+    return hashing.inputs_hash(helper_inputs(base_id, folder, files)), ""
+
+
 def ensure_helper_image(client=None, *, force: bool = False, progress: Progress = engine.noop) -> str:
     """Build the helper image when it is missing or stale; its tag."""
     from chaos.images.base import ensure_base

@@ -41,8 +41,9 @@ def _state_of(client, name: str, tag: str, want: str | None, note: str = "") -> 
 
 
 def image_status(tf_versions: Iterable[str] = DEFAULT_TF_VERSIONS, *, proxy: bool = True,
-                 base_image: str | None = None, client=None) -> list[ImageState]:
-    """What exists, what is stale (inputs changed) and what is missing. No network."""
+                 base_image: str | None = None, client=None, helper: bool = False) -> list[ImageState]:
+    """What exists, what is stale (inputs changed) and what is missing. No network.
+    ``helper``: also the packet faults' network helper (chaos.images.netns_helper)."""
     specs = [parse_tf_version(v) for v in tf_versions]
     client = client or engine.docker_client()
     rows: list[ImageState] = []
@@ -74,4 +75,9 @@ def image_status(tf_versions: Iterable[str] = DEFAULT_TF_VERSIONS, *, proxy: boo
         app.inputs = app_inputs(app)
         rows.append(_state_of(client, deps.name, deps.tag, deps.hash))
         rows.append(_state_of(client, app.name, app.tag, app.hash))
+    if helper:
+        from chaos.images.netns_helper import HELPER_IMAGE, wanted_hash
+
+        want, note = wanted_hash(base.id) if base is not None else (None, "base image missing")
+        rows.append(_state_of(client, "netns-helper", HELPER_IMAGE, want, note))
     return rows
