@@ -20,6 +20,7 @@ from chaos.topology import PROXY_ALIAS, PROXY_API_PORT
 from chaos.errors import ScenarioError
 from chaos.events import Event
 from chaos.faults import FAULTS, Fault
+from chaos.faults.undo import Undo
 from chaos.scenario.loader import parse_yaml
 from chaos.scenario.problems import ScenarioProblems, problems_of
 
@@ -54,8 +55,9 @@ def inject_for(fault: Fault, cluster: ComposeControl, for_s: float | None,
                say: Callable[[str], None], stop: threading.Event | None = None) -> None:
     """Inject, wait ``for_s`` seconds (None: until Ctrl-C or ``stop``), heal in any case."""
     stop = stop or threading.Event()
+    undo = Undo()  # filled as the inject acts: a half-done one is undone too
     try:
-        fault.inject(cluster)
+        fault.inject(cluster, undo)
         say(describe(fault.inject_event(time.time())) or fault.name)
         if for_s is None:
             say("Ctrl-C heals it")
@@ -63,7 +65,7 @@ def inject_for(fault: Fault, cluster: ComposeControl, for_s: float | None,
     except KeyboardInterrupt:
         pass
     finally:
-        fault.heal(cluster)
+        undo(cluster)
         say(describe(fault.heal_event(time.time())) or fault.name)
 
 

@@ -2,15 +2,19 @@
 
 The runner drives a fault like this::
 
-    fault.inject(cluster)                       # at its trigger
+    undo = fault.inject(cluster)                   # at its trigger
     cluster.record(fault.inject_event(time.time()))
     ...
-    fault.heal(cluster)                         # after ``for`` seconds, and
+    undo(cluster)                                  # after ``for`` seconds, and
     cluster.record(fault.heal_event(time.time()))  # always again in `finally`
 
-``heal`` is idempotent: healing twice, or healing a fault that was never
-injected (or only half injected), does nothing harmful. Faults touch the
-cluster only through ``chaos.backends.base.ClusterControl``.
+``inject`` returns what undoes it: a fault writes ``act(cluster, undo)`` and
+adds the undo of each step as it takes it (chaos.faults.undo), so the value
+keeps no state, and an inject that raised half-way is undone as far as it got
+when the runner passes its own ``Undo`` in. Undoing twice does nothing more.
+A fault written the older way, ``inject(cluster)`` with an idempotent
+``heal(cluster)`` (a plugin's), still works: its heal is its undo. Faults touch
+the cluster only through ``chaos.backends.base.ClusterControl``.
 
 A fault with ``applies_at_create`` changes how workers are *created* (their
 image, environment or settings), so it takes effect when a worker (re)starts:
@@ -27,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chaos.backends.base import ClusterControl
 from chaos.events import RUNNER, HealEvent, InjectEvent
+from chaos.faults.undo import Undo
 from chaos.registry import Registry
 
 
@@ -46,11 +51,32 @@ class Fault(BaseModel):
         """What the fault acts on, as recorded in inject/heal events."""
         return "cluster"
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "inject" in cls.__dict__ and "act" not in cls.__dict__:
+            # Written as inject(cluster) + heal(cluster) (a plugin's): its heal, idempotent, is its undo.
+            legacy = cls.__dict__["inject"]
+
+            def act(self: Fault, cluster: ClusterControl, undo: Undo) -> None:
+                undo.add(self.heal)
+                legacy(self, cluster)
+
+            cls.act = act  # type: ignore[method-assign]
+            cls.inject = Fault.inject  # type: ignore[method-assign]
+
+    def inject(self, cluster: ClusterControl, undo: Undo | None = None) -> Undo:
+        """Act on the cluster; returns what undoes it. Given ``undo``, each step's
+        undo is added to it as the step is taken (a half-done inject is undone too)."""
+        undo = Undo() if undo is None else undo
+        self.act(cluster, undo)
+        return undo
+
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
+        """What the fault does, adding to ``undo`` what undoes each step."""
         raise NotImplementedError
 
     def heal(self, cluster: ClusterControl) -> None:
-        """Undo ``inject``; idempotent. Default: nothing to undo."""
+        """For a fault written as inject + heal: undo ``inject``, idempotently."""
 
     def hooks(self) -> frozenset[str]:
         """The in-process hooks this fault needs, with these parameters."""

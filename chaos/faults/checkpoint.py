@@ -10,13 +10,14 @@ from __future__ import annotations
 import time
 from typing import ClassVar, Literal, Optional
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, model_validator
 
 from chaos.backends.backup_files import BackupDamage, BackupFile
 from chaos.backends.base import ClusterControl
 from chaos.backends.spec import WriteLimit
 from chaos.events import RUNNER, NoticeEvent
 from chaos.faults.base import Fault, WorkerFault, WorkersFault, register_fault
+from chaos.faults.undo import Undo, override_workers
 
 
 @register_fault
@@ -36,7 +37,9 @@ class CorruptCheckpoint(Fault):
     def target(self) -> str:
         return "checkpoint"
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
+        # Nothing to undo: the damaged files stay, the next backup written
+        # replaces them, and what the restore does with them is the point.
         done = cluster.damage_backup(self.file, self.mode)
         # Which files, and how: the report says what the restore met.
         what = ", ".join(f"{path}: {how}" for path, how in done.get("files", {}).items())
@@ -45,10 +48,6 @@ class CorruptCheckpoint(Fault):
             text=f"damaged checkpoint {done.get('checkpoint', '?')} ({what})",
         ))
 
-    def heal(self, cluster: ClusterControl) -> None:
-        # The damaged files stay: the next backup written replaces them, and
-        # what the restore does with them is the point of the fault.
-        return None
 
 
 # Where a worker with no shared backup keeps it: inside its own container,
@@ -69,7 +68,11 @@ class StaleCheckpoint(WorkerFault):
         "none: a backup dir that is not on shared storage (empty at every start)",
     )
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
+        # Nothing to undo: the runner heals every fault just before it restarts
+        # the workers, and that restart is where the stale backup must show; the
+        # worker keeps its backup dir for the rest of the run, as a misconfigured
+        # pod keeps its spec.
         if self.backup == "older":
             backup_dir = cluster.snapshot_backup(f"stale-worker-{self.worker}")
         else:
@@ -77,12 +80,6 @@ class StaleCheckpoint(WorkerFault):
         # Takes effect when the worker is next created: a later fault (or
         # failure) makes the restart that meets it.
         cluster.override(self.worker, self.name, settings={"backup_dir": backup_dir})
-
-    def heal(self, cluster: ClusterControl) -> None:
-        # The runner heals every fault just before it restarts the workers, and
-        # that restart is where the stale backup must show: the worker keeps
-        # its backup dir for the rest of the run, as a misconfigured pod keeps its spec.
-        return None
 
 
 @register_fault
@@ -94,7 +91,6 @@ class CheckpointDiskFull(Fault):
     free_kb: int = Field(
         0, ge=0, description="KB left free after the fill (a backup of the built-in model takes about 9 KB)"
     )
-    _filled: bool = PrivateAttr(False)
 
     @property
     def target(self) -> str:
@@ -112,18 +108,13 @@ class CheckpointDiskFull(Fault):
             )
         return self
 
-    def inject(self, cluster: ClusterControl) -> None:
-        self._filled = True  # before the call: a half-written filler is healed too
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
+        undo.add(lambda c: c.clear_backup_fill())  # before the call: a half-written filler is removed too
         done = cluster.fill_backup_volume(self.free_kb * 1024)
         cluster.record(NoticeEvent(
             t=time.time(), source=RUNNER, topic="checkpoint_disk_full",
             text=f"backup volume filled: {done.get('filled', 0)} bytes written, {done.get('free', '?')} bytes free",
         ))
-
-    def heal(self, cluster: ClusterControl) -> None:
-        if self._filled:
-            cluster.clear_backup_fill()
-            self._filled = False
 
 
 @register_fault
@@ -140,15 +131,10 @@ class SlowCheckpointStorage(WorkersFault):
         None, pattern=r"^/dev/\S+$", description="block device to throttle; default: the one under the backup volume"
     )
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
         device = self.device or cluster.backup_device()
         limit = WriteLimit(device, self.write_iops, self.write_kbps * 1024 if self.write_kbps else None)
-        for w in self.workers:
-            cluster.override(w, self.name, write_limit=limit)
-
-    def heal(self, cluster: ClusterControl) -> None:
-        for w in self.workers:
-            cluster.clear_override(w, self.name)
+        override_workers(cluster, undo, self.name, self.workers, write_limit=limit)
 
 
 @register_fault
@@ -159,12 +145,8 @@ class KillDuringSave(WorkerFault):
     uses_hooks: ClassVar[frozenset[str]] = frozenset({"commands"})  # the kill runs inside the save
     worker: int = Field(0, ge=0, le=3, description="the worker killed in its save; 0, the chief, writes the backup")
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
         # Armed now, fired by the worker itself at its next save (the next
-        # epoch end with save_freq: epoch).
+        # epoch end with save_freq: epoch). Nothing to undo: a dead process cannot
+        # be un-killed, the restart policy brings it back as a new container, not armed.
         cluster.command(self.worker, "kill_during_save", {})
-
-    def heal(self, cluster: ClusterControl) -> None:
-        # A dead process cannot be un-killed: the restart policy brings it back,
-        # as a new container that is not armed.
-        return None

@@ -15,6 +15,7 @@ from pydantic import Field
 
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkersFault, register_fault
+from chaos.faults.undo import Undo, clear_overrides
 from chaos.worker.settings import WorkerSettings
 
 # A port nobody listens on: the proxy serves one route per worker from the
@@ -109,7 +110,8 @@ class TfConfig(WorkersFault):
     def hooks(self) -> frozenset[str]:
         return frozenset({"settings"}) if self.mode == SET_AFTER_STRATEGY else frozenset()
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
+        undo.add(clear_overrides(self.name, self.workers))  # harmless where nothing was set yet
         if self.mode == SET_AFTER_STRATEGY:
             for w in self.workers:
                 # Each its own backup directory, as on separate machines: sharing one,
@@ -126,7 +128,3 @@ class TfConfig(WorkersFault):
             else:
                 text = TEXT_MODES[self.mode](healthy, w, cluster.num_workers)
             cluster.override(w, self.name, cluster_config=text)
-
-    def heal(self, cluster: ClusterControl) -> None:
-        for w in self.workers:
-            cluster.clear_override(w, self.name)

@@ -13,7 +13,8 @@ from pydantic import Field
 
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
-from chaos.faults.toxics import Stream, add_toxics, remove_toxics
+from chaos.faults.toxics import Stream, add_toxics, undo_toxics
+from chaos.faults.undo import Undo
 
 STREAM_HELP = "upstream (to the worker), downstream (its replies) or both"
 
@@ -27,11 +28,9 @@ class _ToxicFault(WorkerFault):
     def attributes(self) -> dict:
         raise NotImplementedError
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
+        undo_toxics(undo, self.worker, self.name, self.stream)
         add_toxics(cluster.proxy(self.worker), self.name, self.toxic, self.stream, self.attributes())
-
-    def heal(self, cluster: ClusterControl) -> None:
-        remove_toxics(cluster.proxy(self.worker), self.name, self.stream)
 
 
 @register_fault

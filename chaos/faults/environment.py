@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import ClassVar, Optional
 
-from pydantic import Field, PrivateAttr, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from chaos.backends.base import ClusterControl
 from chaos.images.versions import buildable_version
 from chaos.faults.base import Fault, WorkersFault, register_fault
+from chaos.faults.undo import Undo, override_workers
 from chaos.workload.spec import check_env
 
 
@@ -59,16 +60,11 @@ class VersionSkew(WorkersFault):
     def images(self) -> set[str]:
         return {self.image} if self.image else set()
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
         from chaos.images import worker_image_tag
 
         image = worker_image_tag(self.tf_version) if self.tf_version else self.image
-        for w in self.workers:
-            cluster.override(w, self.name, image=image, env=self.env)
-
-    def heal(self, cluster: ClusterControl) -> None:
-        for w in self.workers:
-            cluster.clear_override(w, self.name)
+        override_workers(cluster, undo, self.name, self.workers, image=image, env=self.env)
 
 
 @register_fault
@@ -78,19 +74,12 @@ class ReusedSeed(Fault):
     name: ClassVar[str] = "reused_seed"
     uses_hooks: ClassVar[frozenset[str]] = frozenset({"settings"})  # the harness's sharding switch
     applies_at_create: ClassVar[bool] = True
-    _workers: list[int] = PrivateAttr(default_factory=list)
 
     @property
     def target(self) -> str:
         return "all workers"
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
         # The data of worker i is f(seed, step, shard); shard_data off makes
         # every shard 0, as a shared seed without sharding does in tf.data.
-        self._workers = list(range(cluster.num_workers))
-        for w in self._workers:
-            cluster.override(w, self.name, settings={"shard_data": False})
-
-    def heal(self, cluster: ClusterControl) -> None:
-        for w in self._workers:
-            cluster.clear_override(w, self.name)
+        override_workers(cluster, undo, self.name, range(cluster.num_workers), settings={"shard_data": False})

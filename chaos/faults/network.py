@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field, PrivateAttr
+from pydantic import Field
 
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
-from chaos.faults.toxics import Stream, add_toxics, remove_toxics
+from chaos.faults.toxics import Stream, add_toxics, undo_toxics
+from chaos.faults.undo import Undo
 
 
 @register_fault
@@ -21,21 +22,16 @@ class BlockedPort(WorkerFault):
         description="refused: connections are refused; blackholed: accepted, then nothing gets through",
     )
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
         proxy = cluster.proxy(self.worker)
         if self.mode == "refused":
+            undo.add(lambda c: c.proxy(self.worker).enable())  # enabling an enabled proxy is a no-op
             proxy.disable()
         else:
             # Toxiproxy's `timeout` toxic with timeout 0 holds the connection
             # open and drops the data until the toxic is removed.
+            undo_toxics(undo, self.worker, "blackhole", "both")
             add_toxics(proxy, "blackhole", "timeout", "both", {"timeout": 0})
-
-    def heal(self, cluster: ClusterControl) -> None:
-        proxy = cluster.proxy(self.worker)
-        if self.mode == "refused":
-            proxy.enable()  # enabling an enabled proxy is a no-op in Toxiproxy
-        else:
-            remove_toxics(proxy, "blackhole", "both")
 
 
 @register_fault
@@ -47,7 +43,8 @@ class Latency(WorkerFault):
     jitter_ms: int = Field(0, ge=0, le=600_000, description="random ± variation, milliseconds")
     stream: Stream = Field("both", description="upstream (to the worker), downstream (its replies) or both")
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
+        undo_toxics(undo, self.worker, "latency", self.stream)
         add_toxics(
             cluster.proxy(self.worker),
             "latency",
@@ -55,9 +52,6 @@ class Latency(WorkerFault):
             self.stream,
             {"latency": self.latency_ms, "jitter": self.jitter_ms},
         )
-
-    def heal(self, cluster: ClusterControl) -> None:
-        remove_toxics(cluster.proxy(self.worker), "latency", self.stream)
 
 
 @register_fault
@@ -68,7 +62,8 @@ class Bandwidth(WorkerFault):
     rate_kbps: int = Field(ge=8, description="kilobits per second (Toxiproxy's rate is KB/s: divided by 8)")
     stream: Stream = Field("both", description="upstream (to the worker), downstream (its replies) or both")
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
+        undo_toxics(undo, self.worker, "bandwidth", self.stream)
         add_toxics(
             cluster.proxy(self.worker),
             "bandwidth",
@@ -77,23 +72,14 @@ class Bandwidth(WorkerFault):
             {"rate": self.rate_kbps // 8},
         )
 
-    def heal(self, cluster: ClusterControl) -> None:
-        remove_toxics(cluster.proxy(self.worker), "bandwidth", self.stream)
-
 
 @register_fault
 class Partition(WorkerFault):
     """Cut the worker off the cluster network; heal reconnects it."""
 
     name: ClassVar[str] = "partition"
-    # Reconnecting a connected container is an error in Docker: remember.
-    _disconnected: bool = PrivateAttr(False)
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
         cluster.disconnect(self.worker)
-        self._disconnected = True
-
-    def heal(self, cluster: ClusterControl) -> None:
-        if self._disconnected:
-            cluster.reconnect(self.worker)
-            self._disconnected = False
+        # Only once disconnected: reconnecting a connected container is an error in Docker.
+        undo.add(lambda c: c.reconnect(self.worker))

@@ -16,6 +16,7 @@ from pydantic import Field
 
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
+from chaos.faults.undo import Undo, override_workers
 
 
 @register_fault
@@ -29,8 +30,5 @@ class PoisonInput(WorkerFault):
     step: int = Field(ge=1, description="global step (1-based, as step events count) whose batch is poisoned")
     value: Literal["nan", "inf"] = Field("nan", description="what one feature of one record becomes: nan or inf")
 
-    def inject(self, cluster: ClusterControl) -> None:
-        cluster.override(self.worker, self.name, settings={"poison_step": self.step, "poison_value": self.value})
-
-    def heal(self, cluster: ClusterControl) -> None:
-        cluster.clear_override(self.worker, self.name)
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
+        override_workers(cluster, undo, self.name, [self.worker], settings={"poison_step": self.step, "poison_value": self.value})

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field, PrivateAttr
+from pydantic import Field
 
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
+from chaos.faults.undo import Undo
 
 
 @register_fault
@@ -19,13 +20,10 @@ class KillWorker(WorkerFault):
         "SIGKILL", description="SIGKILL, or SIGTERM (no SIGKILL follows; see preempt_worker)"
     )
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
+        # Nothing to undo: a dead process cannot be un-killed, the runner's
+        # restart policy brings the worker back.
         cluster.signal(self.worker, self.signal)
-
-    def heal(self, cluster: ClusterControl) -> None:
-        # A dead process cannot be un-killed: the runner's restart policy
-        # brings the worker back.
-        return None
 
 
 @register_fault
@@ -37,12 +35,9 @@ class PreemptWorker(WorkerFault):
         30.0, ge=0, le=600, description="seconds between SIGTERM and SIGKILL (Kubernetes' default grace is 30 s)"
     )
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
+        # Like a kill, nothing to undo: the runner's restart policy brings the worker back.
         cluster.preempt(self.worker, self.grace_s)
-
-    def heal(self, cluster: ClusterControl) -> None:
-        # Like a kill: the runner's restart policy brings the worker back.
-        return None
 
 
 @register_fault
@@ -50,15 +45,8 @@ class PauseWorker(WorkerFault):
     """Freeze every process of a worker (docker pause); heal unpauses it."""
 
     name: ClassVar[str] = "pause_worker"
-    # Unpausing a running container is an error in Docker, and the protocol
-    # cannot tell whether a worker is paused: remember it here.
-    _paused: bool = PrivateAttr(False)
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
         cluster.pause(self.worker)
-        self._paused = True
-
-    def heal(self, cluster: ClusterControl) -> None:
-        if self._paused:
-            cluster.unpause(self.worker)
-            self._paused = False
+        # Only once paused: unpausing a running container is an error in Docker.
+        undo.add(lambda c: c.unpause(self.worker))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, model_validator
 
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
+from chaos.faults.undo import Undo
 
 MB = 1 << 20
 
@@ -27,7 +28,6 @@ class DeviceOOM(WorkerFault):
         512, ge=16, description="the device's free memory, MB (CPU: address space beyond what is mapped)"
     )
     demand_mb: int = Field(2048, ge=1, description="memory each step asks for from the trigger on, MB")
-    _sent: bool = PrivateAttr(False)
 
     @model_validator(mode="after")
     def _outgrows(self) -> "DeviceOOM":
@@ -35,17 +35,11 @@ class DeviceOOM(WorkerFault):
             raise ValueError(f"demand_mb ({self.demand_mb}) must exceed device_memory_mb ({self.device_memory_mb})")
         return self
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
         cluster.command(
             self.worker, "memory_demand", {"demand_mb": self.demand_mb, "cap_mb": self.device_memory_mb}
         )
-        self._sent = True
-
-    def heal(self, cluster: ClusterControl) -> None:
-        if self._sent:
-            if cluster.is_running(self.worker):
-                _lift_memory_demand(cluster, self.worker)
-            self._sent = False
+        undo.add(lambda c: _lift_memory_demand(c, self.worker) if c.is_running(self.worker) else None)
 
 
 @register_fault
@@ -56,7 +50,6 @@ class HostOOM(WorkerFault):
     uses_hooks: ClassVar[frozenset[str]] = frozenset({"commands"})  # the memory demand runs in the job
     headroom_mb: int = Field(256, ge=16, description="the limit: the container's use at the inject plus this, MB")
     demand_mb: int = Field(1024, ge=1, description="memory each step asks for from the trigger on, MB")
-    _limited: bool = PrivateAttr(False)
 
     @model_validator(mode="after")
     def _outgrows(self) -> "HostOOM":
@@ -64,18 +57,17 @@ class HostOOM(WorkerFault):
             raise ValueError(f"demand_mb ({self.demand_mb}) must exceed headroom_mb ({self.headroom_mb})")
         return self
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
         limit = cluster.memory_usage(self.worker) + self.headroom_mb * MB
         cluster.limit_memory(self.worker, limit)
-        self._limited = True
+        undo.add(self._lift)
         cluster.command(self.worker, "memory_demand", {"demand_mb": self.demand_mb, "cap_mb": None})
 
-    def heal(self, cluster: ClusterControl) -> None:
-        if self._limited:
-            if cluster.is_running(self.worker):
-                _lift_memory_demand(cluster, self.worker)
-                cluster.restore_memory(self.worker)  # the scenario's own limit, if any
-            self._limited = False
+    def _lift(self, cluster: ClusterControl) -> None:
+        # The demand too: it may have reached the worker before the command failed.
+        if cluster.is_running(self.worker):
+            _lift_memory_demand(cluster, self.worker)
+            cluster.restore_memory(self.worker)  # the scenario's own limit, if any
 
 
 @register_fault
@@ -84,14 +76,7 @@ class CpuThrottle(WorkerFault):
 
     name: ClassVar[str] = "cpu_throttle"
     cpus: float = Field(0.1, gt=0, le=64, description="CPUs the worker may use (CFS quota per 10 ms period)")
-    _throttled: bool = PrivateAttr(False)
 
-    def inject(self, cluster: ClusterControl) -> None:
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
         cluster.limit_cpu(self.worker, self.cpus)
-        self._throttled = True
-
-    def heal(self, cluster: ClusterControl) -> None:
-        if self._throttled:
-            if cluster.is_running(self.worker):
-                cluster.restore_cpu(self.worker)  # the scenario's own quota, if any
-            self._throttled = False
+        undo.add(lambda c: c.restore_cpu(self.worker) if c.is_running(self.worker) else None)  # the scenario's own quota

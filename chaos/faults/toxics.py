@@ -7,12 +7,15 @@ removes exactly what its inject added and nothing a user added by hand.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 try:  # the client's "toxic does not exist" error; absent in unit tests without it
     from toxiproxy.exceptions import NotFound
 except ImportError:  # pragma: no cover
     NotFound = LookupError  # type: ignore[misc,assignment]
+
+if TYPE_CHECKING:
+    from chaos.faults.undo import Undo
 
 Stream = Literal["both", "upstream", "downstream"]
 
@@ -28,6 +31,12 @@ def toxic_names(prefix: str, stream: Stream) -> list[str]:
 def add_toxics(proxy: Any, prefix: str, toxic_type: str, stream: Stream, attributes: dict[str, Any]) -> None:
     for s, name in zip(streams(stream), toxic_names(prefix, stream)):
         proxy.add_toxic(name=name, type=toxic_type, stream=s, toxicity=1.0, attributes=dict(attributes))
+
+
+def undo_toxics(undo: "Undo", worker: int, prefix: str, stream: Stream) -> None:
+    """Remove these toxics at the undo; added before them, since removing one
+    never added is harmless and a half-done add is then undone too."""
+    undo.add(lambda cluster: remove_toxics(cluster.proxy(worker), prefix, stream))
 
 
 def remove_toxics(proxy: Any, prefix: str, stream: Stream) -> None:

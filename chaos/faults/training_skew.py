@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field, PrivateAttr
+from pydantic import Field
 
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import Fault, WorkerFault, register_fault
+from chaos.faults.undo import Undo, override_workers
 
 
 @register_fault
@@ -25,20 +26,13 @@ class SeedSkew(Fault):
     mode: Literal["per_worker", "unseeded"] = Field(
         description="per_worker: seed + task index on each worker; unseeded: no seed and no op determinism"
     )
-    _workers: list[int] = PrivateAttr(default_factory=list)
 
     @property
     def target(self) -> str:
         return "all workers"
 
-    def inject(self, cluster: ClusterControl) -> None:
-        self._workers = list(range(cluster.num_workers))
-        for w in self._workers:
-            cluster.override(w, self.name, settings={"seeding": self.mode})
-
-    def heal(self, cluster: ClusterControl) -> None:
-        for w in self._workers:
-            cluster.clear_override(w, self.name)
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
+        override_workers(cluster, undo, self.name, range(cluster.num_workers), settings={"seeding": self.mode})
 
 
 @register_fault
@@ -50,8 +44,5 @@ class BatchSizeSkew(WorkerFault):
     applies_at_create: ClassVar[bool] = True
     local_batch: int = Field(ge=1, le=65536, description="its batch per step (the others keep global_batch / workers)")
 
-    def inject(self, cluster: ClusterControl) -> None:
-        cluster.override(self.worker, self.name, settings={"local_batch_size": self.local_batch})
-
-    def heal(self, cluster: ClusterControl) -> None:
-        cluster.clear_override(self.worker, self.name)
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
+        override_workers(cluster, undo, self.name, [self.worker], settings={"local_batch_size": self.local_batch})

@@ -23,6 +23,7 @@ from chaos.checks.select import first_by_worker
 from chaos.backends.base import ClusterControl
 from chaos.errors import ChaosError, InfrastructureError
 from chaos.events import RUNNER, NoticeEvent, PhaseEvent, PlanEvent, StartEvent
+from chaos.faults.undo import Undo
 from chaos.fingerprints import skews
 from chaos.runner.policy import Abort, Finish, Heal, Inject, Plan, Redeploy, Restart, Seen, State, decide
 from chaos.scenario.model import Scenario
@@ -35,6 +36,7 @@ POLL_S = 0.2
 class _Active:
     step: object  # the scenario's FaultStep
     injected_at: float
+    undo: Undo = field(default_factory=Undo)  # filled as the inject acts: a half-done one is undone too
     healed: bool = False
     recorded: bool = False  # the inject completed and its event is in the timeline
 
@@ -77,7 +79,7 @@ class Supervisor:
         active = _Active(step, now)
         self._active[index] = active
         try:
-            step.fault.inject(self.cluster)
+            step.fault.inject(self.cluster, active.undo)
         except ChaosError:
             raise
         except Exception as exc:
@@ -118,7 +120,7 @@ class Supervisor:
         if active is None or active.healed:
             return
         now = self.clock()
-        active.step.fault.heal(self.cluster)
+        active.undo(self.cluster)
         active.healed = True
         if active.recorded:
             self.cluster.record(active.step.fault.heal_event(now))

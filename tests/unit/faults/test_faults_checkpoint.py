@@ -17,6 +17,7 @@ from chaos.faults import (
 )
 from chaos.faults.checkpoint import UNSHARED_BACKUP_DIR
 from chaos.backends.spec import WriteLimit
+from chaos.faults.undo import Undo
 from fake_backend import FakeCluster
 
 
@@ -75,8 +76,9 @@ def test_an_unknown_parameter_is_refused():
 
 
 def test_truncate_halves_every_data_shard_and_records_a_notice(backup):
+    undo = Undo()
     cluster = BackupFake(backup)
-    CorruptCheckpoint(file="data", mode="truncate").inject(cluster)
+    CorruptCheckpoint(file="data", mode="truncate").inject(cluster, undo)
     assert (backup / "chief" / "ckpt-2.data-00000-of-00001").stat().st_size == 50
     assert (backup / "chief" / "ckpt-2.index").stat().st_size == 40  # the other file is untouched
     (notice,) = cluster.events
@@ -117,19 +119,21 @@ def test_without_a_state_file_the_newest_index_is_taken(tmp_path):
 
 
 def test_nothing_saved_yet_is_an_error_that_says_so(tmp_path):
+    undo = Undo()
     cluster = BackupFake(tmp_path)
     with pytest.raises(FileNotFoundError, match="nothing was saved yet"):
-        CorruptCheckpoint().inject(cluster)
+        CorruptCheckpoint().inject(cluster, undo)
     assert cluster.events == []
 
 
 def test_heal_leaves_the_damage_and_is_idempotent(backup):
+    undo = Undo()
     cluster = BackupFake(backup)
     fault = CorruptCheckpoint(mode="delete")
-    fault.heal(cluster)  # never injected
-    fault.inject(cluster)
-    fault.heal(cluster)
-    fault.heal(cluster)
+    undo(cluster)  # never injected
+    fault.inject(cluster, undo)
+    undo(cluster)
+    undo(cluster)
     assert [c[0] for c in cluster.calls] == ["damage_backup"]
     assert not (backup / "chief" / "ckpt-2.data-00000-of-00001").exists()
 
@@ -138,8 +142,9 @@ def test_heal_leaves_the_damage_and_is_idempotent(backup):
 
 
 def test_stale_older_copies_the_backups_aside_and_points_the_worker_at_the_copy(backup):
+    undo = Undo()
     cluster = BackupFake(backup)
-    StaleCheckpoint(worker=1, backup="older").inject(cluster)
+    StaleCheckpoint(worker=1, backup="older").inject(cluster, undo)
     copy = backup / "stale-worker-1"
     assert cluster.overrides == {1: {"stale_checkpoint": {
         "image": None, "env": {}, "settings": {"backup_dir": str(copy)}, "cluster_config": None}}}
@@ -157,18 +162,20 @@ def test_a_second_snapshot_replaces_the_first_and_never_copies_snapshots(backup)
 
 
 def test_stale_none_points_the_worker_at_a_folder_off_the_shared_volume(backup):
+    undo = Undo()
     cluster = BackupFake(backup)
-    StaleCheckpoint(worker=0, backup="none").inject(cluster)
+    StaleCheckpoint(worker=0, backup="none").inject(cluster, undo)
     assert cluster.overrides[0]["stale_checkpoint"]["settings"] == {"backup_dir": UNSHARED_BACKUP_DIR}
     assert [c[0] for c in cluster.calls] == ["override"]
 
 
 def test_stale_heal_keeps_the_worker_stale_for_the_restart_that_follows(backup):
+    undo = Undo()
     # The runner heals every fault right before its restart: clearing here would undo the fault unseen.
     cluster = BackupFake(backup)
     fault = StaleCheckpoint(worker=1)
-    fault.inject(cluster)
-    fault.heal(cluster)
+    fault.inject(cluster, undo)
+    undo(cluster)
     assert cluster.active_overrides() == {1: ["stale_checkpoint"]}
 
 
@@ -194,31 +201,34 @@ def test_stale_needs_the_harness_settings_hook():
 
 
 def test_disk_full_asks_for_a_volume_of_its_size_and_fills_it_to_free_kb(tmp_path):
+    undo = Undo()
     cluster = BackupFake(tmp_path)
     fault = CheckpointDiskFull(volume_mb=8, free_kb=2)
     assert fault.backup_volume_mb() == 8 and CorruptCheckpoint().backup_volume_mb() == 0
-    fault.inject(cluster)
+    fault.inject(cluster, undo)
     assert cluster.calls == [("fill_backup_volume", 2048)]
     assert cluster.events[0].topic == "checkpoint_disk_full" and "1000 bytes written" in cluster.events[0].text
 
 
 def test_disk_full_heal_frees_the_space_once(tmp_path):
+    undo = Undo()
     cluster = BackupFake(tmp_path)
     fault = CheckpointDiskFull()
-    fault.heal(cluster)  # never injected: nothing to free
-    fault.inject(cluster)
-    fault.heal(cluster)
-    fault.heal(cluster)
+    undo(cluster)  # never injected: nothing to free
+    fault.inject(cluster, undo)
+    undo(cluster)
+    undo(cluster)
     assert [c[0] for c in cluster.calls] == ["fill_backup_volume", "clear_backup_fill"]
 
 
 def test_disk_full_heal_clears_a_half_done_fill(tmp_path):
+    undo = Undo()
     cluster = BackupFake(tmp_path)
     cluster.fail["fill_backup_volume"] = RuntimeError("fill_backup_volume failed (fake engine error)")
     fault = CheckpointDiskFull()
     with pytest.raises(RuntimeError):
-        fault.inject(cluster)
-    fault.heal(cluster)
+        fault.inject(cluster, undo)
+    undo(cluster)
     assert cluster.calls[-1] == ("clear_backup_fill",)
 
 
@@ -251,21 +261,23 @@ def test_a_snapshot_never_copies_the_filler(backup):
 
 
 def test_slow_storage_limits_each_workers_writes_on_the_backup_device(tmp_path):
+    undo = Undo()
     cluster = BackupFake(tmp_path)
-    SlowCheckpointStorage(write_iops=10, write_kbps=256).inject(cluster)
+    SlowCheckpointStorage(write_iops=10, write_kbps=256).inject(cluster, undo)
     limit = WriteLimit("/dev/vda", iops=10, bytes_per_s=256 * 1024)
     assert cluster.calls[0] == ("backup_device",)
     assert {w: o["slow_checkpoint_storage"]["write_limit"] for w, o in cluster.overrides.items()} == {0: limit, 1: limit}
 
 
 def test_slow_storage_uses_a_given_device_and_heal_lifts_the_limits(tmp_path):
+    undo = Undo()
     cluster = BackupFake(tmp_path)
     fault = SlowCheckpointStorage(workers=[0], device="/dev/sdb")
-    fault.inject(cluster)
+    fault.inject(cluster, undo)
     assert ("backup_device",) not in cluster.calls
     assert cluster.overrides[0]["slow_checkpoint_storage"]["write_limit"] == WriteLimit("/dev/sdb", iops=10)
-    fault.heal(cluster)
-    fault.heal(cluster)
+    undo(cluster)
+    undo(cluster)
     assert cluster.active_overrides() == {}
 
 
@@ -281,11 +293,12 @@ def test_slow_storage_is_applied_at_create_and_validates_its_fields():
 
 
 def test_kill_during_save_arms_the_worker_with_a_command_and_heals_nothing(tmp_path):
+    undo = Undo()
     cluster = BackupFake(tmp_path)
     fault = KillDuringSave()
     assert fault.target == "worker-0" and fault.hooks() == frozenset({"commands"})
-    fault.inject(cluster)
-    fault.heal(cluster)
+    fault.inject(cluster, undo)
+    undo(cluster)
     assert cluster.calls == [("command", 0, "kill_during_save", {})]
 
 

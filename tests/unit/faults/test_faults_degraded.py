@@ -5,6 +5,7 @@ import pytest
 from pydantic import ValidationError
 
 from chaos.faults import ConnectionReset, OneWayBlackhole, SlowClose, Sliced, StreamCut
+from chaos.faults.undo import Undo
 from fake_backend import FakeCluster
 
 CASES = [
@@ -18,24 +19,26 @@ CASES = [
 
 @pytest.mark.parametrize("fault, toxic, attributes", CASES, ids=lambda v: getattr(v, "name", None))
 def test_each_fault_is_its_toxic_on_both_streams_and_heals_to_nothing(fault, toxic, attributes):
+    undo = Undo()
     cluster = FakeCluster()
-    fault.inject(cluster)
+    fault.inject(cluster, undo)
     toxics = cluster.proxies[1].toxics()
     assert sorted(toxics) == [f"chaos_{fault.name}_downstream", f"chaos_{fault.name}_upstream"]
     assert all(t.type == toxic and t.attributes == attributes for t in toxics.values())
     assert cluster.proxies[0].toxics() == {}
-    fault.heal(cluster)
-    fault.heal(cluster)
+    undo(cluster)
+    undo(cluster)
     assert cluster.proxies[1].toxics() == {}
 
 
 def test_a_one_way_blackhole_holds_one_stream_and_names_it():
+    undo = Undo()
     cluster = FakeCluster()
     fault = OneWayBlackhole(worker=0, stream="downstream")
-    fault.inject(cluster)
+    fault.inject(cluster, undo)
     (toxic,) = cluster.proxies[0].toxics().values()
     assert (toxic.type, toxic.stream, toxic.attributes) == ("timeout", "downstream", {"timeout": 0})
-    fault.heal(cluster)
+    undo(cluster)
     assert cluster.proxies[0].toxics() == {}
 
 

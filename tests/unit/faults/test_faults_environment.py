@@ -8,6 +8,7 @@ from pydantic import ValidationError
 from chaos.faults import FAULTS, ReusedSeed, VersionSkew
 from chaos.images import worker_image_tag
 from chaos.worker.settings import WorkerSettings
+from chaos.faults.undo import Undo
 from fake_backend import FakeCluster
 
 
@@ -20,8 +21,9 @@ def cluster():
 
 
 def test_version_skew_overrides_each_listed_worker_with_the_image_of_its_tf_version_and_env(cluster):
+    undo = Undo()
     fault = VersionSkew(workers=[1, 2], tf_version="2.15", env={"LD_LIBRARY_PATH": "/opt/cuda-11/lib64"})
-    fault.inject(cluster)
+    fault.inject(cluster, undo)
     expected = {
         "image": worker_image_tag("2.15"),
         "env": {"LD_LIBRARY_PATH": "/opt/cuda-11/lib64"},
@@ -36,23 +38,26 @@ def test_version_skew_overrides_each_listed_worker_with_the_image_of_its_tf_vers
 
 
 def test_version_skew_with_env_only_keeps_the_image(cluster):
-    VersionSkew(workers=[0], env={"TF_ENABLE_ONEDNN_OPTS": "0"}).inject(cluster)
+    undo = Undo()
+    VersionSkew(workers=[0], env={"TF_ENABLE_ONEDNN_OPTS": "0"}).inject(cluster, undo)
     assert cluster.overrides[0]["version_skew"]["image"] is None
     assert cluster.overrides[0]["version_skew"]["env"] == {"TF_ENABLE_ONEDNN_OPTS": "0"}
 
 
 def test_version_skew_with_tf_version_only_sets_an_empty_env(cluster):
-    VersionSkew(tf_version="2.18").inject(cluster)  # default: worker 1
+    undo = Undo()
+    VersionSkew(tf_version="2.18").inject(cluster, undo)  # default: worker 1
     assert cluster.overrides == {1: {"version_skew": {"image": "tfchaos/worker:tf2.18", "env": {}, "settings": {}, "cluster_config": None}}}
 
 
 def test_version_skew_heal_clears_every_override_and_is_idempotent(cluster):
+    undo = Undo()
     fault = VersionSkew(workers=[1, 2], tf_version="2.15")
-    fault.heal(cluster)  # never injected: clearing nothing is harmless
-    fault.inject(cluster)
+    undo(cluster)  # never injected: clearing nothing is harmless
+    fault.inject(cluster, undo)
     cluster.override(1, "someone_else", env={"X": "1"})  # another owner's override stays
-    fault.heal(cluster)
-    fault.heal(cluster)
+    undo(cluster)
+    undo(cluster)
     assert cluster.active_overrides() == {1: ["someone_else"]}
 
 
@@ -84,8 +89,9 @@ def test_version_skew_names_the_images_it_needs_and_its_targets():
 
 
 def test_reused_seed_turns_sharding_off_on_every_worker(cluster):
+    undo = Undo()
     fault = ReusedSeed()
-    fault.inject(cluster)
+    fault.inject(cluster, undo)
     for w in range(3):
         assert cluster.overrides[w] == {"reused_seed": {"image": None, "env": {}, "settings": {"shard_data": False}, "cluster_config": None}}
     assert fault.target == "all workers" and ReusedSeed.applies_at_create
@@ -99,11 +105,12 @@ def test_reused_seed_setting_is_a_real_worker_setting():
 
 
 def test_reused_seed_heal_clears_every_worker_it_overrode(cluster):
+    undo = Undo()
     fault = ReusedSeed()
-    fault.heal(cluster)
+    undo(cluster)
     assert cluster.calls == []  # never injected: nothing to clear
-    fault.inject(cluster)
-    fault.heal(cluster)
+    fault.inject(cluster, undo)
+    undo(cluster)
     assert cluster.active_overrides() == {}
     assert sorted(c[1] for c in cluster.calls if c[0] == "clear_override") == [0, 1, 2]
 

@@ -8,6 +8,7 @@ from pydantic import ValidationError
 from chaos.errors import ScenarioError
 from chaos.faults import FAULTS, PoisonInput
 from chaos.scenario.loader import scenario_from_dict
+from chaos.faults.undo import Undo
 from fake_backend import FakeCluster
 
 EXPLAIN = {"symptom": "s", "cause": "c", "fix": "f"}
@@ -30,16 +31,17 @@ def problem(fault=None, **extra):
 
 
 def test_poison_input_sets_the_poisoned_step_on_its_worker_only_and_heal_clears_it():
+    undo = Undo()
     cluster = FakeCluster(num_workers=3)
     fault = PoisonInput(worker=1, step=45, value="inf")
-    fault.heal(cluster)  # never injected: harmless
-    fault.inject(cluster)
+    undo(cluster)  # never injected: harmless
+    fault.inject(cluster, undo)
     assert cluster.overrides == {1: {"poison_input": {
         "image": None, "env": {}, "settings": {"poison_step": 45, "poison_value": "inf"}, "cluster_config": None,
     }}}
     cluster.override(1, "someone_else", env={"X": "1"})
-    fault.heal(cluster)
-    fault.heal(cluster)
+    undo(cluster)
+    undo(cluster)
     assert cluster.active_overrides() == {1: ["someone_else"]}
 
 

@@ -5,6 +5,7 @@ from pydantic import ValidationError
 
 from chaos.faults import FAULTS, CpuThrottle, DeviceOOM, HostOOM
 from chaos.faults.resources import MB
+from chaos.faults.undo import Undo
 from fake_backend import FakeCluster
 
 LIFT = ("command", 1, "memory_demand", {"demand_mb": 0, "cap_mb": None})
@@ -19,38 +20,43 @@ def cluster():
 
 
 def test_device_oom_sends_the_demand_and_the_cap(cluster):
-    DeviceOOM(worker=1, device_memory_mb=512, demand_mb=2048).inject(cluster)
+    undo = Undo()
+    DeviceOOM(worker=1, device_memory_mb=512, demand_mb=2048).inject(cluster, undo)
     assert cluster.calls == [("command", 1, "memory_demand", {"demand_mb": 2048, "cap_mb": 512})]
 
 
 def test_device_oom_heal_lifts_the_demand_once(cluster):
+    undo = Undo()
     fault = DeviceOOM(worker=1)
-    fault.inject(cluster)
-    fault.heal(cluster)
-    fault.heal(cluster)
+    fault.inject(cluster, undo)
+    undo(cluster)
+    undo(cluster)
     assert cluster.calls[1:] == [LIFT]
 
 
 def test_device_oom_heal_does_nothing_when_never_injected(cluster):
-    DeviceOOM(worker=1).heal(cluster)
+    undo = Undo()
+    undo(cluster)
     assert cluster.calls == []
 
 
 def test_device_oom_heal_sends_nothing_to_a_worker_that_died_of_it(cluster):
+    undo = Undo()
     fault = DeviceOOM(worker=1)
-    fault.inject(cluster)
+    fault.inject(cluster, undo)
     cluster.running.discard(1)  # ResourceExhaustedError ended the process
-    fault.heal(cluster)
+    undo(cluster)
     assert [c for c in cluster.calls if c[0] == "command"] == [cluster.calls[0]]
 
 
 def test_device_oom_heal_does_nothing_after_a_failed_inject(cluster):
+    undo = Undo()
     cluster.fail["command"] = RuntimeError("command failed (fake engine error)")
     fault = DeviceOOM(worker=1)
     with pytest.raises(RuntimeError):
-        fault.inject(cluster)
+        fault.inject(cluster, undo)
     cluster.fail.clear()
-    fault.heal(cluster)
+    undo(cluster)
     assert len(cluster.calls) == 1  # only the failed inject
 
 
@@ -71,7 +77,8 @@ def test_device_oom_rejects_bad_parameters():
 
 
 def test_host_oom_limits_the_container_to_its_use_plus_headroom_then_demands_more(cluster):
-    HostOOM(worker=1, headroom_mb=256, demand_mb=1024).inject(cluster)
+    undo = Undo()
+    HostOOM(worker=1, headroom_mb=256, demand_mb=1024).inject(cluster, undo)
     limit = 300 * MB + 256 * MB
     assert cluster.calls == [
         ("memory_usage", 1),
@@ -81,11 +88,12 @@ def test_host_oom_limits_the_container_to_its_use_plus_headroom_then_demands_mor
 
 
 def test_host_oom_heal_lifts_demand_and_limit_on_a_running_worker_once(cluster):
+    undo = Undo()
     fault = HostOOM(worker=1)
-    fault.inject(cluster)
+    fault.inject(cluster, undo)
     del cluster.calls[:]
-    fault.heal(cluster)
-    fault.heal(cluster)
+    undo(cluster)
+    undo(cluster)
     assert cluster.calls == [
         LIFT,
         ("restore_memory", 1),
@@ -93,33 +101,36 @@ def test_host_oom_heal_lifts_demand_and_limit_on_a_running_worker_once(cluster):
 
 
 def test_host_oom_heal_leaves_an_oom_killed_worker_alone(cluster):
+    undo = Undo()
     fault = HostOOM(worker=1)
-    fault.inject(cluster)
+    fault.inject(cluster, undo)
     del cluster.calls[:]
     cluster.running.discard(1)
-    fault.heal(cluster)
+    undo(cluster)
     assert cluster.calls == []
 
 
 def test_host_oom_heal_lifts_the_limit_after_a_half_inject(cluster):
+    undo = Undo()
     cluster.fail["command"] = RuntimeError("command failed (fake engine error)")  # the limit is set, the demand never reaches the worker
     fault = HostOOM(worker=1)
     with pytest.raises(RuntimeError):
-        fault.inject(cluster)
+        fault.inject(cluster, undo)
     cluster.fail.clear()
     del cluster.calls[:]
-    fault.heal(cluster)
+    undo(cluster)
     assert ("restore_memory", 1) in cluster.calls
 
 
 def test_host_oom_heal_does_nothing_when_the_limit_was_never_set(cluster):
+    undo = Undo()
     cluster.fail["memory_usage"] = RuntimeError("memory_usage failed (fake engine error)")
     fault = HostOOM(worker=1)
     with pytest.raises(RuntimeError):
-        fault.inject(cluster)
+        fault.inject(cluster, undo)
     cluster.fail.clear()
     del cluster.calls[:]
-    fault.heal(cluster)
+    undo(cluster)
     assert cluster.calls == []
 
 
@@ -134,27 +145,30 @@ def test_host_oom_demand_must_exceed_the_headroom():
 
 
 def test_cpu_throttle_limits_the_workers_cpu(cluster):
-    CpuThrottle(worker=1, cpus=0.5).inject(cluster)
+    undo = Undo()
+    CpuThrottle(worker=1, cpus=0.5).inject(cluster, undo)
     assert cluster.calls == [("limit_cpu", 1, 0.5)]
 
 
 def test_cpu_throttle_heal_removes_the_quota_once(cluster):
+    undo = Undo()
     fault = CpuThrottle(worker=1)
-    fault.heal(cluster)  # never injected
-    fault.inject(cluster)
-    fault.heal(cluster)
-    fault.heal(cluster)
+    undo(cluster)  # never injected
+    fault.inject(cluster, undo)
+    undo(cluster)
+    undo(cluster)
     assert cluster.calls == [("limit_cpu", 1, 0.1), ("restore_cpu", 1)]
 
 
 def test_cpu_throttle_heal_skips_a_worker_that_is_not_running(cluster):
+    undo = Undo()
     fault = CpuThrottle(worker=1)
-    fault.inject(cluster)
+    fault.inject(cluster, undo)
     cluster.running.discard(1)
-    fault.heal(cluster)
+    undo(cluster)
     assert len(cluster.calls) == 1
     cluster.running.add(1)
-    fault.heal(cluster)  # healed already: the flag was cleared
+    undo(cluster)  # healed already: the flag was cleared
     assert len(cluster.calls) == 1
 
 

@@ -12,6 +12,7 @@ from chaos.scenario.loader import scenario_from_dict
 from chaos.worker.dropout import mask_digest
 from chaos.worker.seeding import seed_for
 from chaos.worker.settings import WorkerSettings
+from chaos.faults.undo import Undo
 from fake_backend import FakeCluster
 
 EXPLAIN = {"symptom": "s", "cause": "c", "fix": "f"}
@@ -29,22 +30,24 @@ def problem(**data):
 
 
 def test_seed_skew_sets_the_seeding_of_every_worker_and_heal_clears_it(cluster):
+    undo = Undo()
     fault = SeedSkew(mode="per_worker")
-    fault.inject(cluster)
+    fault.inject(cluster, undo)
     for w in range(3):
         assert cluster.overrides[w]["seed_skew"]["settings"] == {"seeding": "per_worker"}
-    fault.heal(cluster)
-    fault.heal(cluster)  # idempotent
+    undo(cluster)
+    undo(cluster)  # idempotent
     assert not any(cluster.overrides.get(w) for w in range(3))
     assert fault.target == "all workers" and SeedSkew.applies_at_create
 
 
 def test_batch_size_skew_overrides_one_worker_only(cluster):
+    undo = Undo()
     fault = BatchSizeSkew(worker=1, local_batch=8)
-    fault.inject(cluster)
+    fault.inject(cluster, undo)
     assert cluster.overrides[1]["batch_size_skew"]["settings"] == {"local_batch_size": 8}
     assert 0 not in cluster.overrides and fault.target == "worker-1"
-    fault.heal(cluster)
+    undo(cluster)
     assert not cluster.overrides.get(1)
 
 
