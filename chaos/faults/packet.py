@@ -122,8 +122,11 @@ def _record(cluster: Any, fault: PacketFault, plan: Plan, counted: dict[str, int
     """What the fault did to real packets: the Chaos Toolkit lesson (a fault that
     never reached traffic makes every check pass)."""
     parts = []
-    if counted:
-        parts.append("rule matches " + ", ".join(f"{k}: {v}" for k, v in sorted(counted.items())))
+    for chain in sorted({key.rsplit(" ", 1)[0] for key in counted}):
+        seen = counted.get(f"{chain} 1", 0)  # the counting rule (chaos.netns.rules.chains_plan)
+        matched = sum(v for k, v in counted.items() if k.startswith(chain + " ") and k != f"{chain} 1")
+        way = "ingress" if chain.endswith("-I") else "egress"
+        parts.append(f"{way}: {matched} of {seen} packets matched")
     if stats:
         parts.append("shaper " + ", ".join(f"{k} {v}" for k, v in stats.items() if k != "held"))
     record = getattr(cluster, "record", None)

@@ -176,7 +176,10 @@ def _hook(direction: str, chain: str) -> list[str]:
 
 def chains_plan(fault: str, implementation: str, tag: str, rules: dict[str, list[list[str]]],
                 shaper: dict[str, Any] | None = None) -> Plan:
-    """A plan of one chain per direction with these rules (``{direction: [rule args]}``)."""
+    """A plan of one chain per direction with these rules (``{direction: [rule args]}``),
+    after a first rule that matches every packet and does nothing: its counter is
+    how many packets went that way while the fault was on (chaos.faults.packet
+    reports the others' against it)."""
     apply: list[Argv] = []
     undo: list[Argv] = []
     for direction in ("ingress", "egress"):
@@ -184,6 +187,7 @@ def chains_plan(fault: str, implementation: str, tag: str, rules: dict[str, list
             continue
         chain = chain_name(tag, direction)
         apply.append(("iptables", "-w", "-N", chain))
+        apply.append(("iptables", "-w", "-A", chain))  # rule 1 only counts: every packet that direction
         for rule in rules[direction]:
             apply.append(("iptables", "-w", "-A", chain, *rule))
         hook = _hook(direction, chain)

@@ -15,8 +15,10 @@ BARE = Capabilities(iface="eth0", why={"netem": "Specified qdisc kind is unknown
 
 
 def rules_of(plan, chain):
-    """The rule arguments appended to one chain, in order."""
-    return [list(a[4:]) for a in plan.apply if a[:4] == ("iptables", "-w", "-A", chain)]
+    """The rule arguments appended to one chain, in order, after its counting rule."""
+    appended = [list(a[4:]) for a in plan.apply if a[:4] == ("iptables", "-w", "-A", chain)]
+    assert not appended or appended[0] == [], f"{chain}: the first rule only counts"
+    return appended[1:]
 
 
 def hooks_of(plan):
