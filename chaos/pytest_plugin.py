@@ -291,9 +291,9 @@ def chaos_images(pytestconfig) -> dict[str, str]:
 def chaos_cluster(chaos_images):
     """A started 2-worker cluster behind the proxy; torn down after the test."""
     from chaos.backends.docker.backend import DockerBackend
-    from chaos.backends.spec import ClusterSpec
+    from chaos.backends.spec import Deployment
 
-    spec = ClusterSpec(images=(chaos_images["worker"],) * 2, proxy_image=chaos_images["proxy"])
+    spec = Deployment(images=(chaos_images["worker"],) * 2, proxy_image=chaos_images["proxy"])
     with DockerBackend().cluster(spec) as cluster:
         cluster.start_workers()
         yield cluster

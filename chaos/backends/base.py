@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from chaos.backends.backup_files import BackupDamage, BackupFile
-from chaos.backends.spec import ClusterSpec, WriteLimit
+from chaos.backends.spec import Deployment, WriteLimit
 from chaos.eventlog import EventLog
 from chaos.events import Event
 
@@ -155,7 +155,7 @@ class Backend(Protocol):
 
     name: str  # as ``chaos run --backend`` would name it
 
-    def cluster(self, spec: ClusterSpec, *, events: EventLog | None = None) -> Cluster:
+    def cluster(self, spec: Deployment, *, events: EventLog | None = None) -> Cluster:
         """A cluster for ``spec``, not yet started (enter it to bring up what the workers share)."""
 
     def image_id(self, image: str) -> str:

@@ -1,4 +1,6 @@
-"""What to bring up: the cluster a scenario asks any backend for."""
+"""What to bring up: the ``Deployment`` a scenario asks any backend for (a
+scenario's ``cluster:`` section, chaos.scenario.model.ClusterSpec, is what the
+user wrote; this is what it became: images, settings, limits, topology)."""
 
 from __future__ import annotations
 
@@ -27,8 +29,9 @@ class WriteLimit:
 
 
 @dataclass(frozen=True)
-class ClusterSpec:
-    """What to bring up. ``images`` has one image tag per worker."""
+class Deployment:
+    """What to bring up. ``images`` has one image tag per container (a worker, or a
+    parameter-server cluster's chief, workers and ps: ``num_workers`` counts them all)."""
 
     images: tuple[str, ...]
     proxy_image: str

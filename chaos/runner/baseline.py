@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chaos.backends.spec import ClusterSpec
+from chaos.backends.spec import Deployment
 from chaos.errors import ScenarioError
 from chaos.eventlog import EventLog
 from chaos.live.progress import ProgressPrinter
@@ -23,7 +23,7 @@ def cmd_baseline(args) -> int:
     show = ProgressPrinter()
     show.phase("images")
     ensure_images((args.tf,), progress=show.line)
-    spec = ClusterSpec(
+    spec = Deployment(
         images=tuple(worker_image_tag(args.tf) for _ in range(args.workers)),
         proxy_image=PROXY_IMAGE,
         settings=WorkerSettings(epochs=args.epochs, seed=args.seed),

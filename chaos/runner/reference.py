@@ -18,7 +18,7 @@ from pathlib import Path
 
 from chaos import interrupts
 from chaos.backends.base import Backend
-from chaos.backends.spec import ClusterSpec
+from chaos.backends.spec import Deployment
 from chaos.eventlog import EventLog
 from chaos.runner.training import run_training
 from chaos.errors import InfrastructureError
@@ -58,7 +58,7 @@ def cache_dir() -> Path:
     return Path(root) / "reference"
 
 
-def reference_key(spec: ClusterSpec, image_ids: list[str]) -> str:
+def reference_key(spec: Deployment, image_ids: list[str]) -> str:
     """Keyed on everything that decides the final weights: the images (by id),
     and the harness's settings and the workers' extra environment, or the job's
     command and environment."""
@@ -97,7 +97,7 @@ def _cached(path: Path) -> Reference | None:
 
 
 def uninterrupted_reference(
-    spec: ClusterSpec, backend: Backend, progress=None, *, stop: EventLog | None = None
+    spec: Deployment, backend: Backend, progress=None, *, stop: EventLog | None = None
 ) -> Reference:
     image_ids = [backend.image_id(tag) for tag in spec.images]
     path = cache_dir() / f"{reference_key(spec, image_ids)}.json"
@@ -113,7 +113,7 @@ def uninterrupted_reference(
         return _compute(spec, backend, path, progress, stop)
 
 
-def _compute(spec: ClusterSpec, backend: Backend, path: Path, progress, stop: EventLog | None) -> Reference:
+def _compute(spec: Deployment, backend: Backend, path: Path, progress, stop: EventLog | None) -> Reference:
     if progress:
         progress("computing the uninterrupted reference run (cached afterwards)")
     # Nothing restarts in an uninterrupted run: no standby containers.

@@ -20,7 +20,7 @@ from typing import Callable
 from chaos.checks import run_checks
 from chaos.checks.verdict import unknown
 from chaos.backends.base import Backend
-from chaos.backends.spec import ClusterSpec
+from chaos.backends.spec import Deployment
 from chaos.eventlog import EventLog
 from chaos.errors import ChaosError
 from chaos.events import LogLine, PhaseEvent, RUNNER
@@ -86,10 +86,10 @@ def with_cluster_env(launch: Launch, env: dict[str, str]) -> Launch:
     return replace(launch, env={**env, **launch.env}) if env else launch
 
 
-def cluster_spec(scenario: Scenario, images: Images) -> ClusterSpec:
+def deployment_of(scenario: Scenario, images: Images) -> Deployment:
     c = scenario.cluster
     workload = workload_of(scenario)
-    return ClusterSpec(
+    return Deployment(
         images=images.workers,
         proxy_image=images.proxy,
         settings=WorkerSettings(**c.worker_settings()),
@@ -159,12 +159,12 @@ def run(
 
 def _run(scenario: Scenario, file: str, options: RunOptions, events: EventLog, progress: Progress | None,
          admit: Callable[[], None] | None) -> Report:
-    return run_cluster(scenario, file, cluster_spec(scenario, prepare_images(scenario, options, progress)),
+    return run_cluster(scenario, file, deployment_of(scenario, prepare_images(scenario, options, progress)),
                        options, events, progress, admit)
 
 
 def run_cluster(
-    scenario: Scenario, file: str, spec: ClusterSpec, options: RunOptions, events: EventLog, progress: Progress | None,
+    scenario: Scenario, file: str, spec: Deployment, options: RunOptions, events: EventLog, progress: Progress | None,
     admit: Callable[[], None] | None = None,
 ) -> Report:
     """Reference run if a check needs one, the cluster, the supervisor, the checks."""

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 
 from chaos.backends.base import Backend
-from chaos.backends.spec import ClusterSpec
+from chaos.backends.spec import Deployment
 from chaos.eventlog import EventLog
 from chaos.errors import InfrastructureError
 from chaos.events import DoneEvent, Event, ExitEvent, StepEvent
@@ -37,7 +37,7 @@ def finished(num_workers: int):
 
 
 def run_training(
-    spec: ClusterSpec, backend: Backend, *, events: EventLog | None = None, timeout_s: float = 300
+    spec: Deployment, backend: Backend, *, events: EventLog | None = None, timeout_s: float = 300
 ) -> TrainingResult:
     events = events or EventLog()
     t0 = time.time()

@@ -21,7 +21,7 @@ import pytest
 
 from chaos.checks.verdict import Status
 from chaos.backends.docker.cluster import DockerCluster
-from chaos.backends.spec import ClusterSpec
+from chaos.backends.spec import Deployment
 from chaos.events import ExitEvent
 from chaos.runner.run import RunOptions
 from chaos.runner.suite import Entry, run_suite
@@ -77,7 +77,7 @@ def run_workers(image: str, proxy: str, checkpoint_dir: str) -> dict[int, tuple[
     """Two workers of ``image`` with the run's volume at ``checkpoint_dir``: exit code and log of each."""
     launch = Launch(command=("python3", "-c", WRITE_AND_READ, checkpoint_dir), checkpoint_dir=checkpoint_dir,
                     harness_settings=False, evidence=frozenset({Evidence.ERRORS}), description="a probe")
-    spec = ClusterSpec(images=(image, image), proxy_image=proxy, launch=launch)
+    spec = Deployment(images=(image, image), proxy_image=proxy, launch=launch)
     with DockerCluster(spec) as cluster:
         cluster.start_workers()
         deadline = time.monotonic() + 60

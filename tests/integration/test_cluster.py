@@ -8,7 +8,7 @@ import pytest
 
 from chaos.backends.docker.backend import DockerBackend
 from chaos.backends.docker.cluster import DockerCluster
-from chaos.backends.spec import ClusterSpec
+from chaos.backends.spec import Deployment
 from chaos.eventlog import EventLog
 from chaos.runner.training import run_training
 from chaos.events import CheckpointEvent, DoneEvent, ExitEvent, RestoredEvent, StepEvent
@@ -19,8 +19,8 @@ pytestmark = pytest.mark.integration
 SETTINGS = WorkerSettings(epochs=5, steps_per_epoch=20, seed=42)
 
 
-def spec(images, settings=SETTINGS, workers=2) -> ClusterSpec:
-    return ClusterSpec(images=(images["worker"],) * workers, proxy_image=images["proxy"], settings=settings)
+def spec(images, settings=SETTINGS, workers=2) -> Deployment:
+    return Deployment(images=(images["worker"],) * workers, proxy_image=images["proxy"], settings=settings)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from chaos.backends.docker import api as docker_api
 from chaos.backends.docker import cluster as dc
 from chaos.backends.docker.cluster import DockerCluster
 from chaos.backends.docker import limits as docker_limits
-from chaos.backends.spec import ClusterSpec, Limits, WriteLimit
+from chaos.backends.spec import Deployment, Limits, WriteLimit
 from chaos.errors import InfrastructureError
 from chaos.events import RestartEvent
 from chaos.worker.control import control_file_script
@@ -83,7 +83,7 @@ class FakeClient:
 
 @pytest.fixture
 def cluster():
-    spec = ClusterSpec(images=(BASE, BASE), proxy_image="tfchaos/proxy:latest", settings=WorkerSettings(epochs=3))
+    spec = Deployment(images=(BASE, BASE), proxy_image="tfchaos/proxy:latest", settings=WorkerSettings(epochs=3))
     c = DockerCluster(spec, client=FakeClient())
     c.network = SimpleNamespace(name="net")
     c.volume = SimpleNamespace(name="vol")
@@ -233,7 +233,7 @@ def test_restoring_a_limit_of_a_worker_created_without_one_lifts_it(cluster):
 
 
 def test_restoring_goes_back_to_the_limits_the_scenario_created_the_worker_with():
-    spec = ClusterSpec(images=(BASE, BASE), proxy_image="tfchaos/proxy:latest",
+    spec = Deployment(images=(BASE, BASE), proxy_image="tfchaos/proxy:latest",
                        resources={1: Limits(cpus=1.5, memory_bytes=4096 << 20)})
     cluster = DockerCluster(spec, client=FakeClient())
     container = attach(cluster, 1, FakeContainer())

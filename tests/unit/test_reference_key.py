@@ -3,12 +3,12 @@ final weights must be in it, or a scenario is judged against another run."""
 
 from dataclasses import replace
 
-from chaos.backends.spec import ClusterSpec
+from chaos.backends.spec import Deployment
 from chaos.runner.reference import reference_key
 from chaos.worker.settings import WorkerSettings
 from chaos.workload.launch import Launch
 
-SPEC = ClusterSpec(images=("w", "w"), proxy_image="p", settings=WorkerSettings(epochs=3))
+SPEC = Deployment(images=("w", "w"), proxy_image="p", settings=WorkerSettings(epochs=3))
 
 
 def test_the_scenario_environment_of_the_built_in_harness_is_part_of_the_key():

@@ -13,7 +13,7 @@ import pytest
 from chaos.checks import RECOVERY_CHECKS
 from chaos.checks.base import run_check
 from chaos.checks.verdict import Status
-from chaos.backends.spec import ClusterSpec
+from chaos.backends.spec import Deployment
 from chaos.runner.training import TrainingResult
 from chaos.errors import InfrastructureError
 from chaos.events import CheckpointEvent, DoneEvent, ExitEvent, PlanEvent, StartEvent, StepEvent
@@ -25,7 +25,7 @@ from chaos.timeline import RunInfo, Timeline
 
 EXPLAIN = {"symptom": "s", "cause": "c", "fix": "f"}
 NO_CALL = "no weights digest: the job ran no Keras fit and made no report call"
-SPEC = ClusterSpec(images=("job", "job"), proxy_image="proxy")
+SPEC = Deployment(images=("job", "job"), proxy_image="proxy")
 
 
 def start(w, t=1.0):

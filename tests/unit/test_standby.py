@@ -14,7 +14,7 @@ import pytest
 from chaos.backends.docker import api as docker_api
 from chaos.backends.docker import cluster as dc
 from chaos.backends.docker.cluster import DockerCluster
-from chaos.backends.spec import ClusterSpec
+from chaos.backends.spec import Deployment
 from chaos.backends.docker.standby import ACTIVE_CPU_SHARES, GO_FILE, STANDBY_CPU_SHARES, Recipe, go_archive
 from chaos.worker import standby as worker_standby
 from chaos.worker.settings import ENV_VAR, WorkerSettings
@@ -106,7 +106,7 @@ def cluster(monkeypatch):
         return container
 
     monkeypatch.setattr(docker_api, "create_container", create_container)
-    spec = ClusterSpec(images=(BASE, BASE), proxy_image="p", settings=WorkerSettings(epochs=3), standby=True)
+    spec = Deployment(images=(BASE, BASE), proxy_image="p", settings=WorkerSettings(epochs=3), standby=True)
     c = DockerCluster(spec, client=FakeClient())
     c.network = FakeNetwork()
     c.volume = type("V", (), {"name": "vol"})()

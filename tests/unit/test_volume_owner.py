@@ -16,7 +16,7 @@ from docker.errors import APIError
 from chaos import LABEL_RUN
 from chaos.backends.docker import api as docker_api, volume_owner
 from chaos.backends.docker.cluster import DockerCluster
-from chaos.backends.spec import ClusterSpec
+from chaos.backends.spec import Deployment
 from chaos.backends.docker.volume_owner import MODE, SHARED_MODE, prepare, resolve_user
 from chaos.errors import InfrastructureError
 from chaos.workload.launch import Launch
@@ -114,7 +114,7 @@ class FakeClient:
 
 
 def cluster(client, images=("acme/trainer:agent",), checkpoint_dir="/shared/backup"):
-    spec = ClusterSpec(images=images, proxy_image="tfchaos/proxy:latest",
+    spec = Deployment(images=images, proxy_image="tfchaos/proxy:latest",
                        launch=Launch(checkpoint_dir=checkpoint_dir, harness_settings=False))
     c = DockerCluster(spec, client=client)
     c.volume = SimpleNamespace(name="tfchaos-run-backup")
@@ -174,7 +174,7 @@ def test_the_volume_is_prepared_before_anything_else_mounts_it(monkeypatch):
         raise Stop
 
     monkeypatch.setattr(docker_api, "create_container", proxy)
-    c = DockerCluster(ClusterSpec(images=("tfchaos/worker:tf2.20",), proxy_image="p"), client=client)
+    c = DockerCluster(Deployment(images=("tfchaos/worker:tf2.20",), proxy_image="p"), client=client)
     monkeypatch.setattr(c, "_prepare_backup_volume", lambda: order.append("prepare"))
     with pytest.raises(Stop):
         c.start_infrastructure()

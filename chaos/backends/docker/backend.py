@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from chaos.backends.docker import api as docker_api
 from chaos.backends.docker.cluster import DockerCluster
-from chaos.backends.spec import ClusterSpec
+from chaos.backends.spec import Deployment
 from chaos.eventlog import EventLog
 
 
@@ -18,7 +18,7 @@ class DockerBackend:
         self._client = client
         self._lookups = client
 
-    def cluster(self, spec: ClusterSpec, *, events: EventLog | None = None) -> DockerCluster:
+    def cluster(self, spec: Deployment, *, events: EventLog | None = None) -> DockerCluster:
         return DockerCluster(spec, events=events, client=self._client)
 
     def image_id(self, image: str) -> str:

@@ -34,7 +34,7 @@ from chaos.backends.docker.runs import remove_run
 from chaos.backends.docker.standby import ACTIVE_CPU_SHARES, GO_SIGNAL_NAME, Recipe, go_archive
 from chaos.backends.docker.waits import container_report, wait_until
 from chaos.backends.proxy_client import ProxyClient
-from chaos.backends.spec import ClusterSpec, WriteLimit
+from chaos.backends.spec import Deployment, WriteLimit
 from chaos.errors import InfrastructureError
 from chaos.eventlog import EventLog
 from chaos.events import RUNNER, AddressEvent, Event, ExitEvent, NoticeEvent, RestartEvent
@@ -77,7 +77,7 @@ class _Worker:
 class DockerCluster:
     """Context manager: ``with DockerCluster(spec) as cluster: cluster.start_workers()``."""
 
-    def __init__(self, spec: ClusterSpec, *, events: EventLog | None = None, client=None) -> None:
+    def __init__(self, spec: Deployment, *, events: EventLog | None = None, client=None) -> None:
         self.spec = spec
         self.topology = spec.topology or Topology(spec.num_workers)
         self.num_workers = spec.num_workers

@@ -77,13 +77,13 @@ def test_inline_spec_overlays_every_scenario_and_is_validated_again():
 
 def test_worker_resources_are_a_spec_and_reach_every_worker_container():
     from chaos.backends.spec import Limits
-    from chaos.runner.run import Images, cluster_spec
+    from chaos.runner.run import Images, deployment_of
 
     changed = load_spec("cpus=1.5,memory_mb=3072").apply(scenario())
     assert changed.cluster.resources.cpus == 1.5 and changed.cluster.resources.memory_mb == 3072
-    spec = cluster_spec(changed, Images(workers=("w:1", "w:1"), proxy="p", others={}))
+    spec = deployment_of(changed, Images(workers=("w:1", "w:1"), proxy="p", others={}))
     assert spec.resources == {w: Limits(cpus=1.5, memory_bytes=3072 << 20) for w in (0, 1)}
-    assert cluster_spec(scenario(), Images(workers=("w:1", "w:1"), proxy="p", others={})).resources == {}
+    assert deployment_of(scenario(), Images(workers=("w:1", "w:1"), proxy="p", others={})).resources == {}
     with pytest.raises(ScenarioError) as err:
         load_spec("memory_mb=100").apply(scenario())
     assert "cluster.resources.memory_mb" in err.value.message
