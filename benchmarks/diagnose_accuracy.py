@@ -4,8 +4,8 @@ read as a user would give it (one file), against the shipped catalogue
 (scenarios/ and the field entries).
 
     python benchmarks/diagnose_accuracy.py                    # every split
-    python benchmarks/diagnose_accuracy.py --split train      # while tuning rules: dev + the first held-out split
-    python benchmarks/diagnose_accuracy.py --split heldout-2  # the fresh held-out split: measure only
+    python benchmarks/diagnose_accuracy.py --split train      # while tuning rules: dev, heldout, heldout-2, dev-2
+    python benchmarks/diagnose_accuracy.py --split heldout-3  # the fresh held-out split: measure only
     python benchmarks/diagnose_accuracy.py --big-log-mb 100  # and time a 100 MB log
 
 Per family and split: top-1 (a confident answer, and its family is the
@@ -14,9 +14,11 @@ shown), no match (nothing matched, or no confident answer: the entries tied
 first are of different families; the candidates and the suspicious lines are
 shown instead of a guess), wrong first (a confident answer of another family). Splits:
 `dev` (read while writing the rules), `heldout` (the first held-out draw, run
-blind once, then used while tuning), `train` (the two together: what rules may
-be tuned on now) and `heldout-2` (the fresh held-out set, gathered and committed
-before the reader was run on it: it only measures;
+blind once, then used while tuning), `heldout-2` (the second held-out draw,
+judged once in round 2, then read), `dev-2` (cases gathered in round 3 for the
+shapes heldout-2 showed missing), `train` (those four together: what rules may
+be tuned on now) and `heldout-3` (the fresh held-out set, gathered and
+committed before the reader was run on it: it only measures;
 tests/fixtures/diagnose_field/README.md).
 
 ``--big-log-mb N`` writes an N MB log of real TF lines (the corpus's and the
@@ -89,7 +91,8 @@ def _result(case: dict, ranked) -> dict:
     }
 
 
-SPLITS = {"dev": ("dev",), "heldout": ("heldout",), "train": ("dev", "heldout"), "heldout-2": ("heldout-2",)}
+SPLITS = {"dev": ("dev",), "heldout": ("heldout",), "heldout-2": ("heldout-2",), "dev-2": ("dev-2",),
+          "train": ("dev", "heldout", "heldout-2", "dev-2"), "heldout-3": ("heldout-3",)}
 
 
 def table(results: list[dict], split: str) -> str:
@@ -196,7 +199,7 @@ def main(argv=None) -> int:
     entries, _ = build([ROOT / "scenarios"], default_findings(), field=True)
     results = evaluate(cases, entries)
     report: dict = {"results": results}
-    splits = ["dev", "heldout", "train", "heldout-2"] if args.split == "all" else [args.split]
+    splits = ["dev", "heldout", "heldout-2", "dev-2", "train", "heldout-3"] if args.split == "all" else [args.split]
     text = [table(results, split) for split in splits]
     if args.cases:
         text.append("\n".join(
