@@ -15,7 +15,7 @@ from importlib import metadata
 from chaos.agent import errors
 from chaos.agent.runtime import emitter, guarded
 from chaos.events import StartEvent
-from chaos.worker.fingerprint import environment_fingerprint, python_version
+from chaos.worker.fingerprint import start_fields
 
 _started = False
 
@@ -40,13 +40,7 @@ def on_tensorflow(module) -> None:
     if _started:
         return
     _started = True
-    emitter().emit(
-        StartEvent,
-        tf_version=str(getattr(module, "__version__", "")),
-        keras_version=keras_version(),
-        python_version=python_version(),
-        fingerprint=environment_fingerprint(),
-    )
+    emitter().emit(StartEvent, **start_fields(str(getattr(module, "__version__", "")), keras_version()))
 
 
 def ensure_started() -> None:

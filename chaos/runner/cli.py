@@ -14,8 +14,7 @@ from pathlib import Path
 from chaos.checks.verdict import Status
 from chaos.live import view as live
 from chaos.errors import ChaosError, InfrastructureError
-from chaos.report import terminal_summary, write_junit
-from chaos.report.html_index import write_index
+from chaos.report import outputs, terminal_summary
 from chaos.runner.entries import DEFAULT_JOBS, load_entries, preflight
 from chaos.runner.run import RunOptions, broken_report
 from chaos.runner.suite import Entry, run_suite
@@ -48,8 +47,7 @@ def cmd_run(args) -> int:
         finally:
             show.close()
     if options.report_dir is not None:
-        write_junit(reports, options.report_dir / "junit.xml")
-        write_index(reports, options.report_dir)
+        outputs.write_suite(reports, options.report_dir)
     print(terminal_summary(reports))
     if any(r.status is Status.ERROR for r in reports):
         return InfrastructureError.exit_code

@@ -23,9 +23,8 @@ from chaos.backends.base import Backend
 from chaos.backends.spec import Deployment
 from chaos.eventlog import EventLog
 from chaos.errors import ChaosError
-from chaos.events import LogLine, PhaseEvent, RUNNER
-from chaos.report import Report, build_report, write_json
-from chaos.report.html_page import write_page_artifact
+from chaos.events import PhaseEvent, RUNNER
+from chaos.report import Report, build_report, outputs
 from chaos.runner.reference import uninterrupted_reference
 from chaos.runner.runinfo import run_info
 from chaos.runner.supervisor import Supervisor
@@ -214,30 +213,11 @@ def broken_report(
 
 
 def write_artifacts(report: Report, events: EventLog, report_dir: Path | None) -> dict[str, str]:
-    """The JSON report, the HTML page and each worker's log under ``report_dir``; never raises
+    """Every per-scenario output under ``report_dir`` (chaos.report.outputs); never raises
     (a full disk is said in the report's artifacts, not a lost report)."""
     if report_dir is None:
         return {}
     try:
-        artifacts = write_worker_logs(report_dir / report.scenario, events)
-        artifacts.update(write_page_artifact(report.with_artifacts(artifacts), report_dir))
-        write_json(report.with_artifacts(artifacts), report_dir / f"{report.scenario}.json")
-        return artifacts
+        return outputs.write_scenario(report, events.snapshot(), report_dir)
     except OSError as exc:
         return {"artifacts error": f"could not write under {report_dir}: {exc.strerror or exc}"}
-
-
-def write_worker_logs(directory: Path, events: EventLog) -> dict[str, str]:
-    directory.mkdir(parents=True, exist_ok=True)
-    lines: dict[str, list[str]] = {}
-    for e in events.snapshot():
-        if e.source == RUNNER:
-            continue
-        text = e.text if isinstance(e, LogLine) else e.to_json()
-        lines.setdefault(e.source, []).append(text)
-    out = {}
-    for source, text in sorted(lines.items()):
-        path = directory / f"{source}.log"
-        path.write_text("\n".join(text) + "\n")
-        out[f"{source} log"] = str(path)
-    return out

@@ -11,6 +11,7 @@ import platform
 import re
 import sys
 from importlib import metadata
+from typing import Any
 
 # Environment variables that change how TF loads or behaves.
 ENV_PREFIXES = ("TF_", "CUDA_", "NCCL_", "XLA_", "OMP_", "KMP_")
@@ -39,3 +40,14 @@ def environment_fingerprint(environ: dict[str, str] | None = None) -> dict[str, 
 
 def python_version() -> str:
     return sys.version.split()[0]
+
+
+def start_fields(tf_version: str, keras_version: str) -> dict[str, Any]:
+    """A ``start`` event's fields, the same from the harness, the parameter-server
+    harness and the agent in a user's job: the versions and the fingerprint."""
+    return {
+        "tf_version": tf_version,
+        "keras_version": keras_version,
+        "python_version": python_version(),
+        "fingerprint": environment_fingerprint(),
+    }

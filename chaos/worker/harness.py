@@ -23,7 +23,7 @@ from chaos.worker.control import (
     memory_demand_applier,
 )
 from chaos.worker.emit import Emitter
-from chaos.worker.fingerprint import environment_fingerprint, python_version
+from chaos.worker.fingerprint import start_fields
 from chaos.worker.model import build_model
 from chaos.worker.nonfinite import done_position, terminate_on_nan_callbacks
 from chaos.worker.seeding import apply_seeding
@@ -33,13 +33,7 @@ from chaos.worker.startpoint import make_plan_callback, step_fields
 
 def train(settings: WorkerSettings, emitter: Emitter) -> None:
     tf, keras = tfcompat.load()
-    emitter.emit(
-        StartEvent,
-        tf_version=tf.__version__,
-        keras_version=getattr(keras, "__version__", ""),
-        python_version=python_version(),
-        fingerprint=environment_fingerprint(),
-    )
+    emitter.emit(StartEvent, **start_fields(tf.__version__, getattr(keras, "__version__", "")))
     resolver = make_resolver(tf, settings.cluster_resolver)
     cluster_spec = resolver.cluster_spec()
     num_workers = cluster_spec.num_tasks("worker")

@@ -28,7 +28,7 @@ from chaos.events import CheckpointEvent, DoneEvent, ErrorEvent, RestoredEvent, 
 from chaos.worker import data, tfcompat
 from chaos.worker.cluster_env import TF_CONFIG_ENV
 from chaos.worker.emit import Emitter
-from chaos.worker.fingerprint import environment_fingerprint, python_version
+from chaos.worker.fingerprint import start_fields
 from chaos.worker.settings import WorkerSettings
 
 REPORT_EVERY = 5  # steps scheduled between two joins (one step event each)
@@ -41,13 +41,7 @@ def task_type() -> str:
 
 def train(settings: WorkerSettings, emitter: Emitter) -> None:
     tf, keras = tfcompat.load()
-    emitter.emit(
-        StartEvent,
-        tf_version=tf.__version__,
-        keras_version=getattr(keras, "__version__", ""),
-        python_version=python_version(),
-        fingerprint=environment_fingerprint(),
-    )
+    emitter.emit(StartEvent, **start_fields(tf.__version__, getattr(keras, "__version__", "")))
     resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
     if resolver.task_type in ("ps", "worker"):
         serve(tf, resolver)
