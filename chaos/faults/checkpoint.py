@@ -110,7 +110,21 @@ class CheckpointDiskFull(Fault):
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         undo.add(lambda c: c.clear_backup_fill())  # before the call: a half-written filler is removed too
-        done = cluster.fill_backup_volume(self.free_kb * 1024)
+        # The job is frozen while the helper fills, so the disk is full at the
+        # step the trigger named. Unfrozen, a helper that takes a few seconds to
+        # start under load let a 100-step job train to its end meanwhile (seen
+        # in a whole-suite run: the final save failed and the fault was late).
+        # Both workers freeze together, so no one misses a heartbeat.
+        running = [i for i in range(cluster.num_workers) if cluster.is_running(i)]
+        frozen: list[int] = []
+        try:
+            for index in running:
+                cluster.pause(index)
+                frozen.append(index)
+            done = cluster.fill_backup_volume(self.free_kb * 1024)
+        finally:
+            for index in frozen:
+                cluster.unpause(index)
         cluster.record(NoticeEvent(
             t=time.time(), source=RUNNER, topic="checkpoint_disk_full",
             text=f"backup volume filled: {done.get('filled', 0)} bytes written, {done.get('free', '?')} bytes free",

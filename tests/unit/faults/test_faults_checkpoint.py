@@ -206,7 +206,8 @@ def test_disk_full_asks_for_a_volume_of_its_size_and_fills_it_to_free_kb(tmp_pat
     fault = CheckpointDiskFull(volume_mb=8, free_kb=2)
     assert fault.backup_volume_mb() == 8 and CorruptCheckpoint().backup_volume_mb() == 0
     fault.inject(cluster, undo)
-    assert cluster.calls == [("fill_backup_volume", 2048)]
+    # The job is frozen around the fill, so the disk is full at the step the trigger named.
+    assert cluster.calls == [("pause", 0), ("pause", 1), ("fill_backup_volume", 2048), ("unpause", 0), ("unpause", 1)]
     assert cluster.events[0].topic == "checkpoint_disk_full" and "1000 bytes written" in cluster.events[0].text
 
 
@@ -218,7 +219,8 @@ def test_disk_full_heal_frees_the_space_once(tmp_path):
     fault.inject(cluster, undo)
     undo(cluster)
     undo(cluster)
-    assert [c[0] for c in cluster.calls] == ["fill_backup_volume", "clear_backup_fill"]
+    assert [c[0] for c in cluster.calls if c[0].endswith("backup_fill") or c[0] == "fill_backup_volume"] == [
+        "fill_backup_volume", "clear_backup_fill"]
 
 
 def test_disk_full_heal_clears_a_half_done_fill(tmp_path):
@@ -228,6 +230,7 @@ def test_disk_full_heal_clears_a_half_done_fill(tmp_path):
     fault = CheckpointDiskFull()
     with pytest.raises(RuntimeError):
         fault.inject(cluster, undo)
+    assert cluster.calls[-2:] == [("unpause", 0), ("unpause", 1)]  # never left frozen
     undo(cluster)
     assert cluster.calls[-1] == ("clear_backup_fill",)
 
@@ -305,3 +308,10 @@ def test_kill_during_save_arms_the_worker_with_a_command_and_heals_nothing(tmp_p
 def test_kill_during_save_validates_the_worker():
     with pytest.raises(ValidationError, match="worker"):
         KillDuringSave(worker=4)
+
+
+def test_disk_full_freezes_only_the_workers_still_running(tmp_path):
+    cluster = BackupFake(tmp_path)
+    cluster.running.discard(1)  # exited: nothing to freeze, and docker pause would refuse it
+    CheckpointDiskFull().inject(cluster, Undo())
+    assert [c for c in cluster.calls if c[0] in ("pause", "unpause")] == [("pause", 0), ("unpause", 0)]
