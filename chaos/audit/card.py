@@ -7,6 +7,7 @@ user's assumptions (node MTBF, node count); the renderers
 
 from __future__ import annotations
 
+import json
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
@@ -139,6 +140,12 @@ class Card:
     @property
     def overall(self) -> Grade:
         return self.grades[-1]
+
+    def to_dict_json(self) -> dict[str, Any]:
+        """``to_dict`` as it reads back from card.json (plain JSON types)."""
+        from chaos.audit.render_text import to_json
+
+        return json.loads(to_json(self))
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -63,6 +63,10 @@ def cmd_audit(args) -> int:
     if args.fail_under is not None and args.fail_under.upper() not in GRADE_ORDER:
         raise _bad("--fail-under", args.fail_under, f"must be a grade: {', '.join(GRADE_ORDER)}",
                    "e.g. --fail-under C: exit 1 when the overall grade is D or F")
+    if args.agree_with is not None:
+        from chaos.audit.agreement import read_card
+
+        read_card(args.agree_with)  # a bad file is said before the battery runs, not after
     workload = None
     if args.workload is not None:
         if not Path(args.workload).exists():
@@ -95,6 +99,10 @@ def _run(args, workload, assumptions, jobs: int) -> int:
     if report_dir is not None:
         paths = write_card(card, report_dir)
         print(f"card: {paths['html']} ({paths['markdown'].name}, {paths['json'].name})")
+    if args.agree_with:
+        from chaos.audit.agreement import compare, read_card, table
+
+        print(f"against {args.agree_with}:\n" + table(compare(card.to_dict_json(), read_card(args.agree_with))))
     if any_broken(reports):
         return InfrastructureError.exit_code
     if args.fail_under is not None:
@@ -130,4 +138,6 @@ def register(subparsers) -> None:
     p.add_argument("--report-dir", metavar="DIR", help="write card.html, card.md, card.json and every run's report")
     p.add_argument("--jobs", "-j", default="3", metavar="N", help="fault runs side by side (1..16, default 3)")
     p.add_argument("--fail-under", metavar="GRADE", help="exit 1 when the overall grade is below this (A..F)")
+    p.add_argument("--agree-with", metavar="CARD_JSON", help="print each measured figure beside the same one of an "
+                   "earlier card (its card.json) and whether they agree within 20 %%")
     p.set_defaults(func=cmd_audit)

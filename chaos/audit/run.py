@@ -10,6 +10,7 @@ workload, its run broke, its fault never acted).
 from __future__ import annotations
 
 import shlex
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,9 +81,10 @@ def measures_of(planned: list[Planned], reports: list[Report | None]) -> list[Ru
     return out
 
 
-def card_of(request: AuditRequest, measures: list[RunMeasures]) -> Card:
+def card_of(request: AuditRequest, measures: list[RunMeasures], wall_s: float | None = None) -> Card:
     label = request.workload_file or "the built-in harness"
-    notes = [
+    notes = [f"The battery took {wall_s:.0f} s of wall time on this machine."] if wall_s is not None else []
+    notes += [
         "Restart times are this framework's: its standby workers import TensorFlow before they are told to go "
         "(docs/speed.md), so R excludes the import a real orchestrator's restart pays.",
     ]
@@ -101,6 +103,7 @@ def write_card(card: Card, report_dir: Path) -> dict[str, Path]:
 
 
 def audit(request: AuditRequest, show=None, preflight=None) -> tuple[Card, list[Report | None]]:
+    started = time.monotonic()
     planned = plan(request.battery, request.workload)
     options = RunOptions(report_dir=request.report_dir / "runs" if request.report_dir else None)
     try:
@@ -111,7 +114,7 @@ def audit(request: AuditRequest, show=None, preflight=None) -> tuple[Card, list[
                    broken_report(p.scenario, p.entry.key, exc, _no_events(), 0.0, options) for p in planned]
     else:
         reports = run_battery(planned, options, request.jobs, show)
-    return card_of(request, measures_of(planned, reports)), reports
+    return card_of(request, measures_of(planned, reports), time.monotonic() - started), reports
 
 
 def any_broken(reports: list[Report | None]) -> bool:

@@ -85,3 +85,19 @@ def test_each_generated_scenario_file_loads_back_equal_with_no_warning(tmp_path,
             continue
         loaded = load_scenario(scenario_file(planned, tmp_path))
         assert loaded.model_dump() == planned.scenario.model_dump() and loaded.warnings() == []
+
+
+def test_agree_with_prints_each_figure_beside_the_earlier_card_s(calls, monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr("chaos.runner.cli.preflight", lambda options: None)
+    assert main(["audit", "--battery", "quick", "--report-dir", str(tmp_path / "a")]) == 0
+    capsys.readouterr()
+    args = ["audit", "--battery", "quick", "--agree-with", str(tmp_path / "a" / "card.json")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "model save_s" in out and "killed-worker detection worker-1" in out
+    assert "11 of 11 comparable figures within 20%" in out  # synthetic runs: identical twice
+
+
+def test_agree_with_a_missing_card_is_said_before_anything_runs(calls, capsys):
+    assert main(["audit", "--agree-with", "no-such/card.json"]) == 2
+    assert calls == [] and "error: --agree-with: cannot read a card" in capsys.readouterr().err

@@ -1,0 +1,82 @@
+"""Two cards of the same job side by side: does each measured figure agree
+within a tolerance (issue 25: two runs of the battery within 20 %)?
+
+Reads the cards' JSON (``card.json``), so a card from last week compares with
+today's. A figure one card lacks is listed as not comparable, never as agreeing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from chaos.errors import ScenarioError
+
+TOLERANCE = 0.20
+
+
+@dataclass(frozen=True)
+class Row:
+    figure: str
+    a: float | None
+    b: float | None
+
+    @property
+    def relative(self) -> float | None:
+        """|a - b| / max(|a|, |b|): symmetric, 0 when both are 0."""
+        if self.a is None or self.b is None:
+            return None
+        top = max(abs(self.a), abs(self.b))
+        return 0.0 if top == 0 else abs(self.a - self.b) / top
+
+    def agrees(self, tolerance: float = TOLERANCE) -> bool | None:
+        rel = self.relative
+        return None if rel is None else rel <= tolerance
+
+
+def read_card(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ScenarioError(f"--agree-with: cannot read a card from {path}: {exc}",
+                            hint="give the card.json a previous `chaos audit --report-dir DIR` wrote") from None
+    if not isinstance(data, dict) or "model" not in data or "runs" not in data:
+        raise ScenarioError(f"--agree-with: {path} is not a card (no model, no runs)",
+                            hint="give the card.json a previous `chaos audit --report-dir DIR` wrote")
+    return data
+
+
+def _value(figure: dict | None) -> float | None:
+    return figure.get("value") if isinstance(figure, dict) else None
+
+
+def figures(card: dict) -> dict[str, float | None]:
+    """The measured figures of a card, by a stable name."""
+    m = card["model"]
+    out = {f"model {name}": _value(m.get(name)) for name in ("step_time_s", "save_s", "restart_s", "detect_s")}
+    for run in card["runs"]:
+        for name in ("detect_s", "restart_s"):
+            out[f"{run['key']} {name}"] = _value(run.get(name))
+        for worker, figure in sorted((run.get("detection") or {}).items()):
+            out[f"{run['key']} detection {worker}"] = _value(figure)
+    return out
+
+
+def compare(a: dict, b: dict) -> list[Row]:
+    fa, fb = figures(a), figures(b)
+    return [Row(name, fa.get(name), fb.get(name)) for name in sorted(set(fa) | set(fb))]
+
+
+def table(rows: list[Row], tolerance: float = TOLERANCE) -> str:
+    lines = [f"{'figure':40} {'this':>10} {'other':>10} {'diff':>7}  within {tolerance:.0%}"]
+    for r in rows:
+        show = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+        rel = r.relative
+        verdict = {True: "yes", False: "NO", None: "not comparable"}[r.agrees(tolerance)]
+        lines.append(f"{r.figure:40} {show(r.a):>10} {show(r.b):>10} {'-' if rel is None else f'{rel:.0%}':>7}  {verdict}")
+    comparable = [r for r in rows if r.agrees(tolerance) is not None]
+    agreeing = sum(bool(r.agrees(tolerance)) for r in comparable)
+    lines.append(f"{agreeing} of {len(comparable)} comparable figures within {tolerance:.0%}")
+    return "\n".join(lines)
