@@ -34,6 +34,7 @@ from pydantic import (
     PlainValidator,
     PrivateAttr,
     WithJsonSchema,
+    create_model,
     field_validator,
     model_validator,
 )
@@ -56,8 +57,6 @@ from chaos.workload.spec import WorkloadSpec, check_env
 MAX_WORKERS = 4
 MAX_PS = 2
 DEFAULT_TF_VERSION = "2.20"
-MAX_SEED = 2**32 - 1  # numpy.random.default_rng / tf.random.set_seed take at most this
-MAX_TF_TIMEOUT_S = 3600.0  # TF takes these in integer milliseconds
 
 
 class _Strict(BaseModel):
@@ -121,55 +120,8 @@ class LogSignature(_Strict):
         return compiled_regex(value)
 
 
-class TrainingSpec(_Strict):
+class _Training(_Strict):
     """Training settings; field names match ``chaos.worker.settings.WorkerSettings``."""
-
-    epochs: int = Field(5, ge=1, le=1000)
-    steps_per_epoch: int = Field(20, ge=1, le=100_000)
-    global_batch: int = Field(64, ge=1)
-    features: int = Field(20, ge=1)
-    hidden: int = Field(32, ge=1)
-    seed: int = Field(42, ge=0, le=MAX_SEED)
-    save_freq: SaveFreq = Field("epoch", description="'epoch', or back up every N steps")
-    heartbeat_timeout_s: float = Field(10.0, gt=0, le=MAX_TF_TIMEOUT_S, description="coordination service heartbeat timeout")
-    collective_timeout_s: float = Field(0.0, ge=0, le=MAX_TF_TIMEOUT_S, description="per-collective timeout; 0 = none")
-    learning_rate: float = Field(0.05, gt=0)
-    device_memory_mb: int = Field(
-        0, ge=0, description="device memory per worker, MB (0: all); GPU: logical device limit, CPU: address space"
-    )
-    save_before_preemption: bool = Field(
-        False,
-        description="BackupAndRestore(save_before_preemption=True); tf_keras honours it only on Google Cloud "
-        "(off GCP it is silently ignored, docs/findings.md)",
-    )
-    kept_copies: int = Field(
-        0, ge=0, le=5,
-        description="the fix for a damaged backup: the chief keeps this many verified copies of the newest backups, "
-        "and every worker checks the newest before restoring it (chaos.worker.backups); 0: BackupAndRestore alone",
-    )
-    cluster_resolver: Literal["tf_config", "simple"] = Field(
-        "tf_config",
-        description="how the harness learns the cluster: tf_config (TFConfigClusterResolver reads TF_CONFIG) or "
-        "simple (a SimpleClusterResolver from an address list and a task index); tf_config faults apply to both",
-    )
-    terminate_on_nan: bool = Field(
-        False,
-        description="add tf.keras.callbacks.TerminateOnNaN to fit: every worker stops at the first non-finite "
-        "(all-reduced) loss and exits 0; the epoch's backup is written with NaN weights, then deleted",
-    )
-
-    strategy: Literal["multi_worker_mirrored", "mirrored", "parameter_server"] = Field(
-        "multi_worker_mirrored",
-        description="multi_worker_mirrored: MWMS across the workers; mirrored: MirroredStrategy over `replicas` "
-        "logical CPU devices in one worker's container (cluster.workers: 1); parameter_server: "
-        "ParameterServerStrategy, a chief (coordinator) + cluster.workers workers + cluster.ps parameter servers",
-    )
-    replicas: int = Field(1, ge=1, le=8, description="replicas of the mirrored strategy (1 with multi_worker_mirrored)")
-    dropout: float = Field(
-        0.0, ge=0, lt=1,
-        description="a Dropout layer of this rate on the hidden layer (0: none); step events then carry a hash "
-        "of each worker's dropout mask",
-    )
 
     def to_worker_settings(self) -> WorkerSettings:
         return WorkerSettings(**self.model_dump())
@@ -182,6 +134,29 @@ class TrainingSpec(_Strict):
     @property
     def save_interval_steps(self) -> int:
         return self.to_worker_settings().save_interval_steps
+
+
+def _training_field(setting: Any) -> tuple[Any, Any]:
+    """A WorkerSettings field as a scenario types it: same name, default and bounds."""
+    bounds = setting.metadata["bounds"]
+    if setting.name == "save_freq":
+        annotation: Any = SaveFreq
+    elif bounds.choices:
+        annotation = Literal[bounds.choices]
+    else:
+        annotation = type(setting.default)
+    limits = {k: getattr(bounds, k) for k in ("ge", "gt", "le", "lt") if getattr(bounds, k) is not None}
+    return annotation, Field(setting.default, description=bounds.doc or None, **limits)
+
+
+# One declaration of each setting (chaos.worker.settings): the YAML's cluster.training is built from it.
+TrainingSpec = create_model(
+    "TrainingSpec",
+    __base__=_Training,
+    __module__=__name__,
+    **{f.name: _training_field(f) for f in WorkerSettings.scenario_fields()},
+)
+TrainingSpec.__doc__ = _Training.__doc__
 
 
 class RecoveryPolicy(_Strict):
