@@ -29,12 +29,18 @@ import functools
 from chaos.diagnose.catalogue import Entry
 from chaos.diagnose.signatures import FieldExitSignature, ShapeSignature
 from chaos.diagnose.tfconfig import SingleHostClusterSignature, TfConfigMistakeSignature
+from chaos.diagnose.trends import BringUpShapeSignature, LossExplodesSignature
 
 NOT_REPRODUCED = "from the field, not reproduced here"
 
 
 def S(shapes: str, weight: float, why: str) -> ShapeSignature:
     return ShapeSignature(tuple(shapes.split()), weight, why)
+
+
+def B(shapes: str, weight: float, why: str) -> BringUpShapeSignature:
+    """A shape that counts only before the worker trained (``trends.BringUpShapeSignature``)."""
+    return BringUpShapeSignature(tuple(shapes.split()), weight, why)
 
 
 def _entry(name, family, description, symptom, cause, fix, signatures, sources) -> Entry:
@@ -76,16 +82,19 @@ def _entries() -> tuple[Entry, ...]:
         _entry(
             "field-host-out-of-memory", "host_oom",
             "A worker runs out of host memory: the kernel's OOM killer or a container memory limit kills it",
-            "The process ends with `Killed` (the shell), exit code 137, `OOMKilled` (Kubernetes) or the kernel's "
-            "`invoked oom-killer`, often after TF's `Allocation of N exceeds 10% of system memory` warnings; or "
-            "`std::bad_alloc`. Its peers then fail their collective.",
+            "The process ends with `Killed` (the shell), exit code 137, `OOMKilled` (Kubernetes), the kernel's "
+            "`invoked oom-killer`, or YARN's `Container killed by YARN for exceeding memory limits` / `is running "
+            "beyond 'PHYSICAL' memory limits ... Killing container` (Spark, TonY), often after TF's `Allocation of N "
+            "exceeds 10% of system memory` warnings; or `std::bad_alloc`. Its peers then fail their collective.",
             "The input pipeline (large shuffle buffers, whole datasets loaded in memory, many loader processes), "
             "a model or embedding too big for the host, or a container limit lower than the job's peak.",
-            "Raise the container's memory limit and request to the job's measured peak, stream the data "
+            "Raise the container's memory limit and request to the job's measured peak (on YARN: the executor's "
+            "memoryOverhead, or yarn.nodemanager.vmem-check-enabled=false for a virtual-memory kill), stream the data "
             "(tf.data from files instead of in-memory arrays), shrink shuffle buffers and prefetch, and restart "
             "from the last checkpoint (BackupAndRestore).",
             [
                 S("oom_killer oomkilled", 4, "the kernel's OOM killer or Kubernetes' OOMKilled"),
+                S("yarn_memory_kill", 5, "YARN's node manager killed the container for exceeding its memory limit"),
                 S("bad_alloc", 3, "std::bad_alloc / Cannot allocate memory"),
                 S("tf_oom_cpu", 3, "TF's allocator out of memory on the host (by allocator cpu)"),
                 S("shell_killed", 3, "the shell's `Killed` (SIGKILL: on one host, most often the kernel's OOM killer)"),
@@ -94,7 +103,8 @@ def _entries() -> tuple[Entry, ...]:
                 FieldExitSignature(137), FieldExitSignature("nonzero", True), FieldExitSignature(134),
             ],
             ["https://github.com/tensorflow/tensorflow/issues/9419", "https://github.com/keras-team/keras/issues/3476",
-             "https://github.com/IBM/FfDL/issues/127", "https://github.com/tensorflow/tensorflow/issues/59383"],
+             "https://github.com/IBM/FfDL/issues/127", "https://github.com/tensorflow/tensorflow/issues/59383",
+             "https://github.com/yahoo/TensorFlowOnSpark/issues/426"],
         ),
         _entry(
             "field-worker-evicted-or-preempted", "killed",
@@ -144,6 +154,19 @@ def _entries() -> tuple[Entry, ...]:
              "https://github.com/tensorflow/tensorflow/issues/51760", "https://github.com/horovod/horovod/issues/3611"],
         ),
         _entry(
+            "field-mpi-tcp-on-unroutable-interface", "transport",
+            "Open MPI's TCP transport connects on an interface the peer cannot route (a Docker bridge, a second NIC)",
+            "mpirun's ranks print `btl_tcp_endpoint.c:...] connect() to 172.17.0.1 failed: Connection refused (111)` / "
+            "`No route to host (113)`, `btl: tcp: Match incoming connection from ... failed`, or `received unexpected "
+            "process identifier`; hvd.init() or the first allreduce hangs.",
+            "Open MPI uses every interface it finds; an address that exists on every host (docker0's 172.17.0.1, "
+            "virbr0, a NIC not routed between the hosts) makes a rank connect to itself or to nothing.",
+            "Tell Open MPI and NCCL which interface to use: `-mca btl_tcp_if_include eth0` (or `btl_tcp_if_exclude "
+            "lo,docker0`) and `-x NCCL_SOCKET_IFNAME=eth0`; horovodrun picks a common routable interface itself.",
+            [S("mpi_btl_tcp", 4, "Open MPI's TCP transport could not connect to or identify a peer")],
+            ["https://github.com/horovod/horovod/issues/397", "https://github.com/horovod/horovod/issues/281"],
+        ),
+        _entry(
             "field-grpc-message-limit", "transport",
             "A message between tasks is larger than gRPC's or protobuf's limit",
             "`Received message larger than max (N vs. 4194304)`, `exceeded maximum protobuf size of 2GB`, or "
@@ -179,19 +202,23 @@ def _entries() -> tuple[Entry, ...]:
             "A task cannot reach a peer's port: refused, timed out, or no route",
             "`failed to connect to 'ipv4:10.0.0.5:2222': socket error: connection refused` / `timeout occurred`, "
             "`Connect failed ... Connection refused`, `failed to connect to all addresses`; the job waits at "
-            "start (`CreateSession still waiting for response from worker`).",
+            "start (`CreateSession still waiting for response from worker`). Under mpirun: `A process or daemon was "
+            "unable to complete a TCP connection to another process ... usually caused by a firewall`.",
             "A firewall or security group blocks the port, the address is not reachable from where the task "
             "runs (outside the cluster's network), nothing listens there yet, or the address/port is wrong.",
             "From the waiting task's host, connect to the peer's host:port (nc -zv HOST PORT); open the port "
             "between all tasks, run every task inside the same network, start every task.",
             [
-                S("connection_refused", 3, "a connection refused"),
-                S("connect_timeout", 3, "a connection that timed out / no route to host"),
-                S("failed_connect_address", 3, "gRPC could not connect to a peer's address"),
-                S("failed_connect_all", 2, "gRPC: failed to connect to all addresses"),
+                B("connection_refused", 3, "a connection refused before training began"),
+                B("connect_timeout", 3, "a connection that timed out / no route to host before training began"),
+                B("failed_connect_address", 3, "gRPC could not connect to a peer's address before training began"),
+                B("failed_connect_all", 2, "gRPC: failed to connect to all addresses before training began"),
                 S("waiting_for_worker", 1, "a task waits for a peer that never answers"),
+                S("mpi_tcp_daemon", 5, "Open MPI: a daemon could not complete a TCP connection (a firewall, it says)"),
+                S("orte_daemons", 1, "Open MPI could not start its daemons on every host"),
             ],
-            ["https://github.com/caicloud/tensorflow-demo/issues/13", "https://github.com/tensorflow/tensorflow/issues/12745"],
+            ["https://github.com/caicloud/tensorflow-demo/issues/13", "https://github.com/tensorflow/tensorflow/issues/12745",
+             "https://github.com/open-mpi/ompi/issues/12103"],
         ),
         _entry(
             "field-heartbeat-or-collective-timeout", "timeout",
@@ -209,10 +236,11 @@ def _entries() -> tuple[Entry, ...]:
                 S("coordination_error", 3, "the coordination service set a task to ERROR"),
                 S("task_down", 3, "a task declared down"),
                 S("collective_timeout", 3, "a collective timed out"),
+                S("gloo_timeout", 4, "Gloo (Horovod's controller) timed out waiting for a peer or a rendezvous key"),
                 S("deadline", 1, "DEADLINE_EXCEEDED"),
             ],
             ["https://github.com/EleutherAI/architecture-objective/issues/26",
-             "https://github.com/AI-Hypercomputer/gpu-recipes/issues/2"],
+             "https://github.com/AI-Hypercomputer/gpu-recipes/issues/2", "https://github.com/ray-project/ray/issues/25866"],
         ),
         _entry(
             "field-ranks-stall-in-a-collective", "hang",
@@ -237,7 +265,9 @@ def _entries() -> tuple[Entry, ...]:
             "Versions or environments do not match: TF vs. Horovod's build, the driver vs. CUDA, worker vs. worker",
             "`HorovodVersionMismatchError: Framework tensorflow installed with version X but found version Y`, "
             "`undefined symbol: _ZN10tensorflow...`, `CUDA driver version is insufficient for CUDA runtime "
-            "version`, or a collective whose members disagree (`Shape mismatch in the collective instance`).",
+            "version`, protobuf's `This program was compiled against version X of the Protocol Buffer runtime "
+            "library, which is not compatible with the installed version (Y)` / `Descriptors cannot be created "
+            "directly`, or a collective whose members disagree (`Shape mismatch in the collective instance`).",
             "A library was built against another TensorFlow than the one installed, the NVIDIA driver is older "
             "than the CUDA runtime TF was built with, or the workers run different environments.",
             "Reinstall Horovod against the installed TensorFlow (pip install --no-cache-dir), use a driver that "
@@ -245,13 +275,14 @@ def _entries() -> tuple[Entry, ...]:
             "`nvidia-smi` across workers.",
             [
                 S("horovod_version", 6, "Horovod built against another TensorFlow"),
+                S("protobuf_version", 5, "code generated for one protobuf version loaded with another protobuf runtime"),
                 S("undefined_symbol", 4, "a TensorFlow symbol missing when a library loads"),
                 S("driver_insufficient", 4, "the CUDA driver is older than the runtime"),
                 S("collective_mismatch", 3, "the members of a collective disagree"),
                 S("library_missing", 2, "a CUDA library could not be loaded"),
             ],
             ["https://github.com/horovod/horovod/issues/2619", "https://github.com/horovod/horovod/issues/939",
-             "https://github.com/tensorflow/tensorflow/issues/8526"],
+             "https://github.com/tensorflow/tensorflow/issues/8526", "https://github.com/protocolbuffers/protobuf/issues/9086"],
         ),
         _entry(
             "field-checkpoint-save-or-restore-fails", "checkpoint",
@@ -261,8 +292,9 @@ def _entries() -> tuple[Entry, ...]:
             "... Not found`, `Assign requires shapes of both tensors to match`, `Received incompatible tensor "
             "with shape ... when attempting to restore`.",
             "Several tasks wrote one checkpoint at once, a reader loaded a file still being written, the "
-            "checkpoint directory is local to one machine instead of shared by every task, or the checkpoint "
-            "was written by another model or worker count.",
+            "checkpoint directory is local to one machine instead of shared by every task, the checkpoint "
+            "was written by another model or worker count, or the filesystem (a FUSE mount of cloud storage, "
+            "DBFS, a Drive folder) does not support the rename TF does from `checkpoint.tmp...`.",
             "Save from the chief only (or to per-worker temporary directories), put checkpoints on storage every "
             "task reaches, start a changed model in a new directory, and keep a verified copy of the last good "
             "checkpoint.",
@@ -270,16 +302,19 @@ def _entries() -> tuple[Entry, ...]:
                 S("checkpoint_corrupt", 4, "a checkpoint file is corrupt or partial"),
                 S("checkpoint_missing", 4, "checkpoint files are missing where a task looks for them"),
                 S("checkpoint_shape", 4, "the checkpoint does not fit the model"),
-                S("checkpoint_write", 3, "a checkpoint could not be written"),
+                S("checkpoint_write", 4, "a checkpoint file could not be written or renamed (full, read-only or I/O error)"),
+                S("save_op_failed", 2, "the saver's SaveV2/RestoreV2 op failed"),
             ],
             ["https://github.com/tensorflow/tensorflow/issues/39033", "https://github.com/tensorflow/ecosystem/issues/28",
-             "https://github.com/tensorflow/models/issues/803", "https://github.com/google-research/bert/issues/703"],
+             "https://github.com/tensorflow/models/issues/803", "https://github.com/google-research/bert/issues/703",
+             "https://github.com/Unity-Technologies/ml-agents/issues/799"],
         ),
         _entry(
             "field-loss-becomes-nan", "nan",
             "The loss or the gradients become NaN or Inf",
             "`Model diverged with loss = NaN`, `NanLossDuringTrainingError`, `Loss is inf or nan : Tensor had NaN "
-            "values` (CheckNumerics), `Found Inf or NaN global norm`, `loss = nan` in the step lines.",
+            "values` (CheckNumerics), `Found Inf or NaN global norm`, `loss = nan` in the step lines; or a loss "
+            "that climbs by orders of magnitude over the logged steps before it overflows (or never does).",
             "A learning rate too high for the global batch (it grows with the number of workers), bad input "
             "on one worker, an unstable op in mixed precision, or a faulty device or link corrupting one "
             "replica's values.",
@@ -289,6 +324,7 @@ def _entries() -> tuple[Entry, ...]:
             [
                 S("nan_loss", 4, "the loss is NaN/Inf"),
                 S("check_numerics", 2, "a CheckNumerics op fired"),
+                LossExplodesSignature(),
             ],
             ["https://github.com/tensorflow/tensor2tensor/issues/1074", "https://github.com/guanlinchao/bert-dst/issues/2",
              "https://github.com/tensorflow/tensorflow/issues/57893"],
@@ -331,9 +367,12 @@ def _entries() -> tuple[Entry, ...]:
                 S("master_init", 3, "TF 1.x's master cannot reach a task at init"),
                 S("graph_handle", 3, "a task lost its graphs: it restarted"),
                 S("closure_error", 2, "ParameterServerStrategy's coordinator cancels closures"),
+                S("session_preemption_retry", 3, "MonitoredTrainingSession recreates its session after a ps/worker failure"),
+                S("ps_recv_failed", 2, "a failed op was receiving from a parameter server"),
             ],
             ["https://github.com/yahoo/TensorFlowOnSpark/issues/240", "https://github.com/tensorflow/tensorflow/issues/57760",
-             "https://github.com/tensorflow/tensorflow/issues/62880", "https://github.com/alibaba/euler/issues/98"],
+             "https://github.com/tensorflow/tensorflow/issues/62880", "https://github.com/alibaba/euler/issues/98",
+             "https://github.com/tensorflow/benchmarks/issues/380"],
         ),
         _entry(
             "field-tf-config-mistake", "tf_config",
@@ -355,6 +394,21 @@ def _entries() -> tuple[Entry, ...]:
             ],
             ["https://github.com/yahoo/TensorFlowOnSpark/issues/386", "https://github.com/tensorflow/tensorflow/issues/17854",
              "https://github.com/tensorflow/models/issues/9109", "https://github.com/deepsense-ai/Distributed-BA3C/issues/2"],
+        ),
+        _entry(
+            "field-task-port-already-in-use", "tf_config",
+            "A task's own gRPC server cannot bind its port: another task or process holds it",
+            "`bind addr=[::]:2223: Address already in use`, `Failed to add port to server`, `No address added out of "
+            "total 1 resolved`, `Could not start gRPC server`, as the task starts its server.",
+            "The cluster spec gives two tasks on one host the same port, a server is started twice in one process, "
+            "or an earlier run's process still holds the port.",
+            "Give every task on a host its own port in TF_CONFIG / the cluster spec, start one server per process, "
+            "and stop the old processes (`ss -ltnp | grep PORT`).",
+            [
+                S("port_in_use", 4, "the task's port is already in use"),
+                S("server_start_failed", 1.5, "gRPC could not start the task's server"),
+            ],
+            ["https://github.com/tensorflow/tensorflow/issues/3517"],
         ),
     )
 

@@ -42,6 +42,37 @@ MAX_EVIDENCE = 4  # lines shown for one symptom
 # the longest step times) say what the rest would.
 MAX_FLAGGED = 2000  # flagged lines per worker (after MAX_SAME_SHAPE of each kind)
 MAX_KEPT = 2000  # errors, exits, wait lines and Keras step times per generation
+LOSS_KEPT = 200  # loss values kept per name: the first ones, the last ones, and the highest in between
+# "loss = 3.54", "cross_entropy = 3936.8", "- loss: 0.1038", "train loss:1.1", "Total loss is 721.2"
+_LOSS = re.compile(
+    r"(?<![A-Za-z_])(?P<key>(?:[A-Za-z]+_)?(?:loss|cross_entropy|xent))\b[\"']?\s*(?:[:=]|\bis\b)\s*"
+    r"(?P<value>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d.])",
+    re.IGNORECASE,
+)
+
+
+class LossSeries:
+    """The loss values one log prints, by name, in order, in bounded memory: the
+    first LOSS_KEPT, the last LOSS_KEPT, and the highest of those in between."""
+
+    def __init__(self) -> None:
+        self.early: list[tuple[float, Evidence]] = []
+        self.peak: tuple[float, Evidence] | None = None
+        self.late: list[tuple[float, Evidence]] = []
+
+    def add(self, value: float, evidence: Evidence) -> None:
+        if len(self.early) < LOSS_KEPT:
+            self.early.append((value, evidence))
+            return
+        self.late.append((value, evidence))
+        if len(self.late) > 2 * LOSS_KEPT:
+            for old in self.late[:LOSS_KEPT]:
+                if self.peak is None or old[0] > self.peak[0]:
+                    self.peak = old
+            del self.late[:LOSS_KEPT]
+
+    def values(self) -> list[tuple[float, Evidence]]:
+        return self.early + ([self.peak] if self.peak else []) + self.late
 
 
 @dataclass(frozen=True)
@@ -141,6 +172,7 @@ class WorkerObservations:
     flagged: list[tuple[Evidence, tuple[str, ...]]] = field(default_factory=list)  # lines with known shapes (chaos.diagnose.shapes)
     first: Evidence | None = None  # its first line
     watched: dict[str, list[Evidence]] | None = None  # the lines each watched pattern matched (``Watch``), up to MAX_EVIDENCE
+    losses: dict[str, LossSeries] = field(default_factory=dict)  # the loss values it printed, by name
 
     def shaped(self, names) -> list[Evidence]:
         """The flagged lines that have any of these shapes."""
@@ -562,6 +594,8 @@ class Observer:
         self.first: Evidence | None = None
         self.nonblank = 0
         self.watched: dict[str, list[Evidence]] | None = {p: [] for p in watch.patterns} if watch else None
+        self.losses: dict[str, LossSeries] = {}
+        self.loss_lines = 0
 
     def _flush(self) -> None:
         pending = self.pending
@@ -579,12 +613,31 @@ class Observer:
             self.flagged.append((evidence, names))
             self.generations[-1].notable.append(evidence)
 
+    def _loss(self, number: int, raw: str) -> None:
+        """The loss values a step line prints (every line at first, then every
+        16th: a long log's trend is in its samples, and Keras prints one per batch)."""
+        self.loss_lines += 1
+        if self.loss_lines > 4 * LOSS_KEPT and self.loss_lines % 16:
+            return
+        for m in _LOSS.finditer(raw[:2000]):
+            value = float(m["value"])
+            if value == value and abs(value) != float("inf"):
+                key = m["key"].lower()
+                series = self.losses.get(key)
+                if series is None:
+                    if len(self.losses) >= 8:
+                        continue
+                    series = self.losses[key] = LossSeries()
+                series.add(value, Evidence(f"{self.origin}:{number}", self.name, raw))
+
     def feed(self, number: int, raw: str) -> None:
         if self.first is None:
             self.first = Evidence(f"{self.origin}:{number}", self.name, raw)
         if not raw or raw.isspace():
             return
         self.nonblank += 1
+        if "oss" in raw or "ntropy" in raw:
+            self._loss(number, raw)
         low = raw.lower()
         if self.watched is not None:
             for pattern in self.watch.matched(raw, low):  # type: ignore[union-attr]
@@ -645,7 +698,7 @@ class Observer:
         self._flush()
         kept = [g for g in self.generations if g.steps or g.errors or g.exits or g.hang_lines or g.start or g.step_ms]
         return WorkerObservations(self.name, worker_index(self.name), kept or [Generation()], log, self.flagged,
-                                  first=self.first, watched=self.watched)
+                                  first=self.first, watched=self.watched, losses=self.losses)
 
 
 def observe(log: WorkerLog, watch: Watch | None = None) -> WorkerObservations:
@@ -707,6 +760,10 @@ def renamed(w: WorkerObservations, name: str) -> WorkerObservations:
     if w.watched is not None:
         w.watched = {p: [ev(e) for e in hits] for p, hits in w.watched.items()}
     w.first = ev(w.first)
+    for series in w.losses.values():
+        series.early = [(v, ev(e)) for v, e in series.early]
+        series.late = [(v, ev(e)) for v, e in series.late]
+        series.peak = (series.peak[0], ev(series.peak[1])) if series.peak else None
     w.name, w.index = name, worker_index(name)
     return w
 

@@ -64,9 +64,12 @@ def _shape(name, words, pattern, error_class=None, unless=()) -> Shape:
 
 SHAPES: tuple[Shape, ...] = (
     # --- device memory
-    _shape("cuda_oom", ["CUDA_ERROR_OUT_OF_MEMORY", "CUDA out of memory", "failed to allocate", "pinned host memory"],
+    _shape("cuda_oom", ["CUDA_ERROR_OUT_OF_MEMORY", "CUDA out of memory", "failed to allocate", "pinned host memory",
+                        "CUDA error: out of memory", ": out of memory", "cudaErrorMemoryAllocation", "_STATUS_ALLOC_FAILED"],
            r"CUDA_ERROR_OUT_OF_MEMORY|CUDA out of memory|failed to allocate [\d.]+\s*[KMGT]?i?B? \(\d+ bytes\) from device|"
-           r"could not allocate pinned host memory", "ResourceExhaustedError"),
+           r"could not allocate pinned host memory|CUDA error: out of memory|cudaErrorMemoryAllocation|"
+           r"(?:CUBLAS|CUDNN)_STATUS_ALLOC_FAILED|GpuLaunchKernel.*status: (?:Internal|INTERNAL): out of memory",
+           "ResourceExhaustedError"),
     _shape("tf_oom_device", ["OOM when allocating", "Ran out of memory"],
            r"OOM when allocating tensor.*(?:GPU|gpu|_bfc)|Ran out of memory trying to allocate", "ResourceExhaustedError"),
     _shape("tf_oom_cpu", ["OOM when allocating"], r"OOM when allocating tensor.*(?:by allocator cpu|device:CPU|cpu:\d)",
@@ -85,14 +88,22 @@ SHAPES: tuple[Shape, ...] = (
     _shape("bad_alloc", ["bad_alloc", "Cannot allocate memory", "MemoryError"],
            r"std::bad_alloc|Cannot allocate memory|\bMemoryError\b", ""),
     _shape("system_memory_warning", ["exceeds 10% of"], r"Allocation of \d+ exceeds 10% of (?:free )?system memory"),
+    # YARN's node manager (Spark executors, TonY, TFoS): "Container killed by YARN for exceeding memory
+    # limits", "Container [pid=..] is running beyond 'PHYSICAL' memory limits ... Killing container",
+    # exit status -104 / -103 (KILLED_EXCEEDED_PMEM / _VMEM)
+    _shape("yarn_memory_kill", ["killed by YARN", "beyond", "-104", "-103", "KILLED_EXCEEDED"],
+           r"[Cc]ontainer killed by YARN for exceeding memory limits|"
+           r"is running (?:\d+B )?beyond (?:the )?'?(?:physical|virtual|PHYSICAL|VIRTUAL)'? memory limits?|"
+           r"[Ee]xit ?[Ss]tatus:? ?-10[34]\b|KILLED_EXCEEDED_[PV]MEM"),
     _shape("shell_killed", ["Killed", "killed"], r"(?<![A-Za-z])[Kk]illed\s*$|\b\d+\s+Killed\s+\S"),
     _shape("exit_137", ["exit", "Exit", "exited", "exit_code"],
            r"(?:[Ee]xit(?:ed)?(?: with)?(?: error| status)? (?:[Cc]ode|[Ss]tatus)|exit_code|Exit Code)[:= ]\s*(?:137|247)\b"),
     # --- a worker taken away by its orchestrator or cloud
     _shape("evicted", ["Evicted", "low on resource", "had condition", "Pressure"],
            r"\bEvicted\b|The node was low on resource|The node had condition"),
-    _shape("preempted", ["preempt", "Preempt", "PREEMPTED", "PreemptionByScheduler", "lame workers", "DisruptionTarget"],
-           r"\b[Pp]reempted\b|PREEMPTED|lame workers found|PreemptionByScheduler|DisruptionTarget|[Pp]reemption notice"),
+    _shape("preempted", ["preempt", "Preempt", "PREEMPTED", "PreemptionByScheduler", "lame workers", "DisruptionTarget", "-102"],
+           r"\b[Pp]reempted\b|PREEMPTED|lame workers found|PreemptionByScheduler|DisruptionTarget|[Pp]reemption notice|"
+           r"[Ee]xit ?[Ss]tatus:? ?-102\b"),
     _shape("backoff", ["BackOff", "CrashLoopBackOff", "Back-off restarting"], r"CrashLoopBackOff|Back-off restarting failed container"),
     _shape("replica_failed", ["replica(s) failed"], r"has failed because \d+ \w+ replica\(s\) failed"),
     _shape("restarted", ["incarnation", "restarted"],
@@ -106,6 +117,11 @@ SHAPES: tuple[Shape, ...] = (
            r"NCCL (?:error|communication aborted)|nccl_\w+\.cc:\d+ ?: ?(?:Internal|Unknown)", ""),
     _shape("nccl_error_chain", ["NCCL INFO"], r"NCCL INFO .* -> [1-9]\d*\b"),
     _shape("ibv_failed", ["ibv_"], r"\bibv_\w+ failed", ""),
+    # --- Open MPI's TCP transport (mpirun under Horovod): the btl connects on an interface the peer
+    # cannot route (docker0, a bridge, a second NIC) -- Horovod's "hangs due to non-routed interfaces"
+    _shape("mpi_btl_tcp", ["btl_tcp", "btl: tcp"],
+           r"btl_tcp\w*\.c:\d+:\w+\] connect\(\) to \S+ failed|btl: tcp: Match incoming connection from .* failed|"
+           r"mca_btl_tcp_endpoint_\w+\] received unexpected process identifier", ""),
     # --- gRPC and protobuf
     _shape("grpc_limit", ["larger than max", "protobuf", "protocol message"],
            r"Received message larger than max|exceeded maximum protobuf size|protocol message was rejected because it was too big|"
@@ -117,10 +133,19 @@ SHAPES: tuple[Shape, ...] = (
     _shape("too_many_pings", ["Too many pings"], r"Too many pings"),
     # --- a peer's port that cannot be reached
     _shape("connection_refused", ["refused", "errno\":111"], r"[Cc]onnection refused|errno\"?:111\b|ECONNREFUSED",
-           unless=("nccl_warn",)),
+           unless=("nccl_warn", "mpi_btl_tcp")),
     _shape("connect_timeout", ["timeout occurred", "timed out", "No route", "errno\":11"],
            r"failed to connect to '?ipv4:\S+ timeout occurred|[Cc]onnection timed out|No route to host|errno\"?:11[03]\b",
-           unless=("nccl_warn",)),
+           unless=("nccl_warn", "mpi_btl_tcp")),
+    # Open MPI's daemons cannot connect back to mpirun: "A process or daemon was unable to complete a TCP
+    # connection to another process ... usually caused by a firewall on the remote host"
+    _shape("mpi_tcp_daemon", ["unable to complete a TCP connection"], r"unable to complete a TCP connection", ""),
+    _shape("orte_daemons", ["ORTE was unable", "ORTE does not know"],
+           r"ORTE was unable to reliably start one or more daemons|ORTE does not know how to route"),
+    # A task's own server cannot bind its port: another task or process holds it
+    _shape("port_in_use", ["Address already in use", "EADDRINUSE"], r"Address already in use|EADDRINUSE", ""),
+    _shape("server_start_failed", ["Could not start gRPC server", "Failed to add port", "No address added"],
+           r"Could not start gRPC server|Failed to add port to server|No address added out of total \d+ resolved"),
     _shape("failed_connect_address", ["failed to connect to '", "failed to connect to 'ipv4", "Connect failed"],
            r"failed to connect to '?ipv4:[\d.]+:\d+|Connect failed:.*target_address"),
     _shape("failed_connect_all", ["failed to connect to all addresses", "Failed to pick subchannel"],
@@ -137,6 +162,9 @@ SHAPES: tuple[Shape, ...] = (
            r"DEADLINE_EXCEEDED|[Dd]eadline [Ee]xceeded|DeadlineExceededError|grpc_status\"?:4\b"),
     _shape("task_down", ["seems down", "is down", "Cluster check"],
            _TASK + r" (?:seems down|is down)|Cluster check alive failed"),
+    _shape("gloo_timeout", ["Wait timeout", "Timed out waiting", "GLOO_TIMEOUT"],
+           r"Wait timeout (?:after \d+ seconds )?for key\(s\)|Timed out waiting \d+ms for (?:recv|send) operation|"
+           r"increase the timeout via HOROVOD_GLOO_TIMEOUT_SECONDS"),
     _shape("collective_timeout", ["timed out", "timeout"], r"[Cc]ollective (?:ops? )?(?:timed out|timeout)|CollectiveOps? timed out"),
     # --- waits for ranks or tasks that never come
     _shape("horovod_stall", ["subset of ranks", "Stalled"],
@@ -154,6 +182,10 @@ SHAPES: tuple[Shape, ...] = (
            r"[Dd]river/library version mismatch", ""),
     _shape("horovod_version", ["HorovodVersionMismatchError", "VersionMismatch", "but found version"],
            r"HorovodVersionMismatchError|installed with version [\w.]+ but found version", ""),
+    _shape("protobuf_version", ["Protocol Buffer runtime", "Descriptors cannot be created", "protobuf package",
+                                "Protobuf Gencode"],
+           r"compiled against version [\d.]+ of the Protocol Buffer runtime library|Descriptors cannot be created directly|"
+           r"[Dd]owngrade the protobuf package to|Detected (?:incompatible|mismatched) Protobuf Gencode/Runtime", ""),
     _shape("undefined_symbol", ["undefined symbol", "Symbol not found"],
            r"undefined symbol: _+ZN|Symbol not found: _+ZN|undefined symbol: .*tensorflow", ""),
     _shape("collective_mismatch", ["collective instance", "Collective instance", "group expected", "joining a group"],
@@ -173,7 +205,11 @@ SHAPES: tuple[Shape, ...] = (
     _shape("checkpoint_shape", ["requires shapes", "incompatible tensor", "not found in checkpoint", "are incompatible"],
            r"Assign requires shapes of both tensors to match|[Rr]eceived incompatible tensor with shape .* when attempting to restore|"
            r"\bKey .* not found in checkpoint|Shapes \([\d, ]*\) and \([\d, ]*\) are incompatible"),
-    _shape("checkpoint_write", ["No space left", "Failed to rename"], r"No space left on device|Failed to rename"),
+    _shape("checkpoint_write", ["No space left", "Failed to rename", "checkpoint.tmp", "tempstate", "Input/output error"],
+           r"No space left on device|Failed to rename|checkpoint\.tmp[0-9a-f]{6,}|\.tempstate\d+|"
+           r"(?:\.ckpt|checkpoint)[^;\s]*; (?:Input/output error|Permission denied|Read-only file system|Operation not supported)"),
+    _shape("save_op_failed", ["node save", "Node: save"],
+           r"\[\[\{\{node save(?:_\d+)?/(?:SaveV2|RestoreV2|MergeV2Checkpoints)\}\}|\[\[Node: save(?:_\d+)?/(?:SaveV2|RestoreV2)"),
     # --- NaN
     _shape("nan_loss", ["nan", "NaN", "Inf", "= inf", "=inf", ": inf", "-inf"],
            r"Model diverged with loss = NaN|NanLossDuringTrainingError|Tensor had (?:NaN|Inf) values|"
@@ -184,7 +220,8 @@ SHAPES: tuple[Shape, ...] = (
     _shape("autoshard", ["shard"],
            r"auto_shard\.cc|AUTO sharding policy|DATA-based sharding|FILE-based sharding|unshardable source dataset|"
            r"[Aa]uto-?shard(?:ing)? policy"),
-    _shape("too_few_shards", ["each shard"], r"enough elements in this dataset for each shard"),
+    _shape("too_few_shards", ["each shard", "Cannot shard the pipeline"],
+           r"enough elements in this dataset for each shard|Cannot shard the pipeline with given `?input_context"),
     _shape("end_of_sequence_collective", ["End of sequence"],
            r"(?:Aborting RingReduce|StartAbort|Collective ops is aborted).*(?:Out of range|OUT_OF_RANGE).*End of sequence|"
            r"(?:Out of range|OUT_OF_RANGE):\s*\[_Derived_\]\s*End of sequence"),
@@ -197,6 +234,9 @@ SHAPES: tuple[Shape, ...] = (
            r"/job:ps/replica:\d+/task:\d+.*(?:Unavailable|UNAVAILABLE|[Ss]ocket closed|failed to connect|OS Error|is down|seems down)"),
     _shape("ps_oom", ["/job:ps"], r"OOM when allocating tensor.*/job:ps/", "ResourceExhaustedError"),
     _shape("master_init", ["Master init"], r"Master init: Unavailable"),
+    _shape("session_preemption_retry", ["due to a preemption"],
+           r"This may be due to a preemption in a connected worker or parameter server"),
+    _shape("ps_recv_failed", ["send_device=\"/job:ps", "send_device=/job:ps"], r"send_device=\"?/job:ps/"),
     _shape("graph_handle", ["Graph handle"], r"Graph handle is not found"),
     _shape("closure_error", ["closure"], r"encountered the following error when processing closure|Start cancelling closures"),
     # --- TF_CONFIG

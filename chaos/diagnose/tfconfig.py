@@ -128,6 +128,9 @@ def mistakes(configs: list[tuple[str, PrintedConfig]]) -> list[tuple[str, Eviden
         addresses = [a for tasks in config.cluster.values() for a in tasks if a.strip()]
         for address in {a for a in addresses if addresses.count(a) > 1}:
             found.append((f"two tasks at one address, {address}", ev))
+        if config.cluster.get("evaluator") and config.cluster.get("ps") and config.task_type != "evaluator":
+            found.append(("the training cluster lists an 'evaluator' next to 'ps': the evaluator is not part of the "
+                          "training cluster (ParameterServerStrategy waits for it; RunConfig expects it outside)", ev))
         if "master" in config.cluster and "chief" not in config.cluster:
             found.append(("the cluster has a 'master' job: TF 2's strategies and Keras expect 'chief'", ev))
         if config.task_type is not None and config.cluster:
