@@ -23,6 +23,7 @@ from chaos.audit.render_html import page
 from chaos.audit.render_text import markdown, to_json
 from chaos.checks.verdict import Status
 from chaos.errors import ChaosError
+from chaos.report import outputs
 from chaos.report.model import Report
 from chaos.runner.run import RunOptions, broken_report
 from chaos.runner.suite import Entry, run_suite
@@ -114,6 +115,8 @@ def audit(request: AuditRequest, show=None, preflight=None) -> tuple[Card, list[
                    broken_report(p.scenario, p.entry.key, exc, _no_events(), 0.0, options) for p in planned]
     else:
         reports = run_battery(planned, options, request.jobs, show)
+    if options.report_dir is not None:  # runs/index.html and junit.xml, as chaos run --report-dir writes them
+        outputs.write_suite([r for r in reports if r is not None], options.report_dir)
     return card_of(request, measures_of(planned, reports), time.monotonic() - started), reports
 
 

@@ -43,6 +43,7 @@ def test_the_reference_runs_first_and_alone_then_the_faults_side_by_side(calls, 
     assert [r.key for r in card.runs] == ["reference", "killed-worker", "peer-paused"]
     assert all(r.measured for r in card.runs)
     assert (tmp_path / "scenarios" / "audit-killed-worker.yaml").is_file()  # each run reproduces with chaos run
+    assert (tmp_path / "runs" / "index.html").is_file() and (tmp_path / "runs" / "junit.xml").is_file()
 
 
 def test_a_refused_entry_is_not_run_and_stays_on_the_card(calls, tmp_path):
