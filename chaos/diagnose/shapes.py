@@ -65,10 +65,12 @@ def _shape(name, words, pattern, error_class=None, unless=()) -> Shape:
 SHAPES: tuple[Shape, ...] = (
     # --- device memory
     _shape("cuda_oom", ["CUDA_ERROR_OUT_OF_MEMORY", "CUDA out of memory", "failed to allocate", "pinned host memory",
-                        "CUDA error: out of memory", ": out of memory", "cudaErrorMemoryAllocation", "_STATUS_ALLOC_FAILED"],
+                        "CUDA error: out of memory", ": out of memory", "cudaErrorMemoryAllocation", "_STATUS_ALLOC_FAILED",
+                        "Cuda failure"],
            r"CUDA_ERROR_OUT_OF_MEMORY|CUDA out of memory|failed to allocate [\d.]+\s*[KMGT]?i?B? \(\d+ bytes\) from device|"
            r"could not allocate pinned host memory|CUDA error: out of memory|cudaErrorMemoryAllocation|"
-           r"(?:CUBLAS|CUDNN)_STATUS_ALLOC_FAILED|GpuLaunchKernel.*status: (?:Internal|INTERNAL): out of memory",
+           r"(?:CUBLAS|CUDNN)_STATUS_ALLOC_FAILED|GpuLaunchKernel.*status: (?:Internal|INTERNAL): out of memory|"
+           r"Cuda failure '?out of memory",
            "ResourceExhaustedError"),
     _shape("tf_oom_device", ["OOM when allocating", "Ran out of memory"],
            r"OOM when allocating tensor.*(?:GPU|gpu|_bfc)|Ran out of memory trying to allocate", "ResourceExhaustedError"),
@@ -104,6 +106,9 @@ SHAPES: tuple[Shape, ...] = (
     _shape("preempted", ["preempt", "Preempt", "PREEMPTED", "PreemptionByScheduler", "lame workers", "DisruptionTarget", "-102"],
            r"\b[Pp]reempted\b|PREEMPTED|lame workers found|PreemptionByScheduler|DisruptionTarget|[Pp]reemption notice|"
            r"[Ee]xit ?[Ss]tatus:? ?-102\b"),
+    # Slurm ends a job step: "slurmstepd: error: *** JOB 123 ON n1 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***"
+    _shape("slurm_cancelled", ["CANCELLED AT"],
+           r"\*\*\* (?:JOB|STEP) [\d.]+ (?:ON \S+ )?CANCELLED AT \S+ DUE TO (?:TIME LIMIT|PREEMPTION|NODE FAILURE)"),
     _shape("backoff", ["BackOff", "CrashLoopBackOff", "Back-off restarting"], r"CrashLoopBackOff|Back-off restarting failed container"),
     _shape("replica_failed", ["replica(s) failed"], r"has failed because \d+ \w+ replica\(s\) failed"),
     _shape("restarted", ["incarnation", "restarted"],
@@ -111,7 +116,8 @@ SHAPES: tuple[Shape, ...] = (
     _shape("rank_signal", ["mpirun noticed"], r"mpirun noticed that process rank \d+ .*exited on signal \d+"),
     _shape("signal_9", ["signal 9", "SIGKILL", "signal: killed"], r"exited on signal 9\b|\bSIGKILL\b|signal: killed"),
     # --- NCCL
-    _shape("nccl_warn", ["NCCL WARN"], r"\bNCCL WARN\b", ""),
+    # NCCL's warning about a CUDA failure says what failed: out of memory is the GPU's, a driver error the versions'
+    _shape("nccl_warn", ["NCCL WARN"], r"\bNCCL WARN\b", "", unless=("cuda_oom", "driver_insufficient")),
     _shape("nccl_failed", ["ncclCommInitRank", "nccl", "NCCL", "unhandled"],
            r"ncclCommInitRank failed|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|unhandled (?:system|cuda) error|"
            r"NCCL (?:error|communication aborted)|nccl_\w+\.cc:\d+ ?: ?(?:Internal|Unknown)", ""),
@@ -142,6 +148,9 @@ SHAPES: tuple[Shape, ...] = (
     _shape("mpi_tcp_daemon", ["unable to complete a TCP connection"], r"unable to complete a TCP connection", ""),
     _shape("orte_daemons", ["ORTE was unable", "ORTE does not know"],
            r"ORTE was unable to reliably start one or more daemons|ORTE does not know how to route"),
+    # horovodrun's launcher could not reach its task services on the other hosts
+    _shape("horovodrun_start_timeout", ["Timed out waiting for tasks", "check connectivity between servers"],
+           r"Timed out waiting for tasks to (?:start|update task-to-task addresses)|Please check connectivity between servers"),
     # A task's own server cannot bind its port: another task or process holds it
     _shape("port_in_use", ["Address already in use", "EADDRINUSE"], r"Address already in use|EADDRINUSE", ""),
     _shape("server_start_failed", ["Could not start gRPC server", "Failed to add port", "No address added"],

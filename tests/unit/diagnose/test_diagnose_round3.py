@@ -63,6 +63,10 @@ def catalogue():
     ("Non-OK-status: GpuLaunchKernel(FillPhiloxRandomKernelLaunch<Distribution>, num_blocks, block_size, 0, d.stream(), "
      "gen, data, size, dist) status: Internal: out of memory", "cuda_oom"),
     ("RuntimeError: CUDA error: out of memory", "cuda_oom"),
+    ("h1:2493:2753 [0] enqueue.cc:97 NCCL WARN Cuda failure 'out of memory'", "cuda_oom"),
+    ("slurmstepd: error: *** JOB 4242 ON n17 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***", "slurm_cancelled"),
+    ("Exception: Timed out waiting for tasks to start. Please check connectivity between servers. You may need to "
+     "increase the --start-timeout parameter if you have too many servers.", "horovodrun_start_timeout"),
     ("INFO:tensorflow:An error was raised. This may be due to a preemption in a connected worker or parameter server. "
      "The current session will be closed and a new session will be created. Error: OS Error", "session_preemption_retry"),
 ])
@@ -72,6 +76,10 @@ def test_the_new_shapes_read_the_lines_as_the_tools_print_them(line, shape):
         assert "cuda_oom" not in found, found
     else:
         assert shape in found, found
+
+
+def test_an_nccl_warning_of_a_cuda_out_of_memory_is_the_gpus():
+    assert shapes_in("h1:2493:2753 [0] NCCL WARN Cuda failure 'out of memory'") == ("cuda_oom",)
 
 
 def test_an_open_mpi_transport_line_is_not_read_as_a_blocked_port():
