@@ -77,8 +77,7 @@ class PacketFault(WorkerFault):
         if plan.shaper is not None:
             ns.start_shaper(plan.shaper)
             self._state["shaper"] = plan.shaper["queue"]
-        for argv in plan.apply:
-            ns.run(argv)
+        ns.run_all(plan.apply)
 
     def heal(self, cluster: Any) -> None:
         ns = self._state.pop("ns", None)
@@ -89,8 +88,7 @@ class PacketFault(WorkerFault):
         try:
             if plan is not None:
                 counted = ns.counters(_chains(plan))
-                for argv in plan.undo:
-                    ns.try_run(argv)  # each may be gone already (a half-done inject)
+                ns.try_all(plan.undo)  # each may be gone already (a half-done inject)
                 stats = ns.stop_shaper(queue) if queue is not None else None
                 _record(cluster, self, plan, counted, stats)
         finally:

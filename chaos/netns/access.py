@@ -23,6 +23,12 @@ class Netns(Protocol):
     def try_run(self, argv: Sequence[str]) -> tuple[int, str]:
         """Run a command there; (exit code, output), never raises for a failing command."""
 
+    def run_all(self, argvs: Sequence[Sequence[str]]) -> None:
+        """These commands in order, at once; stops at the first that fails and raises naming it."""
+
+    def try_all(self, argvs: Sequence[Sequence[str]]) -> None:
+        """These commands in order, at once, whatever each answers (an undo)."""
+
     def connections(self) -> str:
         """``ss -Htn state established`` there."""
 

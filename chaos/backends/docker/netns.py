@@ -95,6 +95,28 @@ class DockerNetns:
             )
         return out
 
+    def run_all(self, argvs: Sequence[Sequence[str]]) -> None:
+        """These commands in order, in one exec (a fault's rules land in one step,
+        not one exec each: seconds under load); stops at the first that fails and
+        raises naming it."""
+        if not argvs:
+            return
+        script = "\n".join(
+            f"{shlex.join(a)} || {{ echo {shlex.quote('failed: ' + shlex.join(a))}; exit 1; }}" for a in argvs)
+        code, out = self.try_run(["sh", "-c", script])
+        if code != 0:
+            lines = out.splitlines()
+            raise InfrastructureError(
+                f"in {self.target.name}'s network namespace, "
+                f"{lines[-1] if lines else 'a command failed'} ({lines[-2] if len(lines) > 1 else 'no output'})",
+                hint="see `chaos images status` for the helper image; the worker must still run",
+            )
+
+    def try_all(self, argvs: Sequence[Sequence[str]]) -> None:
+        """These commands in order, in one exec, whatever each answers (an undo: some may be gone already)."""
+        if argvs:
+            self.try_run(["sh", "-c", "\n".join(f"{shlex.join(a)} >/dev/null 2>&1" for a in argvs) + "\ntrue"])
+
     def capabilities(self) -> Capabilities:
         if self._caps is None:
             out = self.run(["python3", "-c", inspect.getsource(nfqueue), "probe"])
@@ -106,16 +128,21 @@ class DockerNetns:
         return self.run(["ss", "-Htn", "state", "established"])
 
     def counters(self, chains: list[str]) -> dict[str, int]:
-        """Packets each rule of these chains matched: ``{"<chain> <rule index>": packets}``."""
+        """Packets each rule of these chains matched: ``{"<chain> <rule index>": packets}`` (one exec)."""
+        if not chains:
+            return {}
+        script = "\n".join(f"echo '== {c}'; iptables -w -L {shlex.quote(c)} -n -v -x 2>/dev/null" for c in chains)
+        _, text = self.try_run(["sh", "-c", script])
         out: dict[str, int] = {}
-        for chain in chains:
-            code, text = self.try_run(["iptables", "-w", "-L", chain, "-n", "-v", "-x"])
-            if code != 0:
+        chain, index = None, 0
+        for line in text.splitlines():
+            if line.startswith("== "):
+                chain, index = line[3:].strip(), 0
                 continue
-            for i, line in enumerate(text.splitlines()[2:], start=1):
-                words = line.split()
-                if words and words[0].isdigit():
-                    out[f"{chain} {i}"] = int(words[0])
+            words = line.split()
+            if chain and words and words[0].isdigit():
+                index += 1
+                out[f"{chain} {index}"] = int(words[0])
         return out
 
     # --- the NFQUEUE shaper --------------------------------------------------

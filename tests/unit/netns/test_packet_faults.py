@@ -80,6 +80,14 @@ class FakeNetns:
             raise InfrastructureError(f"`{' '.join(argv)}` failed: {out}", hint="fake")
         return out
 
+    def run_all(self, argvs):
+        for argv in argvs:
+            self.run(argv)
+
+    def try_all(self, argvs):
+        for argv in argvs:
+            self.try_run(argv)
+
     def counters(self, chains):
         """Rule 1 (the counting rule) saw 70 packets, every other rule matched 7."""
         return {f"{c} {i}": 70 if i == 1 else 7 for c in chains if c in self.chains
