@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from chaos.checks.select import first_by_worker
-from chaos.backends.base import ClusterControl
+from chaos.backends.base import Cluster
 from chaos.errors import ChaosError, InfrastructureError
 from chaos.events import RUNNER, NoticeEvent, PhaseEvent, PlanEvent, StartEvent
 from chaos.faults.undo import Undo
@@ -51,7 +51,7 @@ class Outcome:
 @dataclass
 class Supervisor:
     scenario: Scenario
-    cluster: ClusterControl
+    cluster: Cluster
     progress: Callable[[str], None] | None = None
     clock: Callable[[], float] = time.time
     sleep: Callable[[float], None] = time.sleep

@@ -57,10 +57,11 @@ def _validate(data: Any, source: str, root: safe_yaml.Node | None = None) -> Sce
         what = "the file is empty" if data is None else f"got {kind_of(data)}"
         problem = Problem((), f"a scenario is a mapping (name: ..., description: ..., explain: ...); {what}")
         raise ScenarioProblems([problem], source=source, positions=lambda p: (1, 1))
+    model = current_model()
     try:
-        return current_model().model_validate(data, strict=True)
+        return model.model_validate(data, strict=True)
     except ValidationError as exc:
-        problems, more = problems_of(exc, Scenario)
+        problems, more = problems_of(exc, model)
         raise ScenarioProblems(problems, more=more, source=source, positions=positions) from None
     except ScenarioProblems as exc:  # problems across fields, from the model itself
         raise ScenarioProblems(exc.problems, more=exc.more, source=source, positions=positions, hint=exc.hint or HINT) from None

@@ -12,11 +12,14 @@ It does not train: tests that need events subclass it (tests/unit/test_superviso
 
 from __future__ import annotations
 
+import dataclasses
+
 from toxiproxy.exceptions import NotFound, ProxyExists
 from toxiproxy.toxic import Toxic
 
 from chaos.eventlog import EventLog
 from chaos.topology import Topology
+from chaos.worker.settings import WorkerSettings
 
 
 class FakeProxy:
@@ -175,6 +178,8 @@ class FakeCluster:
         self._call("command", index, name, params)
 
     def override(self, index, owner, *, image=None, env=None, settings=None, cluster_config=None, write_limit=None):
+        if settings:
+            dataclasses.replace(WorkerSettings(), **settings)  # a bad key or value fails now, as on DockerCluster
         given = {"image": image, "env": env, "settings": settings, "cluster_config": cluster_config}
         if write_limit is not None:  # only the faults that throttle writes pass it
             given["write_limit"] = write_limit
