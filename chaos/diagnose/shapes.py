@@ -103,7 +103,8 @@ SHAPES: tuple[Shape, ...] = (
     # --- a worker taken away by its orchestrator or cloud
     _shape("evicted", ["Evicted", "low on resource", "had condition", "Pressure"],
            r"\bEvicted\b|The node was low on resource|The node had condition"),
-    _shape("preempted", ["preempt", "Preempt", "PREEMPTED", "PreemptionByScheduler", "lame workers", "DisruptionTarget", "-102"],
+    _shape("preempted", ["preempt", "Preempt", "preempted", "preemption", "PREEMPTED", "PreemptionByScheduler", "lame workers",
+                         "DisruptionTarget", "-102"],
            r"\b[Pp]reempted\b|PREEMPTED|lame workers found|PreemptionByScheduler|DisruptionTarget|[Pp]reemption notice|"
            r"[Ee]xit ?[Ss]tatus:? ?-102\b"),
     # Slurm ends a job step: "slurmstepd: error: *** JOB 123 ON n1 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***"
@@ -226,7 +227,7 @@ SHAPES: tuple[Shape, ...] = (
            r"\b[Ll]oss\b\"?\s*[:=]\s*0*(?:nan|NaN|-?inf)\b|averaged_loss = nan"),
     _shape("check_numerics", ["check_numerics", "CheckNumerics"], r"check_numerics|CheckNumerics"),
     # --- input sharding
-    _shape("autoshard", ["shard"],
+    _shape("autoshard", ["shard", "sharding", "Auto-shard", "Autoshard", "autoshard"],
            r"auto_shard\.cc|AUTO sharding policy|DATA-based sharding|FILE-based sharding|unshardable source dataset|"
            r"[Aa]uto-?shard(?:ing)? policy"),
     _shape("too_few_shards", ["each shard", "Cannot shard the pipeline"],

@@ -141,3 +141,16 @@ def test_dev_2_cases_name_their_family_or_say_no_match(tmp_path, catalogue, case
     ranked = _diagnose(tmp_path, case["log"], catalogue, name=f"{case['id']}.log")
     if ranked and confident(ranked):
         assert ranked[0].entry.family == case["family"], [m.entry.name for m in ranked[:3]]
+
+
+@pytest.mark.parametrize("line", [
+    "AUTO sharding policy will apply DATA sharding policy as it failed to apply FILE sharding",
+    "Received a preemption notice for this VM",
+    "Autoshard policy is set to OFF",
+])
+def test_the_shape_index_finds_a_guard_word_inside_a_longer_word(line):
+    """A guard word that is the start of a longer word ("shard" in "sharding") is
+    no index key for that line: the longer word must be a guard word too."""
+    from chaos.diagnose.shapes import SHAPES
+    brute = tuple(s.name for s in SHAPES if s.search(line))
+    assert brute and shapes_in(line) == brute
