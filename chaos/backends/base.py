@@ -23,7 +23,7 @@ from chaos.events import Event
 
 
 class ClusterControl(Protocol):
-    num_workers: int
+    num_workers: int  # containers: every MWMS worker, or chief + workers + ps (chaos.topology slots)
 
     def worker_name(self, index: int) -> str:
         """``worker-<index>``; worker-0 is the chief."""

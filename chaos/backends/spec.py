@@ -52,6 +52,20 @@ class Deployment:
     # for a run that may restart workers, not for one that never does.
     standby: bool = False
 
+    def __post_init__(self) -> None:
+        if self.topology is not None and self.topology.num_slots != len(self.images):
+            raise ValueError(
+                f"{len(self.images)} images for a cluster of {self.topology.num_slots} containers "
+                f"({', '.join(self.topology.task_names())}): give one image per container"
+            )
+
+    @property
+    def shape(self) -> Topology:
+        """Names, slots and TF_CONFIG of every container: the topology given, or MWMS over the images."""
+        return self.topology or Topology(len(self.images))
+
     @property
     def num_workers(self) -> int:
-        return len(self.images)
+        """Containers of the cluster (every MWMS worker, or chief + workers + ps): the one count
+        ``ClusterControl.num_workers``, restarts and redeploys go by."""
+        return self.shape.num_slots

@@ -38,7 +38,7 @@ from chaos.backends.spec import Deployment, WriteLimit
 from chaos.errors import InfrastructureError
 from chaos.eventlog import EventLog
 from chaos.events import RUNNER, AddressEvent, Event, ExitEvent, NoticeEvent, RestartEvent
-from chaos.topology import PROXY_ALIAS, PROXY_API_PORT, Topology
+from chaos.topology import PROXY_ALIAS, PROXY_API_PORT
 from chaos.worker.cluster_env import cluster_env
 from chaos.worker.control import CONTROL_DIR, control_file_script
 from chaos.worker.emit import WORKER_INDEX_ENV
@@ -79,7 +79,7 @@ class DockerCluster:
 
     def __init__(self, spec: Deployment, *, events: EventLog | None = None, client=None) -> None:
         self.spec = spec
-        self.topology = spec.topology or Topology(spec.num_workers)
+        self.topology = spec.shape
         self.num_workers = spec.num_workers
         self.run_id = uuid.uuid4().hex[:8]
         self.prefix = f"{PROJECT}-{self.run_id}"
