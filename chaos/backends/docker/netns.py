@@ -32,6 +32,9 @@ LABEL_TARGET = "io.tfchaos.netns_of"
 SHAPER_LOG = "/tmp/tfchaos-nfq.log"
 
 
+_PROBED: dict[str, Capabilities] = {}  # engine -> what its kernel can do (DockerNetns.capabilities)
+
+
 class DockerNetns:
     """One helper in one container's network namespace; ``close`` removes it."""
 
@@ -118,9 +121,16 @@ class DockerNetns:
             self.try_run(["sh", "-c", "\n".join(f"{shlex.join(a)} >/dev/null 2>&1" for a in argvs) + "\ntrue"])
 
     def capabilities(self) -> Capabilities:
+        """Probed once per engine and process: every container of an engine runs on
+        its one kernel, and an inject under load spends seconds per exec (measured:
+        3-9 s for a whole inject at load 15-20), so later faults skip the probe. The
+        interface name is the same in every worker (the run's one network)."""
         if self._caps is None:
-            out = self.run(["python3", "-c", inspect.getsource(nfqueue), "probe"])
-            self._caps = Capabilities.from_probe(out)
+            key = str(getattr(getattr(self.client, "api", None), "base_url", ""))
+            if key not in _PROBED:
+                out = self.run(["python3", "-c", inspect.getsource(nfqueue), "probe"])
+                _PROBED[key] = Capabilities.from_probe(out)
+            self._caps = _PROBED[key]
         return self._caps
 
     def connections(self) -> str:
