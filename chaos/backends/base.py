@@ -155,6 +155,10 @@ class Backend(Protocol):
 
     name: str  # as ``chaos run --backend`` would name it
 
+    def check(self, proxy_image: str | None = None) -> None:
+        """Before anything runs: the engine answers, and a user's proxy image (given) is there;
+        ``InfrastructureError`` naming what is missing otherwise."""
+
     def cluster(self, spec: Deployment, *, events: EventLog | None = None) -> Cluster:
         """A cluster for ``spec``, not yet started (enter it to bring up what the workers share)."""
 

@@ -54,9 +54,5 @@ def load_entries(paths: list[str], workload_file: str | None = None) -> list[Ent
 
 
 def preflight(options: RunOptions) -> None:
-    """Once, not per scenario: the Docker engine answers, a user's proxy image exists."""
-    from chaos.backends.docker import api as docker_api
-
-    client = docker_api.connect()
-    if not options.our_proxy:
-        docker_api.require_image(client, options.proxy_image)
+    """Once, not per scenario: the engine answers, a user's proxy image exists."""
+    options.cluster_backend().check(None if options.our_proxy else options.proxy_image)

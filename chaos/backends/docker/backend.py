@@ -18,10 +18,18 @@ class DockerBackend:
         self._client = client
         self._lookups = client
 
+    def check(self, proxy_image: str | None = None) -> None:
+        client = self._engine()
+        if proxy_image is not None:
+            docker_api.require_image(client, proxy_image)
+
     def cluster(self, spec: Deployment, *, events: EventLog | None = None) -> DockerCluster:
         return DockerCluster(spec, events=events, client=self._client)
 
     def image_id(self, image: str) -> str:
+        return self._engine().images.get(image).id
+
+    def _engine(self):
         if self._lookups is None:
             self._lookups = docker_api.connect()
-        return self._lookups.images.get(image).id
+        return self._lookups
