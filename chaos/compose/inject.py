@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from chaos.compose.control import ComposeControl
 from chaos.compose.watch import COMPOSE_PROJECT
-from chaos.live.progress import describe
+from chaos.events_text import live_line
 from chaos.topology import PROXY_ALIAS, PROXY_API_PORT
 from chaos.errors import ScenarioError
 from chaos.events import Event
@@ -58,7 +58,7 @@ def inject_for(fault: Fault, cluster: ComposeControl, for_s: float | None,
     undo = Undo()  # filled as the inject acts: a half-done one is undone too
     try:
         fault.inject(cluster, undo)
-        say(describe(fault.inject_event(time.time())) or fault.name)
+        say(live_line(fault.inject_event(time.time())) or fault.name)
         if for_s is None:
             say("Ctrl-C heals it")
         stop.wait(for_s)
@@ -66,12 +66,12 @@ def inject_for(fault: Fault, cluster: ComposeControl, for_s: float | None,
         pass
     finally:
         undo(cluster)
-        say(describe(fault.heal_event(time.time())) or fault.name)
+        say(live_line(fault.heal_event(time.time())) or fault.name)
 
 
 def say_event(say: Callable[[str], None]) -> Callable[[Event], None]:
     def show(event: Event) -> None:
-        text = describe(event)
+        text = live_line(event)
         if text:
             say(text)
 

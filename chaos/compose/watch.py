@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from chaos import LABEL_PROJECT, PROJECT
-from chaos.diagnose.observe import describe  # a JSON event as a person reads it
+from chaos.events_text import error_text
 from chaos.errors import InfrastructureError
 from chaos.events import DoneEvent, ErrorEvent, Event, LogLine, RestoredEvent, StartEvent, StepEvent, parse_line
 
@@ -62,7 +62,7 @@ class Board:
                 return f"{worker}: restored {event.checkpoint or 'the backup'}: resumes at epoch {event.epoch}, step {event.step}"
             if isinstance(event, ErrorEvent):
                 w.state = "failed"
-                return f"{worker}: {describe(event).removeprefix('[event] ')[:240]}"
+                return f"{worker}: {error_text(event)[:240]}"
             if isinstance(event, DoneEvent):
                 w.state = "done"
                 return f"{worker}: done at step {event.step}"

@@ -32,6 +32,7 @@ except ImportError:  # pragma: no cover
 from chaos.diagnose.logs import PREAMBLE, Splitter, WorkerLog, empty_logs_error, iter_files, unique_names, worker_index
 from chaos.diagnose.shapes import _TOKEN as _WORD, ALWAYS_WORDS, KEY_TOKENS, TASK_LINE, error_class, shapes_in
 from chaos.events import DoneEvent, ErrorEvent, ExitEvent, LogLine, RestartEvent, StartEvent, StepEvent, parse_line
+from chaos.events_text import evidence_text
 from chaos.workload.logparse import NEW_RECORD
 
 MAX_MESSAGE_LINES = 40
@@ -683,7 +684,7 @@ class Observer:
                 return
             self._flush()
         if event is not None:
-            _event(event, Evidence(evidence.where, self.name, describe(event)), self.generations)
+            _event(event, Evidence(evidence.where, self.name, evidence_text(event)), self.generations)
             return
         reading = _text_line(text, t, evidence, self.generations[-1])
         names = flags(reading)
@@ -766,25 +767,6 @@ def renamed(w: WorkerObservations, name: str) -> WorkerObservations:
         series.peak = (series.peak[0], ev(series.peak[1])) if series.peak else None
     w.name, w.index = name, worker_index(name)
     return w
-
-
-def describe(event) -> str:
-    """A JSON event line as a person reads it."""
-    if isinstance(event, ErrorEvent):
-        # TF's "Graph execution error:" lists the Python frames first; the cause comes after them
-        kept = [
-            line.strip() for line in event.message.splitlines()
-            if line.strip() and not line.strip().startswith(("File ", "Detected at node", "Graph execution error"))
-        ]
-        message = " ".join(kept) or " ".join(event.message.split())
-        return f"[event] {event.error_class.rsplit('.', 1)[-1]}: {message}"
-    if isinstance(event, ExitEvent):
-        return f"[event] exited {event.exit_code}" + (" (OOM-killed)" if event.oom_killed else "")
-    if isinstance(event, StepEvent):
-        return f"[event] step {event.step} (epoch {event.epoch}, loss {event.loss:.4g}, batch {event.batch_digest[:12] or '-'})"
-    if isinstance(event, StartEvent):
-        return f"[event] start: TF {event.tf_version}, Python {event.python_version}"
-    return f"[event] {event.kind}"
 
 
 REDEPLOY_AFTERMATH_S = 3.0

@@ -7,6 +7,7 @@ import threading
 import time
 
 from chaos.events import Event, LogLine
+from chaos.events_text import live_line
 from chaos.stragglers import StragglerWatch, why_missing_with_link
 
 _PRINT = threading.Lock()  # scenarios running side by side print whole lines
@@ -55,47 +56,6 @@ class ProgressPrinter:
                 why, _ = why_missing_with_link(missing, self._seen, self._seen, e.t, live=True)
                 self.line(f"{e.source}: coordination service waiting for {missing} (not connected yet: {why})")
             return
-        text = describe(e)
+        text = live_line(e)
         if text:
             self.line(text)
-
-
-def headline(message: str) -> str:
-    """The informative line of a TF error (its first line is often just
-    "Graph execution error:" followed by a Python stack)."""
-    lines = [l.strip() for l in message.splitlines() if l.strip()]
-    for line in lines:
-        if "aborted by" in line or "timed out" in line or "OOM" in line:
-            return line
-    useful = [l for l in lines if not l.startswith(("File ", "Detected at node", "[[", "Graph execution error"))]
-    return (useful or lines or [""])[0]
-
-
-def describe(e: Event) -> str | None:
-    """One line for the events worth showing live; None for the rest."""
-    kind = e.kind
-    if kind == "start":
-        return f"{e.source}: started (TF {e.tf_version})"
-    if kind == "epoch_end":
-        return f"{e.source}: epoch {e.epoch} done, step {e.step}, loss {e.loss:.4f}"
-    if kind == "checkpoint":
-        return f"{e.source}: checkpoint {e.path} (step {e.step})"
-    if kind == "restored":
-        return f"{e.source}: restored {e.checkpoint}, resuming at epoch {e.epoch} step {e.step}"
-    if kind == "done":
-        return f"{e.source}: done at step {e.step}, weights {e.weights_digest or 'not reported'}"
-    if kind == "error":
-        return f"{e.source}: ERROR {e.error_class.rsplit('.', 1)[-1]}: {headline(e.message)[:200]}"
-    if kind == "exit":
-        return f"{e.source}: exited {e.exit_code}" + (" (OOMKilled)" if e.oom_killed else "")
-    if kind == "restart":
-        return f"{e.source}: restarted ({e.reason})"
-    if kind == "inject":
-        return f"FAULT {e.fault} on {e.target} injected"
-    if kind == "heal":
-        return f"FAULT {e.fault} on {e.target} healed"
-    if kind == "notice":
-        return f"WARNING {e.topic}: {e.text}"
-    if kind == "phase":
-        return f"== {e.phase}"
-    return None

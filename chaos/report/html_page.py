@@ -15,7 +15,7 @@ from html import escape
 from pathlib import Path
 
 from chaos.checks.verdict import Status
-from chaos.report.events_text import event_line
+from chaos.events_text import event_line
 from chaos.report.marks import Picture, picture
 from chaos.report.model import Report
 from chaos.report.timeline_figure import MARK_STYLE, timeline_svg

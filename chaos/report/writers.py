@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from chaos.checks.verdict import Status
-from chaos.report.events_text import event_line
+from chaos.events_text import event_line
 from chaos.report.model import Report
 
 EVIDENCE_LINES = 5

@@ -153,7 +153,7 @@ def test_terminal_summary_of_a_passing_run_has_no_evidence(report):
 
 
 def test_event_lines_are_one_line_each():
-    from chaos.report.events_text import event_line
+    from chaos.events_text import event_line
 
     line = event_line(ErrorEvent(t=3.0, source="worker-0", error_class=ERROR, message="a\nb " + "x" * 300), 1.0)
     assert "\n" not in line and line.startswith("+   2.00s worker-0  error UnavailableError: a b") and len(line) <= 140
