@@ -13,7 +13,7 @@ from pydantic import Field
 
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
-from chaos.faults.toxics import Stream, add_toxics, undo_toxics
+from chaos.faults.toxics import Streams, add_toxics, undo_toxics
 from chaos.faults.undo import Undo
 
 STREAM_HELP = "upstream (to the worker), downstream (its replies) or both"
@@ -23,7 +23,7 @@ class _ToxicFault(WorkerFault):
     """A fault that is one toxic type with attributes from the fault's fields."""
 
     toxic: ClassVar[str]
-    stream: Stream = Field("both", description=STREAM_HELP)
+    stream: Streams = Field("both", description=STREAM_HELP)
 
     def attributes(self) -> dict:
         raise NotImplementedError
@@ -89,7 +89,7 @@ class OneWayBlackhole(_ToxicFault):
 
     name: ClassVar[str] = "blackhole"
     toxic: ClassVar[str] = "timeout"
-    stream: Stream = Field(description=STREAM_HELP)
+    stream: Streams = Field(description=STREAM_HELP)
 
     def attributes(self) -> dict:
         return {"timeout": 0}  # Toxiproxy's timeout 0: hold the data, close nothing

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
-from chaos.faults.toxics import Stream, add_toxics, undo_toxics
+from chaos.faults.toxics import Streams, add_toxics, undo_toxics
 from chaos.faults.undo import Undo
 
 
@@ -41,7 +41,7 @@ class Latency(WorkerFault):
     name: ClassVar[str] = "latency"
     latency_ms: int = Field(ge=0, le=600_000, description="added delay per chunk, milliseconds")
     jitter_ms: int = Field(0, ge=0, le=600_000, description="random ± variation, milliseconds")
-    stream: Stream = Field("both", description="upstream (to the worker), downstream (its replies) or both")
+    stream: Streams = Field("both", description="upstream (to the worker), downstream (its replies) or both")
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         undo_toxics(undo, self.worker, "latency", self.stream)
@@ -60,7 +60,7 @@ class Bandwidth(WorkerFault):
 
     name: ClassVar[str] = "bandwidth"
     rate_kbps: int = Field(ge=8, description="kilobits per second (Toxiproxy's rate is KB/s: divided by 8)")
-    stream: Stream = Field("both", description="upstream (to the worker), downstream (its replies) or both")
+    stream: Streams = Field("both", description="upstream (to the worker), downstream (its replies) or both")
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         undo_toxics(undo, self.worker, "bandwidth", self.stream)

@@ -14,32 +14,35 @@ try:  # the client's "toxic does not exist" error; absent in unit tests without 
 except ImportError:  # pragma: no cover
     NotFound = LookupError  # type: ignore[misc,assignment]
 
+from chaos.proxy.model import Stream
+
 if TYPE_CHECKING:
     from chaos.faults.undo import Undo
 
-Stream = Literal["both", "upstream", "downstream"]
+# Which of a proxy's streams (chaos.proxy.model.Stream) a fault acts on: one, or both.
+Streams = Literal[("both", *(s.value for s in Stream))]
 
 
-def streams(stream: Stream) -> list[str]:
-    return ["upstream", "downstream"] if stream == "both" else [stream]
+def streams(stream: Streams) -> list[str]:
+    return [s.value for s in Stream] if stream == "both" else [stream]
 
 
-def toxic_names(prefix: str, stream: Stream) -> list[str]:
+def toxic_names(prefix: str, stream: Streams) -> list[str]:
     return [f"chaos_{prefix}_{s}" for s in streams(stream)]
 
 
-def add_toxics(proxy: Any, prefix: str, toxic_type: str, stream: Stream, attributes: dict[str, Any]) -> None:
+def add_toxics(proxy: Any, prefix: str, toxic_type: str, stream: Streams, attributes: dict[str, Any]) -> None:
     for s, name in zip(streams(stream), toxic_names(prefix, stream)):
         proxy.add_toxic(name=name, type=toxic_type, stream=s, toxicity=1.0, attributes=dict(attributes))
 
 
-def undo_toxics(undo: "Undo", worker: int, prefix: str, stream: Stream) -> None:
+def undo_toxics(undo: "Undo", worker: int, prefix: str, stream: Streams) -> None:
     """Remove these toxics at the undo; added before them, since removing one
     never added is harmless and a half-done add is then undone too."""
     undo.add(lambda cluster: remove_toxics(cluster.proxy(worker), prefix, stream))
 
 
-def remove_toxics(proxy: Any, prefix: str, stream: Stream) -> None:
+def remove_toxics(proxy: Any, prefix: str, stream: Streams) -> None:
     present = set(proxy.toxics())
     for name in toxic_names(prefix, stream):
         if name in present:
