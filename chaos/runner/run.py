@@ -100,7 +100,12 @@ def deployment_of(scenario: Scenario, images: Images) -> Deployment:
         topology=c.topology(),
         # Workers made ahead (chaos.backends.docker.standby), except where step times are
         # judged: a standby's import would take CPU the measurement counts.
-        standby=not any(check.timing_sensitive for check in scenario.checks),
+        # Nor where a packet fault must be in a worker's namespace before TF connects
+        # (at bring_up): a standby has TF imported and connects within a second of its
+        # go, before the fault's helper is in (chaos.faults.packet); a fresh worker
+        # imports TF first (seconds).
+        standby=not any(check.timing_sensitive for check in scenario.checks)
+        and not any(s.at.before_start and getattr(s.fault, "needs_netns_helper", False) for s in scenario.faults),
     )
 
 
@@ -115,6 +120,10 @@ def prepare_images(scenario: Scenario, options: RunOptions, progress: Progress |
     versions = tuple(scenario.tf_versions())
     ensure_images(versions, proxy=options.our_proxy, progress=progress)
     client = docker_api.connect()
+    if any(getattr(step.fault, "needs_netns_helper", False) for step in scenario.faults):
+        from chaos.images.netns_helper import ensure_helper_image  # the packet faults' helper (chaos.netns)
+
+        ensure_helper_image(client, progress=progress or (lambda _msg: None))
     if not options.our_proxy:
         docker_api.require_image(client, options.proxy_image)
     proxy = options.proxy_image or PROXY_IMAGE
