@@ -20,6 +20,7 @@ from chaos.backends.backup_files import BackupDamage, BackupFile
 from chaos.backends.spec import Deployment, WriteLimit
 from chaos.eventlog import EventLog
 from chaos.events import Event
+from chaos.netns.access import Netns
 
 
 class ClusterControl(Protocol):
@@ -69,6 +70,10 @@ class ClusterControl(Protocol):
 
     def command(self, index: int, name: str, params: dict[str, Any]) -> None:
         """Send a command to the worker's training process (``chaos.worker.control``)."""
+
+    def netns(self, index: int) -> Netns:
+        """A helper beside worker ``index``, in its network namespace (its interfaces, iptables,
+        qdiscs), to run commands there (chaos.netns.access); ``close()`` removes it."""
 
     def override(
         self,

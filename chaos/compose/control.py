@@ -143,6 +143,9 @@ class ComposeControl:
     def expect_restarts(self, expected: bool) -> None:
         return None  # compose makes no containers ahead
 
+    def netns(self, index: int) -> Any:
+        raise self._unsupported("netns", "packet faults need the network helper image a scenario run builds")
+
     def tf_config(self, index: int) -> str:
         raise self._unsupported("tf_config", "it rewrites TF_CONFIG, read only when a worker is created")
 

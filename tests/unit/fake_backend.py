@@ -177,6 +177,11 @@ class FakeCluster:
     def command(self, index, name, params):
         self._call("command", index, name, params)
 
+    def netns(self, index):
+        # The packet faults' tests keep iptables state in their own fake (tests/unit/netns).
+        self._call("netns", index)
+        raise NotImplementedError("this fake has no network namespace; see tests/unit/netns/test_packet_faults.py")
+
     def override(self, index, owner, *, image=None, env=None, settings=None, cluster_config=None, write_limit=None):
         if settings:
             dataclasses.replace(WorkerSettings(), **settings)  # a bad key or value fails now, as on DockerCluster
