@@ -21,6 +21,7 @@ from chaos.backends.spec import Deployment, WriteLimit
 from chaos.eventlog import EventLog
 from chaos.events import Event
 from chaos.netns.access import Netns
+from chaos.worker.control import WorkerCommand
 
 
 class ClusterControl(Protocol):
@@ -68,7 +69,7 @@ class ClusterControl(Protocol):
     def is_running(self, index: int) -> bool:
         """Whether the worker's current container is running (not exited, not paused)."""
 
-    def command(self, index: int, name: str, params: dict[str, Any]) -> None:
+    def command(self, index: int, command: WorkerCommand) -> None:
         """Send a command to the worker's training process (``chaos.worker.control``)."""
 
     def netns(self, index: int) -> Netns:

@@ -21,7 +21,7 @@ from chaos.backends.proxy_client import ProxyClient
 from chaos.topology import PROXY_API_PORT
 from chaos.errors import ScenarioError
 from chaos.events import Event
-from chaos.worker.control import control_file_script
+from chaos.worker.control import WorkerCommand, control_file_script, params_of
 
 COMPOSE_NETWORK = "com.docker.compose.network"
 
@@ -109,10 +109,10 @@ class ComposeControl:
     def is_running(self, index: int) -> bool:
         return self.container(index).status == "running"
 
-    def command(self, index: int, name: str, params: dict[str, Any]) -> None:
-        result = self.container(index).exec_run(control_file_script(next(self._seq), name, params))
+    def command(self, index: int, command: WorkerCommand) -> None:
+        result = self.container(index).exec_run(control_file_script(next(self._seq), command.name, params_of(command)))
         if result.exit_code != 0:
-            raise ScenarioError(f"{self.worker_name(index)} did not take the command {name!r}: "
+            raise ScenarioError(f"{self.worker_name(index)} did not take the command {command.name!r}: "
                                 f"{result.output.decode(errors='replace').strip()[-300:]}",
                                 hint="is the worker training? (`chaos compose --watch`)")
 

@@ -18,6 +18,7 @@ from chaos.backends.spec import WriteLimit
 from chaos.events import RUNNER, NoticeEvent
 from chaos.faults.base import Fault, WorkerFault, WorkersFault, register_fault
 from chaos.faults.undo import Undo, override_workers
+from chaos.worker import control as worker_control
 
 
 @register_fault
@@ -163,4 +164,4 @@ class KillDuringSave(WorkerFault):
         # Armed now, fired by the worker itself at its next save (the next
         # epoch end with save_freq: epoch). Nothing to undo: a dead process cannot
         # be un-killed, the restart policy brings it back as a new container, not armed.
-        cluster.command(self.worker, "kill_during_save", {})
+        cluster.command(self.worker, worker_control.KillDuringSave())

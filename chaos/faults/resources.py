@@ -9,13 +9,14 @@ from pydantic import Field, model_validator
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
 from chaos.faults.undo import Undo
+from chaos.worker.control import MemoryDemand
 
 MB = 1 << 20
 
 
 def _lift_memory_demand(cluster: ClusterControl, worker: int) -> None:
     # Only for a live worker: one that died of the fault is replaced by a clean container.
-    cluster.command(worker, "memory_demand", {"demand_mb": 0, "cap_mb": None})
+    cluster.command(worker, MemoryDemand(0))
 
 
 @register_fault
@@ -36,9 +37,7 @@ class DeviceOOM(WorkerFault):
         return self
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
-        cluster.command(
-            self.worker, "memory_demand", {"demand_mb": self.demand_mb, "cap_mb": self.device_memory_mb}
-        )
+        cluster.command(self.worker, MemoryDemand(self.demand_mb, cap_mb=self.device_memory_mb))
         undo.add(lambda c: _lift_memory_demand(c, self.worker) if c.is_running(self.worker) else None)
 
 
@@ -61,7 +60,7 @@ class HostOOM(WorkerFault):
         limit = cluster.memory_usage(self.worker) + self.headroom_mb * MB
         cluster.limit_memory(self.worker, limit)
         undo.add(self._lift)
-        cluster.command(self.worker, "memory_demand", {"demand_mb": self.demand_mb, "cap_mb": None})
+        cluster.command(self.worker, MemoryDemand(self.demand_mb))
 
     def _lift(self, cluster: ClusterControl) -> None:
         # The demand too: it may have reached the worker before the command failed.

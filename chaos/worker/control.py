@@ -22,12 +22,40 @@ Commands (``{"seq": n, "command": name, "params": {...}}``):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import resource
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Union
 
 from chaos.events import CommandEvent
 from chaos.worker.emit import Emitter
+
+@dataclass(frozen=True)
+class MemoryDemand:
+    """``memory_demand``: from the next step on, allocate ``demand_mb`` in the train step,
+    the device capped at ``cap_mb`` first (None: no cap); ``MemoryDemand(0)`` lifts both."""
+
+    demand_mb: int
+    cap_mb: int | None = None
+    name: ClassVar[str] = "memory_demand"
+
+
+@dataclass(frozen=True)
+class KillDuringSave:
+    """``kill_during_save``: the next backup this process writes kills it."""
+
+    name: ClassVar[str] = "kill_during_save"
+
+
+# What a fault may send a worker's training process (ClusterControl.command).
+WorkerCommand = Union[MemoryDemand, KillDuringSave]
+
+
+def params_of(command: WorkerCommand) -> dict[str, Any]:
+    """A command's parameters as they travel in the control file."""
+    return dataclasses.asdict(command)
+
 
 CONTROL_DIR = "/run/chaos"
 CONTROL_PATH = f"{CONTROL_DIR}/control.json"
@@ -145,9 +173,13 @@ def control_file_script(seq: int, command: str, params: dict[str, Any]) -> list[
 __all__ = [
     "CONTROL_PATH",
     "ControlChannel",
+    "KillDuringSave",
+    "MemoryDemand",
+    "WorkerCommand",
     "cap_address_space",
     "cap_gpu_memory",
     "control_file_script",
     "make_control_callback",
     "memory_demand_applier",
+    "params_of",
 ]

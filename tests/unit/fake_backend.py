@@ -174,8 +174,8 @@ class FakeCluster:
     def is_running(self, index):
         return index in self.running
 
-    def command(self, index, name, params):
-        self._call("command", index, name, params)
+    def command(self, index, command):
+        self._call("command", index, command)
 
     def netns(self, index):
         # The packet faults' tests keep iptables state in their own fake (tests/unit/netns).

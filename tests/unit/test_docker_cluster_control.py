@@ -17,7 +17,7 @@ from chaos.backends.docker import limits as docker_limits
 from chaos.backends.spec import Deployment, Limits, WriteLimit
 from chaos.errors import InfrastructureError
 from chaos.events import RestartEvent
-from chaos.worker.control import control_file_script
+from chaos.worker.control import MemoryDemand, control_file_script
 from chaos.worker.settings import ENV_VAR, WorkerSettings
 
 BASE = "tfchaos/worker:tf2.20"
@@ -175,8 +175,8 @@ def test_restart_with_zero_grace_stops_at_once_and_records_restarts(cluster, mon
 
 def test_command_writes_the_control_file_by_exec_with_a_new_seq_each_time(cluster):
     container = attach(cluster, 1, FakeContainer())
-    cluster.command(1, "memory_demand", {"demand_mb": 2048, "cap_mb": 512})
-    cluster.command(1, "memory_demand", {"demand_mb": 0, "cap_mb": None})
+    cluster.command(1, MemoryDemand(2048, cap_mb=512))
+    cluster.command(1, MemoryDemand(0))
     assert container.calls == [
         ("exec_run", control_file_script(1, "memory_demand", {"demand_mb": 2048, "cap_mb": 512})),
         ("exec_run", control_file_script(2, "memory_demand", {"demand_mb": 0, "cap_mb": None})),
@@ -186,7 +186,7 @@ def test_command_writes_the_control_file_by_exec_with_a_new_seq_each_time(cluste
 def test_a_failed_command_is_an_infrastructure_error_naming_the_worker(cluster):
     attach(cluster, 1, FakeContainer(exec_result=(126, b"container is paused\n")))
     with pytest.raises(InfrastructureError, match=r"could not send 'memory_demand' to worker-1: exit 126: container is paused"):
-        cluster.command(1, "memory_demand", {"demand_mb": 1, "cap_mb": None})
+        cluster.command(1, MemoryDemand(1))
 
 
 def test_memory_usage_reads_the_cgroup_usage_or_says_the_worker_is_not_running(cluster):

@@ -40,7 +40,7 @@ from chaos.eventlog import EventLog
 from chaos.events import RUNNER, AddressEvent, Event, ExitEvent, NoticeEvent, RestartEvent
 from chaos.topology import PROXY_ALIAS, PROXY_API_PORT
 from chaos.worker.cluster_env import cluster_env
-from chaos.worker.control import CONTROL_DIR, control_file_script
+from chaos.worker.control import CONTROL_DIR, WorkerCommand, control_file_script, params_of
 from chaos.worker.emit import WORKER_INDEX_ENV
 from chaos.worker.settings import WorkerSettings
 
@@ -335,13 +335,14 @@ class DockerCluster:
             return False
         return container.status == "running"
 
-    def command(self, index: int, name: str, params: dict[str, Any]) -> None:
+    def command(self, index: int, command: WorkerCommand) -> None:
         """Send a command to the worker's training process (``chaos.worker.control``)."""
         self._command_seq += 1
-        result = self.container(index).exec_run(control_file_script(self._command_seq, name, params))
+        script = control_file_script(self._command_seq, command.name, params_of(command))
+        result = self.container(index).exec_run(script)
         if result.exit_code != 0:
             raise InfrastructureError(
-                f"could not send {name!r} to {self.worker_name(index)}: exit {result.exit_code}: "
+                f"could not send {command.name!r} to {self.worker_name(index)}: exit {result.exit_code}: "
                 f"{result.output.decode(errors='replace').strip()}",
                 hint="the worker must be running (not paused or exited) to take a command",
             )

@@ -18,6 +18,7 @@ from chaos.faults import (
 from chaos.faults.checkpoint import UNSHARED_BACKUP_DIR
 from chaos.backends.spec import WriteLimit
 from chaos.faults.undo import Undo
+from chaos.worker import control as worker_control
 from fake_backend import FakeCluster
 
 
@@ -302,7 +303,7 @@ def test_kill_during_save_arms_the_worker_with_a_command_and_heals_nothing(tmp_p
     assert fault.target == "worker-0" and fault.hooks() == frozenset({"commands"})
     fault.inject(cluster, undo)
     undo(cluster)
-    assert cluster.calls == [("command", 0, "kill_during_save", {})]
+    assert cluster.calls == [("command", 0, worker_control.KillDuringSave())]
 
 
 def test_kill_during_save_validates_the_worker():

@@ -5,10 +5,11 @@ from pydantic import ValidationError
 
 from chaos.faults import FAULTS, CpuThrottle, DeviceOOM, HostOOM
 from chaos.faults.resources import MB
+from chaos.worker.control import MemoryDemand
 from chaos.faults.undo import Undo
 from fake_backend import FakeCluster
 
-LIFT = ("command", 1, "memory_demand", {"demand_mb": 0, "cap_mb": None})
+LIFT = ("command", 1, MemoryDemand(0))
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def cluster():
 def test_device_oom_sends_the_demand_and_the_cap(cluster):
     undo = Undo()
     DeviceOOM(worker=1, device_memory_mb=512, demand_mb=2048).inject(cluster, undo)
-    assert cluster.calls == [("command", 1, "memory_demand", {"demand_mb": 2048, "cap_mb": 512})]
+    assert cluster.calls == [("command", 1, MemoryDemand(2048, cap_mb=512))]
 
 
 def test_device_oom_heal_lifts_the_demand_once(cluster):
@@ -83,7 +84,7 @@ def test_host_oom_limits_the_container_to_its_use_plus_headroom_then_demands_mor
     assert cluster.calls == [
         ("memory_usage", 1),
         ("limit_memory", 1, limit),
-        ("command", 1, "memory_demand", {"demand_mb": 1024, "cap_mb": None}),
+        ("command", 1, MemoryDemand(1024)),
     ]
 
 
