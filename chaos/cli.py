@@ -19,6 +19,7 @@ SUBCOMMAND_MODULES = [
     "chaos.proxy.cli",
     "chaos.images.cli",
     "chaos.backends.docker.cli",
+    "chaos.backends.swarm.cli",
     "chaos.runner.baseline",
     "chaos.compose.cli",
     "chaos.runner.cli",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from chaos.backends.docker import api as docker_api
+from chaos.backends.swarm.plan import LABEL_SWARM
 from chaos.errors import ScenarioError
 
 
@@ -25,6 +26,11 @@ def cmd_clean(args) -> int:
         print(f"objects of no run: {result.extra.summary()}")
     for record, liveness in result.kept:
         why = "its owner is running" if liveness.value == "alive" else "its owner runs on another host, or is unknown"
+        swarm = next((o.labels[LABEL_SWARM] for o in record.objects if o.labels.get(LABEL_SWARM)), None)
+        if swarm and record.owner is None:  # made by `chaos swarm up`: it lives until `chaos swarm down`
+            print(f"kept {record.describe()}: a swarm made by `chaos swarm up` "
+                  f"(`chaos swarm down --name {swarm}` removes it)")
+            continue
         print(f"kept {record.describe()}: {why} (`chaos clean --run {record.run_id}` removes it anyway)")
     if not result.removed and not result.kept and not args.run:
         print("nothing to clean")

@@ -1,0 +1,180 @@
+"""The swarm node image: the project's Debian base plus Debian's Docker engine
+(``docker.io``: dockerd, containerd, runc, tini, iptables), built offline like
+the network helper (chaos.images.netns_helper) and only when a local swarm is
+asked for (``chaos swarm up``, the swarm test fixture), never by the default
+``chaos images build``: it costs ~66 MB of packages and about half a minute.
+
+The packages are resolved against the base's own dpkg database (``apt-get
+--download-only`` with the base's ``/var/lib/dpkg/status``), so exactly what
+the base lacks is fetched, from the machine's own apt sources, into
+``$TFCHAOS_CACHE/debs/swarm-node`` (once). They are installed with ``dpkg -i``
+in a container from the base with that folder bind-mounted read-only and no
+network, and committed, labelled with a hash of its inputs (the recipe, the
+base's id, the packages' names and sizes): rebuilt only when those change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+
+from chaos import LABEL_PROJECT, PROJECT
+from chaos.errors import InfrastructureError
+from chaos.images import engine, hashing
+from chaos.images.engine import Progress
+from chaos.images.plans import LABEL_INPUTS, LABEL_KIND
+from chaos.images.wheelhouse import cache_root
+
+NODE_IMAGE = "tfchaos/swarm-node:latest"
+KIND = "swarm-node"
+# What a node needs beyond the base; their dependencies come along (resolved
+# against the base, so a package the base has is not fetched again).
+WANT = ("docker.io", "iptables")
+INSTALL = r"""set -e
+cd /tmp/debs
+dpkg -i *.deb >/tmp/dpkg.log 2>&1 || { tail -20 /tmp/dpkg.log; exit 1; }
+# the engine runs as PID 1's child of tini; no init system starts it
+rm -f /tmp/dpkg.log
+dockerd --version
+iptables -V
+echo node ready
+"""
+CHANGES = ['ENTRYPOINT ["tini", "--"]', 'CMD ["dockerd"]',
+           "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
+
+
+def debs_dir() -> str:
+    return os.path.join(cache_root(), "debs", KIND)
+
+
+def _debs_present(folder: str) -> list[str]:
+    if not os.path.isdir(folder):
+        return []
+    return sorted(f for f in os.listdir(folder) if f.endswith(".deb"))
+
+
+def _package_of(filename: str) -> str:
+    return filename.split("_", 1)[0]
+
+
+def _complete(files: list[str]) -> bool:
+    return {_package_of(f) for f in files} >= set(WANT)
+
+
+def ensure_debs(client, base_tag: str, progress: Progress = engine.noop) -> tuple[str, list[str]]:
+    """The node's Debian packages in the cache, fetched with apt when missing:
+    ``WANT`` and whatever of their dependencies the base lacks."""
+    folder = debs_dir()
+    have = _debs_present(folder)
+    if _complete(have):
+        return folder, have
+    if not shutil.which("apt-get"):
+        raise InfrastructureError(
+            f"the swarm node image needs Debian packages ({', '.join(WANT)}) and this machine has no apt-get",
+            hint=f"put their bookworm .deb files (with their dependencies) into {folder}, or build on a Debian host",
+        )
+    status = client.containers.run(base_tag, ["cat", "/var/lib/dpkg/status"], remove=True, network_disabled=True,
+                                   labels={LABEL_PROJECT: PROJECT, LABEL_KIND: "build"})
+    os.makedirs(os.path.join(folder, "partial"), exist_ok=True)
+    with tempfile.NamedTemporaryFile("wb", prefix="tfchaos-dpkg-status-", delete=False) as fh:
+        fh.write(status)
+        status_file = fh.name
+    try:
+        progress(f"swarm-node: apt-get --download-only {' '.join(WANT)} (against the base's packages)")
+        proc = subprocess.run(
+            ["apt-get", "-o", f"Dir::State::status={status_file}", "-o", f"Dir::Cache::archives={folder}",
+             "-o", "Debug::NoLocking=1", "--download-only", "-y", "--no-install-recommends", "install", *WANT],
+            capture_output=True, text=True, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+        )
+    finally:
+        os.unlink(status_file)
+    have = _debs_present(folder)
+    if proc.returncode != 0 or not _complete(have):
+        last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise InfrastructureError(
+            f"could not fetch the swarm node's Debian packages: {last[0][:200]}",
+            hint="run `apt-get update` once (as root), then try again",
+        )
+    return folder, have
+
+
+def node_inputs(base_id: str, folder: str, files: list[str]) -> dict:
+    return {
+        "kind": KIND,
+        "want": list(WANT),
+        "install": INSTALL,
+        "changes": CHANGES,
+        "debs": [(f, os.path.getsize(os.path.join(folder, f))) for f in files],
+        "base": base_id,
+    }
+
+
+def wanted_hash(base_id: str) -> tuple[str | None, str]:
+    """The inputs hash the node image should carry on this base, or None with
+    why it cannot be told yet (its packages are not fetched). No network."""
+    folder = debs_dir()
+    files = _debs_present(folder)
+    if not _complete(files):
+        return None, f"Debian packages not fetched (into {folder})"
+    return hashing.inputs_hash(node_inputs(base_id, folder, files)), ""
+
+
+def ensure_node_image(client=None, *, force: bool = False, progress: Progress = engine.noop) -> str:
+    """Build the swarm node image when it is missing or stale; its tag."""
+    from chaos.images.base import ensure_base
+
+    client = client or engine.docker_client()
+    with engine.build_lock():
+        base = ensure_base(client, progress=progress)
+        folder, files = ensure_debs(client, base.tag, progress)
+        inputs_hash = hashing.inputs_hash(node_inputs(base.id, folder, files))
+        image = engine.get_image(client, NODE_IMAGE)
+        if not force and image is not None and engine.labels_of(image).get(LABEL_INPUTS) == inputs_hash:
+            progress(f"{NODE_IMAGE}: up to date")
+            return NODE_IMAGE
+        t0 = time.monotonic()
+        progress(f"{NODE_IMAGE}: building ({len(files)} Debian packages on {base.tag})")
+        image_id = _build(client, base.tag, folder, inputs_hash)
+        engine.retag(client, image_id, NODE_IMAGE, progress)
+        progress(f"{NODE_IMAGE}: built in {time.monotonic() - t0:.0f}s")
+    return NODE_IMAGE
+
+
+def _build(client, base_tag: str, folder: str, inputs_hash: str) -> str:
+    import docker.errors
+    from docker.types import Mount
+
+    container = None
+    try:
+        container = client.containers.create(
+            base_tag,
+            entrypoint=["sh", "-c"],
+            command=[INSTALL],
+            name=f"tfchaos-build-swarm-node-{uuid.uuid4().hex[:8]}",
+            labels={LABEL_PROJECT: PROJECT, LABEL_KIND: "build"},
+            mounts=[Mount("/tmp/debs", folder, type="bind", read_only=True)],
+            network_disabled=True,
+            user="0",
+        )
+        container.start()
+        status = int(container.wait().get("StatusCode", 1))
+        if status != 0:
+            tail = container.logs().decode(errors="replace").strip().splitlines()[-3:]
+            raise InfrastructureError(
+                f"installing the swarm node's packages failed (exit {status}): {' | '.join(tail)[:300]}",
+                hint=f"delete {folder} and try again",
+            )
+        changes = CHANGES + [f"LABEL {LABEL_PROJECT}={PROJECT}", f"LABEL {LABEL_INPUTS}={inputs_hash}",
+                             f"LABEL {LABEL_KIND}={KIND}"]
+        return client.api.commit(container.id, changes=changes)["Id"]
+    except docker.errors.APIError as exc:
+        raise InfrastructureError(f"docker failed while building {NODE_IMAGE}: {exc.explanation}") from None
+    finally:
+        if container is not None:
+            with contextlib.suppress(Exception):
+                container.remove(force=True, v=True)
