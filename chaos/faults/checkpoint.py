@@ -18,6 +18,7 @@ from chaos.backends.spec import WriteLimit
 from chaos.events import RUNNER, NoticeEvent
 from chaos.faults.base import Fault, WorkerFault, WorkersFault, register_fault
 from chaos.faults.undo import Undo, override_workers
+from chaos.worker.settings import WorkerSettings
 from chaos.worker import control as worker_control
 
 
@@ -80,7 +81,7 @@ class StaleCheckpoint(WorkerFault):
             backup_dir = UNSHARED_BACKUP_DIR
         # Takes effect when the worker is next created: a later fault (or
         # failure) makes the restart that meets it.
-        cluster.override(self.worker, self.name, settings={"backup_dir": backup_dir})
+        cluster.override(self.worker, self.name, settings=WorkerSettings.change(backup_dir=backup_dir))
 
 
 @register_fault

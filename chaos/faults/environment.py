@@ -14,6 +14,7 @@ from chaos.backends.base import ClusterControl
 from chaos.images.versions import buildable_version
 from chaos.faults.base import Fault, WorkersFault, register_fault
 from chaos.faults.undo import Undo, override_workers
+from chaos.worker.settings import WorkerSettings
 from chaos.workload.spec import check_env
 
 
@@ -82,4 +83,4 @@ class ReusedSeed(Fault):
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         # The data of worker i is f(seed, step, shard); shard_data off makes
         # every shard 0, as a shared seed without sharding does in tf.data.
-        override_workers(cluster, undo, self.name, range(cluster.num_workers), settings={"shard_data": False})
+        override_workers(cluster, undo, self.name, range(cluster.num_workers), settings=WorkerSettings.change(shard_data=False))

@@ -17,6 +17,7 @@ from pydantic import Field
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
 from chaos.faults.undo import Undo, override_workers
+from chaos.worker.settings import WorkerSettings
 
 
 @register_fault
@@ -31,4 +32,4 @@ class PoisonInput(WorkerFault):
     value: Literal["nan", "inf"] = Field("nan", description="what one feature of one record becomes: nan or inf")
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
-        override_workers(cluster, undo, self.name, [self.worker], settings={"poison_step": self.step, "poison_value": self.value})
+        override_workers(cluster, undo, self.name, [self.worker], settings=WorkerSettings.change(poison_step=self.step, poison_value=self.value))

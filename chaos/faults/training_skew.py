@@ -14,6 +14,7 @@ from pydantic import Field
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import Fault, WorkerFault, register_fault
 from chaos.faults.undo import Undo, override_workers
+from chaos.worker.settings import WorkerSettings
 
 
 @register_fault
@@ -32,7 +33,7 @@ class SeedSkew(Fault):
         return "all workers"
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
-        override_workers(cluster, undo, self.name, range(cluster.num_workers), settings={"seeding": self.mode})
+        override_workers(cluster, undo, self.name, range(cluster.num_workers), settings=WorkerSettings.change(seeding=self.mode))
 
 
 @register_fault
@@ -45,4 +46,4 @@ class BatchSizeSkew(WorkerFault):
     local_batch: int = Field(ge=1, le=65536, description="its batch per step (the others keep global_batch / workers)")
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
-        override_workers(cluster, undo, self.name, [self.worker], settings={"local_batch_size": self.local_batch})
+        override_workers(cluster, undo, self.name, [self.worker], settings=WorkerSettings.change(local_batch_size=self.local_batch))

@@ -62,6 +62,16 @@ def setting(default: Any, doc: str = "", *, scenario: bool = True, **bounds: Any
     return field(default=default, metadata={"bounds": Bounds(scenario, doc, **bounds)})
 
 
+def _check(setting: Any, value: Any) -> None:
+    """ValueError naming ``setting`` when ``value`` is not one it may take."""
+    integer = isinstance(setting.default, int) and not isinstance(setting.default, bool)
+    if integer and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f"{setting.name} must be an int, got {value!r}")
+    problem = setting.metadata["bounds"].problem(setting.name, value, integer)
+    if problem:
+        raise ValueError(problem)
+
+
 @dataclass(frozen=True)
 class WorkerSettings:
     """Every setting of the harness, declared once: its default and what it may be
@@ -152,19 +162,26 @@ class WorkerSettings:
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            value = getattr(self, f.name)
-            integer = isinstance(f.default, int) and not isinstance(f.default, bool)
-            if integer and (isinstance(value, bool) or not isinstance(value, int)):
-                raise ValueError(f"{f.name} must be an int, got {value!r}")
-            problem = f.metadata["bounds"].problem(f.name, value, integer)
-            if problem:
-                raise ValueError(problem)
+            _check(f, getattr(self, f.name))
         if self.save_freq != "epoch" and (
             isinstance(self.save_freq, bool) or not isinstance(self.save_freq, int) or self.save_freq < 1
         ):
             raise ValueError(f"save_freq must be 'epoch' or an int >= 1, got {self.save_freq!r}")
         if self.replicas > 1 and self.strategy != "mirrored":
             raise ValueError(f"replicas {self.replicas} needs strategy 'mirrored' (MWMS runs one replica a worker here)")
+
+    @classmethod
+    def change(cls, **values: Any) -> dict[str, Any]:
+        """Settings a fault gives some workers (ClusterControl.override), checked here, where the
+        fault names them: an unknown name or a value out of bounds is a ValueError saying which."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown worker settings {unknown}; valid: {sorted(known)}")
+        for f in fields(cls):
+            if f.name in values:
+                _check(f, values[f.name])
+        return dict(values)
 
     @classmethod
     def scenario_fields(cls) -> list[Any]:

@@ -127,3 +127,11 @@ def test_worker_settings_refuse_replicas_without_the_mirrored_strategy():
         WorkerSettings(replicas=2)
     with pytest.raises(ValueError, match="strategy must be one of"):
         WorkerSettings(strategy="parameter")
+
+
+def test_a_faults_settings_are_checked_where_the_fault_names_them():
+    assert WorkerSettings.change(seeding="per_worker", local_batch_size=8) == {"seeding": "per_worker", "local_batch_size": 8}
+    with pytest.raises(ValueError, match=r"unknown worker settings \['seding'\]; valid: \[.*'seeding'"):
+        WorkerSettings.change(seding="per_worker")
+    with pytest.raises(ValueError, match="local_batch_size must be an int >= 0, got -1"):
+        WorkerSettings.change(local_batch_size=-1)
