@@ -29,7 +29,7 @@ from chaos import interrupts
 from chaos.backends.docker.engine_objects import EngineObject, Removal, project_objects, remove_objects
 from chaos.backends.docker.ownership import owner_labels
 from chaos.backends.swarm.plan import (
-    DEFAULT_NAME, LABEL_NODE, LABEL_SWARM, SWARM_PORT, SwarmPlan, check_name, check_nodes,
+    DEFAULT_NAME, FUSE_DEVICE, LABEL_NODE, LABEL_SWARM, SWARM_PORT, SwarmPlan, check_name, check_nodes,
 )
 from chaos.errors import InfrastructureError
 from chaos.images import engine
@@ -41,6 +41,16 @@ NODES_READY_TIMEOUT_S = 60.0
 CHUNK = 4 << 20
 # One save streamed into every node at once, or one save per node in turn.
 PARALLEL_LOAD = True
+
+
+def _is_docker_error(exc: BaseException) -> bool:
+    try:
+        from docker.errors import DockerException
+    except ImportError:
+        return False
+    import requests
+
+    return isinstance(exc, (DockerException, requests.exceptions.RequestException))
 
 
 def socket_root() -> str:
@@ -140,9 +150,16 @@ class LocalSwarm:
             self._start_nodes(node_image)
             self._form_swarm()
             self._load_images(host_images)
-        except BaseException:
+        except BaseException as exc:
             self.progress("bring-up failed: removing what it made")
             self.down()
+            if _is_docker_error(exc):
+                raise InfrastructureError(
+                    f"Docker refused to bring up swarm {plan.name!r}: "
+                    f"{str(getattr(exc, 'explanation', None) or exc).splitlines()[0][:300]}",
+                    hint="everything it made was removed; the nodes need the capabilities SYS_ADMIN, NET_ADMIN, "
+                         "MKNOD, SYS_PTRACE and /sys/fs/cgroup (docs/backends.md)",
+                ) from None
             raise
         return self
 
@@ -155,7 +172,8 @@ class LocalSwarm:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(plan.socket_path(i))  # a stale socket of an earlier swarm
             self.host.volumes.create(plan.volume(i), labels=plan.labels(i))
-            self.host.containers.create(**plan.node_create(i, node_image)).start()
+            fuse = os.path.exists(FUSE_DEVICE)
+            self.host.containers.create(**plan.node_create(i, node_image, fuse=fuse)).start()
         self.progress(f"{plan.nodes} node container(s) started; waiting for their engines")
         for i in plan.indices():
             self._wait_engine(i)

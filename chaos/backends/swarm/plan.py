@@ -36,6 +36,7 @@ ROLE_NODE = "swarm-node"
 NODE_CAPS = ("SYS_ADMIN", "NET_ADMIN", "MKNOD", "SYS_PTRACE")
 NODE_SECURITY_OPT = ("seccomp=unconfined", "apparmor=unconfined")
 CGROUP_ROOT = "/sys/fs/cgroup"
+FUSE_DEVICE = "/dev/fuse"
 SOCKET_DIR_IN_NODE = "/run/tfchaos"
 SOCKET_NAME = "docker.sock"
 SWARM_PORT = 2377
@@ -150,9 +151,10 @@ class SwarmPlan:
         return ["dockerd", "--host", "unix:///var/run/docker.sock",
                 "--host", f"unix://{SOCKET_DIR_IN_NODE}/{SOCKET_NAME}"]
 
-    def node_create(self, i: int, image: str) -> dict[str, Any]:
-        """Keyword arguments for ``client.containers.create`` of node ``i``."""
-        return {
+    def node_create(self, i: int, image: str, *, fuse: bool = True) -> dict[str, Any]:
+        """Keyword arguments for ``client.containers.create`` of node ``i``
+        (``fuse``: the host has /dev/fuse to hand to the node)."""
+        args = {
             "image": image,
             "command": self.dockerd_command(),
             "name": self.node_container(i),
@@ -168,6 +170,11 @@ class SwarmPlan:
             },
             "detach": True,
         }
+        if fuse:
+            # FUSE inside the node: a network filesystem mounted on every node by a userspace
+            # client (sshfs) is the shared checkpoint store here (the kernel has no NFS client).
+            args["devices"] = [f"{FUSE_DEVICE}:{FUSE_DEVICE}:rwm"]
+        return args
 
     def overlay_create(self) -> dict[str, Any]:
         """Keyword arguments for the manager's ``client.networks.create`` of the overlay."""

@@ -136,6 +136,8 @@ def test_a_node_gets_capabilities_never_privileged():
     assert args["volumes"]["/root/.cache/tfchaos/swarm/local/node-2"]["bind"] == "/run/tfchaos"
     assert args["hostname"] == "node-2" and args["network"] == "tfchaos-swarm-local"
     assert args["labels"][LABEL_NODE] == "2"
+    assert args["devices"] == ["/dev/fuse:/dev/fuse:rwm"]
+    assert "devices" not in plan().node_create(2, "tfchaos/swarm-node:latest", fuse=False)
 
 
 def test_the_inner_engine_listens_on_sockets_only():
@@ -256,3 +258,26 @@ def test_chaos_clean_keeps_a_swarm_made_by_the_command_and_says_how_to_remove_it
     assert chaos.cli.main(["clean"]) == 0
     out = capsys.readouterr().out
     assert "a swarm made by `chaos swarm up` (`chaos swarm down --name local` removes it)" in out
+
+
+@pytest.mark.parametrize("raised,expected", [
+    (lambda: __import__("docker").errors.APIError("500", explanation="invalid device /dev/fuse"), InfrastructureError),
+    (lambda: KeyboardInterrupt(), KeyboardInterrupt),
+])
+def test_a_failed_or_interrupted_bring_up_removes_what_it_made(monkeypatch, raised, expected):
+    calls = []
+    monkeypatch.setattr(swarm_nodes, "swarm_objects", lambda client, name: [])
+    swarm = LocalSwarm(_Client(), plan(2))
+
+    def start(node_image):
+        calls.append("start")
+        raise raised()
+
+    monkeypatch.setattr(swarm, "_start_nodes", start)
+    monkeypatch.setattr(swarm, "down", lambda: calls.append("down"))
+    with pytest.raises(expected) as err:
+        swarm.up([], node_image="tfchaos/swarm-node:latest")
+    assert calls == ["start", "down"]
+    if expected is InfrastructureError:
+        assert "Docker refused to bring up swarm 'local': invalid device /dev/fuse" in err.value.message
+        assert "everything it made was removed" in err.value.hint
