@@ -1,8 +1,9 @@
 """The swarm node image: the project's Debian base plus Debian's Docker engine
-(``docker.io``: dockerd, containerd, runc, tini, iptables), built offline like
+(``docker.io``: dockerd, containerd, runc, tini, iptables) and the shared store's
+``sshfs`` and ``openssh-server`` (the store runs from the same image), built offline like
 the network helper (chaos.images.netns_helper) and only when a local swarm is
 asked for (``chaos swarm up``, the swarm test fixture), never by the default
-``chaos images build``: it costs ~66 MB of packages and about half a minute.
+``chaos images build``: it costs ~70 MB of packages and about half a minute.
 
 The packages are resolved against the base's own dpkg database (``apt-get
 --download-only`` with the base's ``/var/lib/dpkg/status``), so exactly what
@@ -34,13 +35,17 @@ NODE_IMAGE = "tfchaos/swarm-node:latest"
 KIND = "swarm-node"
 # What a node needs beyond the base; their dependencies come along (resolved
 # against the base, so a package the base has is not fetched again).
-WANT = ("docker.io", "iptables")
+# sshfs (FUSE) and openssh-server: the shared checkpoint store, an SFTP export every
+# node mounts (this kernel has no NFS client; docs/backends.md).
+WANT = ("docker.io", "iptables", "sshfs", "openssh-server")
 INSTALL = r"""set -e
 cd /tmp/debs
 dpkg -i *.deb >/tmp/dpkg.log 2>&1 || { tail -20 /tmp/dpkg.log; exit 1; }
-# the engine runs as PID 1's child of tini; no init system starts it
-rm -f /tmp/dpkg.log
+# the engine runs as PID 1's child of tini; no init system starts it. The store's
+# host keys are made when it starts, never baked into the image.
+rm -f /tmp/dpkg.log /etc/ssh/ssh_host_*
 dockerd --version
+sshfs --version | head -1
 iptables -V
 echo node ready
 """

@@ -1,6 +1,7 @@
 """A multi-node Docker Swarm on this machine (chaos.backends.swarm.nodes): three
 node containers with their own engines form one swarm, a task on node-2 reaches
-a task on node-3 across the overlay, and nothing is left afterwards; a
+a task on node-3 across the overlay, a file a container on node-2 writes into the
+shared store is read on node-3, and nothing is left afterwards; a
 bring-up interrupted half-way (Ctrl-C) leaves nothing either.
 
 Marked ``swarm`` as well as ``integration``: in the default run (about 40 s
@@ -43,8 +44,25 @@ def test_a_task_on_one_node_reaches_a_task_on_another_and_nothing_is_left(docker
         print(f"[swarm] {reach}; {' '.join(swarm.timings.lines())}")
         assert reach.ok, reach.output
         assert reach.output.startswith("echo ok 4000 bytes")
+        written = shared_store_round_trip(swarm, task_image)
+        assert written == "seen on node-3: written on node-2", written
     assert swarm_objects(docker_client, name) == []
     assert not os.path.exists(socket_dir)
+
+
+def shared_store_round_trip(swarm, image: str) -> str:
+    """A file written by a task on node-2 into the shared store, read by a task on node-3."""
+    from chaos.backends.swarm.plan import STORE_IN_NODE
+
+    def task(node: int, code: str) -> str:
+        container = swarm.client(node).containers.run(
+            image, ["python3", "-c", code], user="1000", remove=True,
+            volumes={STORE_IN_NODE: {"bind": "/backup", "mode": "rw"}})
+        return container.decode().strip()
+
+    task(2, "import os; open('/backup/probe.tmp', 'w').write('written on node-2'); "
+            "os.replace('/backup/probe.tmp', '/backup/probe')")
+    return task(3, "print('seen on node-3:', open('/backup/probe').read())")
 
 
 def test_an_interrupted_bring_up_removes_what_it_made(docker_client, task_image, monkeypatch):

@@ -31,8 +31,8 @@ def cmd_up(args) -> int:
     plan = make_plan(args.name, args.nodes)  # bad input is refused before the engine is asked
     images = [] if args.no_images else (args.image or default_images())
     client = engine.docker_client()
-    swarm = LocalSwarm(client, plan, _progress()).up(images)
-    for line in describe_access(plan) + swarm.timings.lines():
+    swarm = LocalSwarm(client, plan, _progress()).up(images, store=not args.no_store)
+    for line in describe_access(plan, store=swarm.store) + swarm.timings.lines():
         print(line)
     return 0
 
@@ -92,6 +92,8 @@ def register(subparsers) -> None:
                     help="an image of this engine to load into every node, repeatable "
                          "(default: the TF 2.20 worker and the proxy)")
     up.add_argument("--no-images", action="store_true", help="load no image into the nodes")
+    up.add_argument("--no-store", action="store_true",
+                    help="no shared checkpoint store (by default an sshfs export is mounted on every node)")
     up.set_defaults(func=cmd_up)
 
     down = sub.add_parser("down", help="remove a swarm: its nodes, their volumes and network")

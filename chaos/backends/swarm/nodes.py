@@ -29,7 +29,8 @@ from chaos import interrupts
 from chaos.backends.docker.engine_objects import EngineObject, Removal, project_objects, remove_objects
 from chaos.backends.docker.ownership import owner_labels
 from chaos.backends.swarm.plan import (
-    DEFAULT_NAME, FUSE_DEVICE, LABEL_NODE, LABEL_SWARM, SWARM_PORT, SwarmPlan, check_name, check_nodes,
+    DEFAULT_NAME, FUSE_DEVICE, LABEL_NODE, LABEL_SWARM, STORE_IN_NODE, SWARM_PORT, SwarmPlan, check_name,
+    check_nodes,
 )
 from chaos.errors import InfrastructureError
 from chaos.images import engine
@@ -91,13 +92,14 @@ class Timings:
     """Seconds each phase of ``up`` took (docs/backends.md quotes them)."""
 
     node_image: float = 0.0
+    store: float = 0.0
     nodes_started: float = 0.0
     swarm_formed: float = 0.0
     images_loaded: float = 0.0
     per_image: dict[str, float] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
-        out = [f"  node image {self.node_image:.1f}s, engines up {self.nodes_started:.1f}s, "
+        out = [f"  node image {self.node_image:.1f}s, store {self.store:.1f}s, engines up {self.nodes_started:.1f}s, "
                f"swarm formed {self.swarm_formed:.1f}s, images loaded {self.images_loaded:.1f}s"]
         out += [f"    {tag}: {s:.1f}s into every node" for tag, s in self.per_image.items()]
         return out
@@ -111,6 +113,7 @@ class LocalSwarm:
         self.plan = plan
         self.progress = progress
         self.timings = Timings()
+        self.store = False
         self.parallel_load = PARALLEL_LOAD
         self._clients: dict[int, object] = {}
 
@@ -130,9 +133,16 @@ class LocalSwarm:
 
     # --- up ----------------------------------------------------------------------
 
-    def up(self, images: list[str], node_image: str | None = None) -> "LocalSwarm":
-        """Bring the swarm up; on any failure or Ctrl-C remove what was made, then raise."""
+    def up(self, images: list[str], node_image: str | None = None, *, store: bool = True) -> "LocalSwarm":
+        """Bring the swarm up (``store``: with the shared checkpoint store mounted on
+        every node); on any failure or Ctrl-C remove what was made, then raise."""
         plan = self.plan
+        self.store = store
+        if store and not os.path.exists(FUSE_DEVICE):
+            raise InfrastructureError(
+                f"the shared store needs FUSE and this machine has no {FUSE_DEVICE}",
+                hint="load the fuse module, or bring the swarm up without the store (--no-store)",
+            )
         if swarm_objects(self.host, plan.name):
             raise InfrastructureError(
                 f"a swarm named {plan.name!r} exists already on this Docker engine",
@@ -147,7 +157,11 @@ class LocalSwarm:
 
                 node_image = ensure_node_image(self.host, progress=self.progress)
             self.timings.node_image = time.monotonic() - t0
+            if store:
+                self._start_store(node_image)
             self._start_nodes(node_image)
+            if store:
+                self._mount_store()
             self._form_swarm()
             self._load_images(host_images)
         except BaseException as exc:
@@ -163,17 +177,65 @@ class LocalSwarm:
             raise
         return self
 
+    def _network(self) -> None:
+        plan = self.plan
+        if not project_objects(self.host, {LABEL_SWARM: plan.name}, kinds=("network",)):
+            self.host.networks.create(plan.network, driver="bridge", labels=plan.labels(), check_duplicate=True)
+
+    def _start_store(self, node_image: str) -> None:
+        """The SFTP export every node mounts; its key pair in a host folder the nodes read."""
+        plan = self.plan
+        t0 = time.monotonic()
+        self._network()
+        shutil.rmtree(plan.store_keys, ignore_errors=True)
+        os.makedirs(plan.store_keys, mode=0o700)
+        self.host.volumes.create(plan.store_volume, labels=plan.labels())
+        self.host.containers.create(**plan.store_create(node_image)).start()
+        deadline = time.monotonic() + ENGINE_START_TIMEOUT_S
+        while not os.path.exists(os.path.join(plan.store_keys, "id.pub")):
+            container = self.host.containers.get(plan.store_container)
+            if container.status not in ("created", "running") or time.monotonic() > deadline:
+                tail = container.logs(tail=5).decode(errors="replace").strip().splitlines()
+                raise InfrastructureError(
+                    f"the shared store {plan.store_container} did not start (container {container.status}): "
+                    f"{' | '.join(tail)[-300:]}",
+                    hint="`docker logs` of it shows why; --no-store brings the swarm up without it",
+                )
+            time.sleep(0.2)
+        self.timings.store = time.monotonic() - t0
+
+    def _mount_store(self) -> None:
+        """sshfs of the store on every node (retried while its sshd starts)."""
+        plan = self.plan
+        t0 = time.monotonic()
+        for i in plan.indices():
+            node = self.host.containers.get(plan.node_container(i))
+            deadline = time.monotonic() + 30
+            while True:
+                code, out = node.exec_run(plan.store_mount_command())
+                if code == 0:
+                    break
+                if time.monotonic() > deadline:
+                    raise InfrastructureError(
+                        f"{plan.hostname(i)} could not mount the shared store: "
+                        f"{out.decode(errors='replace').strip()[-300:]}",
+                        hint="the node needs /dev/fuse and SYS_ADMIN; --no-store brings the swarm up without it",
+                    )
+                time.sleep(0.5)
+        self.timings.store += time.monotonic() - t0
+        self.progress(f"shared store mounted on every node at {STORE_IN_NODE}")
+
     def _start_nodes(self, node_image: str) -> None:
         plan = self.plan
         t0 = time.monotonic()
-        self.host.networks.create(plan.network, driver="bridge", labels=plan.labels(), check_duplicate=True)
+        self._network()
         for i in plan.indices():
             os.makedirs(plan.socket_dir(i), exist_ok=True)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(plan.socket_path(i))  # a stale socket of an earlier swarm
             self.host.volumes.create(plan.volume(i), labels=plan.labels(i))
             fuse = os.path.exists(FUSE_DEVICE)
-            self.host.containers.create(**plan.node_create(i, node_image, fuse=fuse)).start()
+            self.host.containers.create(**plan.node_create(i, node_image, fuse=fuse, store=self.store)).start()
         self.progress(f"{plan.nodes} node container(s) started; waiting for their engines")
         for i in plan.indices():
             self._wait_engine(i)
@@ -379,7 +441,7 @@ def status(client, name: str) -> list[NodeState]:
 
 @contextlib.contextmanager
 def local_swarm(nodes: int = 3, images: list[str] | tuple[str, ...] = (), *, name: str | None = None,
-                client=None, progress: Progress = engine.noop) -> Iterator[LocalSwarm]:
+                store: bool = True, client=None, progress: Progress = engine.noop) -> Iterator[LocalSwarm]:
     """A swarm for a test: owned by this process (``chaos clean`` removes it if the
     process dies), removed when the block ends, whatever happens in it."""
     import uuid
@@ -387,7 +449,7 @@ def local_swarm(nodes: int = 3, images: list[str] | tuple[str, ...] = (), *, nam
     client = client or engine.docker_client()
     plan = make_plan(name or f"t{uuid.uuid4().hex[:8]}", nodes, owned=True)
     swarm = LocalSwarm(client, plan, progress)
-    swarm.up(list(images))
+    swarm.up(list(images), store=store)
     try:
         yield swarm
     finally:

@@ -32,6 +32,7 @@ LABEL_SWARM = "io.tfchaos.swarm"
 LABEL_ROLE = "io.tfchaos.role"
 LABEL_NODE = "io.tfchaos.node"
 ROLE_NODE = "swarm-node"
+ROLE_STORE = "swarm-store"
 
 NODE_CAPS = ("SYS_ADMIN", "NET_ADMIN", "MKNOD", "SYS_PTRACE")
 NODE_SECURITY_OPT = ("seccomp=unconfined", "apparmor=unconfined")
@@ -40,6 +41,27 @@ FUSE_DEVICE = "/dev/fuse"
 SOCKET_DIR_IN_NODE = "/run/tfchaos"
 SOCKET_NAME = "docker.sock"
 SWARM_PORT = 2377
+
+# The shared checkpoint store: an SFTP export (openssh-server in a container from the
+# node image, its data on a volume) that every node mounts with sshfs at STORE_IN_NODE;
+# tasks bind-mount that folder. Caches off: with sshfs's default caches a TF job's
+# chief on one node failed its first save in a folder another node had seen removed
+# (NotFoundError ... ckpt-1_temp, docs/backends.md).
+STORE_IN_NODE = "/mnt/tfchaos-store"
+STORE_KEYS_IN_NODE = "/run/tfchaos-store"
+STORE_EXPORT = "/export"
+SSHFS_OPTIONS = ("allow_other", "reconnect", "dir_cache=no", "entry_timeout=0", "attr_timeout=0",
+                 "negative_timeout=0", "StrictHostKeyChecking=no", "UserKnownHostsFile=/dev/null",
+                 f"IdentityFile={STORE_KEYS_IN_NODE}/id")
+STORE_SCRIPT = f"""set -e
+mkdir -p /run/sshd {STORE_EXPORT}
+chmod 777 {STORE_EXPORT}
+[ -f /keys/id ] || ssh-keygen -q -t ed25519 -N '' -f /keys/id
+install -d -m 700 /root/.ssh
+cp /keys/id.pub /root/.ssh/authorized_keys
+ssh-keygen -A >/dev/null
+exec /usr/sbin/sshd -D -e
+"""
 
 # Inside the swarm: the overlay every task joins. This kernel has VXLAN but no
 # IPVS, so services run with endpoint mode dnsrr (no VIP, no routing mesh).
@@ -139,6 +161,42 @@ class SwarmPlan:
         """DOCKER_HOST for node ``i``'s engine (node 1 is the manager)."""
         return f"unix://{self.socket_path(i)}"
 
+    @property
+    def store_container(self) -> str:
+        """The shared store's container, also its name on the nodes' network."""
+        return f"{self.prefix}-store"
+
+    @property
+    def store_volume(self) -> str:
+        return f"{self.prefix}-store-data"
+
+    @property
+    def store_keys(self) -> str:
+        """Host folder with the key pair the nodes log in to the store with."""
+        return os.path.join(self.socket_root, self.name, "store")
+
+    def store_create(self, image: str) -> dict[str, Any]:
+        """Keyword arguments for ``client.containers.create`` of the shared store."""
+        return {
+            "image": image,
+            "entrypoint": ["sh", "-c"],
+            "command": [STORE_SCRIPT],
+            "name": self.store_container,
+            "hostname": "store",
+            "labels": {**self.labels(), LABEL_ROLE: ROLE_STORE},
+            "network": self.network,
+            "volumes": {
+                self.store_volume: {"bind": STORE_EXPORT, "mode": "rw"},
+                self.store_keys: {"bind": "/keys", "mode": "rw"},
+            },
+            "detach": True,
+        }
+
+    def store_mount_command(self) -> list[str]:
+        """What a node runs to mount the store at STORE_IN_NODE."""
+        return ["sh", "-c", f"mkdir -p {STORE_IN_NODE} && exec sshfs -o {','.join(SSHFS_OPTIONS)} "
+                            f"root@{self.store_container}:{STORE_EXPORT} {STORE_IN_NODE}"]
+
     def labels(self, node: int | None = None) -> dict[str, str]:
         out = {LABEL_PROJECT: PROJECT, LABEL_RUN: self.run_id, LABEL_SWARM: self.name, **dict(self.owner)}
         if node is not None:
@@ -151,9 +209,10 @@ class SwarmPlan:
         return ["dockerd", "--host", "unix:///var/run/docker.sock",
                 "--host", f"unix://{SOCKET_DIR_IN_NODE}/{SOCKET_NAME}"]
 
-    def node_create(self, i: int, image: str, *, fuse: bool = True) -> dict[str, Any]:
+    def node_create(self, i: int, image: str, *, fuse: bool = True, store: bool = False) -> dict[str, Any]:
         """Keyword arguments for ``client.containers.create`` of node ``i``
-        (``fuse``: the host has /dev/fuse to hand to the node)."""
+        (``fuse``: the host has /dev/fuse to hand to the node; ``store``: the
+        shared store's key is bound in, read-only)."""
         args = {
             "image": image,
             "command": self.dockerd_command(),
@@ -170,6 +229,8 @@ class SwarmPlan:
             },
             "detach": True,
         }
+        if store:
+            args["volumes"][self.store_keys] = {"bind": STORE_KEYS_IN_NODE, "mode": "ro"}
         if fuse:
             # FUSE inside the node: a network filesystem mounted on every node by a userspace
             # client (sshfs) is the shared checkpoint store here (the kernel has no NFS client).
@@ -187,13 +248,16 @@ class SwarmPlan:
         }
 
 
-def describe_access(plan: SwarmPlan) -> list[str]:
+def describe_access(plan: SwarmPlan, *, store: bool = False) -> list[str]:
     """How to reach a swarm that is up, as lines to print."""
+    lines = [f"  shared store: {STORE_IN_NODE} on every node (sshfs of {plan.store_container}); in a task: "
+             f"--mount type=bind,src={STORE_IN_NODE},dst=/backup"] if store else []
     return [
         f"swarm {plan.name}: {plan.nodes} node(s), manager {plan.hostname(1)}",
         f"  export DOCKER_HOST={plan.docker_host(1)}",
         f"  overlay network: {OVERLAY_NETWORK} (attachable, MTU {OVERLAY_MTU}); services need "
         f"--endpoint-mode {ENDPOINT_MODE} (no IPVS here)",
         f"  place a task on a node: --constraint node.hostname=={plan.hostname(min(2, plan.nodes))}",
+        *lines,
         f"  remove it: chaos swarm down" + ("" if plan.name == DEFAULT_NAME else f" --name {plan.name}"),
     ]

@@ -137,6 +137,9 @@ def test_a_node_gets_capabilities_never_privileged():
     assert args["hostname"] == "node-2" and args["network"] == "tfchaos-swarm-local"
     assert args["labels"][LABEL_NODE] == "2"
     assert args["devices"] == ["/dev/fuse:/dev/fuse:rwm"]
+    assert "/root/.cache/tfchaos/swarm/local/store" not in args["volumes"]
+    with_store = plan().node_create(2, "tfchaos/swarm-node:latest", store=True)["volumes"]
+    assert with_store["/root/.cache/tfchaos/swarm/local/store"] == {"bind": "/run/tfchaos-store", "mode": "ro"}
     assert "devices" not in plan().node_create(2, "tfchaos/swarm-node:latest", fuse=False)
 
 
@@ -171,7 +174,8 @@ def test_the_node_images_hash_follows_its_packages(tmp_path, monkeypatch):
     assert want is None and "not fetched" in why
     folder = tmp_path / "debs" / "swarm-node"
     folder.mkdir(parents=True)
-    for name in ("docker.io_20.10_amd64.deb", "iptables_1.8_amd64.deb", "runc_1.1_amd64.deb"):
+    for name in ("docker.io_20.10_amd64.deb", "iptables_1.8_amd64.deb", "sshfs_3.7_amd64.deb",
+                 "openssh-server_9.2_amd64.deb", "runc_1.1_amd64.deb"):
         (folder / name).write_bytes(b"x" * 10)
     first, _ = swarm_node.wanted_hash("sha256:base")
     assert first and first != swarm_node.wanted_hash("sha256:other")[0]
@@ -276,8 +280,30 @@ def test_a_failed_or_interrupted_bring_up_removes_what_it_made(monkeypatch, rais
     monkeypatch.setattr(swarm, "_start_nodes", start)
     monkeypatch.setattr(swarm, "down", lambda: calls.append("down"))
     with pytest.raises(expected) as err:
-        swarm.up([], node_image="tfchaos/swarm-node:latest")
+        swarm.up([], node_image="tfchaos/swarm-node:latest", store=False)
     assert calls == ["start", "down"]
     if expected is InfrastructureError:
         assert "Docker refused to bring up swarm 'local': invalid device /dev/fuse" in err.value.message
         assert "everything it made was removed" in err.value.hint
+
+
+def test_the_store_is_an_sftp_export_every_node_mounts_with_caches_off():
+    p = plan(3, "x")
+    store = p.store_create("tfchaos/swarm-node:latest")
+    assert store["name"] == p.store_container == "tfchaos-swarm-x-store"
+    assert store["labels"]["io.tfchaos.role"] == "swarm-store" and store["labels"][LABEL_SWARM] == "x"
+    assert store["volumes"]["tfchaos-swarm-x-store-data"]["bind"] == "/export"
+    assert "/usr/sbin/sshd -D" in store["command"][0] and "privileged" not in store
+    mount = p.store_mount_command()[-1]
+    assert "sshfs" in mount and "root@tfchaos-swarm-x-store:/export /mnt/tfchaos-store" in mount
+    for option in ("allow_other", "dir_cache=no", "entry_timeout=0", "attr_timeout=0", "negative_timeout=0"):
+        assert option in mount.split("-o ", 1)[1].split()[0].split(",")
+    assert "/mnt/tfchaos-store" in "\n".join(describe_access(p, store=True))
+    assert "shared store" not in "\n".join(describe_access(p))
+
+
+def test_no_fuse_no_store_said_before_anything_starts(monkeypatch):
+    monkeypatch.setattr(swarm_nodes.os.path, "exists", lambda path: path != "/dev/fuse")
+    with pytest.raises(InfrastructureError) as err:
+        LocalSwarm(_Client(), plan(2)).up([], node_image="n")
+    assert "no /dev/fuse" in err.value.message and "--no-store" in err.value.hint
