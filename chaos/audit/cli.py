@@ -72,10 +72,7 @@ def cmd_audit(args) -> int:
         if not Path(args.workload).exists():
             raise _bad("--workload", args.workload, "must be an existing workload file (image or build, command, "
                        "checkpoint_dir)", "docs/workloads.md shows one; omit --workload to audit the built-in harness")
-        try:
-            from chaos.scenario.workload_file import load_workload
-        except ModuleNotFoundError:  # before the registry refactor moves it there (in flight, 2026-11-26)
-            from chaos.workload.load import load_workload
+        from chaos.scenario.workload_file import load_workload
 
         workload = load_workload(args.workload)
     return _run(args, workload, Assumptions(mtbf, nodes), jobs)

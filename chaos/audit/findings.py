@@ -124,6 +124,33 @@ def slow_detection(runs: list[RunMeasures], context: "Context") -> Finding:
                        "your longest legitimate pause (a GC, a save to slow storage), not below")
 
 
+def slow_exit(runs: list[RunMeasures], context: "Context") -> Finding:
+    base = dict(
+        id="slow-exit", area=DETECTION,
+        title="a worker that raised a fatal error exits no later than a restart takes (error -> exit <= R)",
+        why="an orchestrator acts on a process's exit, not on a line in its log: the time a failed process "
+            "lingers (TF's teardown, atexit handlers, waiting threads) is downtime of every node",
+        setting="",
+    )
+    judged = [r for r in _judged(runs, FAILURES) if r.restart_s.known and any(f.known for f in r.exit_lag.values())]
+    if not judged:
+        return Finding(**base, status=NOT_MEASURED, fix="",
+                       measured=_none_measured(runs, FAILURES, "error -> exit (needs an error, an exit and a restart)"))
+
+    def worst(r: RunMeasures) -> tuple[str, float]:
+        return max(((w, f.value) for w, f in r.exit_lag.items() if f.known), key=lambda p: p[1])
+
+    row = lambda r: f"{r.title}: {worst(r)[0]} error -> exit {_f(worst(r)[1])} vs R {_f(r.restart_s.value)}"  # noqa: E731
+    slow = [r for r in judged if worst(r)[1] > r.restart_s.value]
+    keys = tuple(r.key for r in judged)
+    if not slow:
+        return Finding(**base, status=OK, measured="; ".join(map(row, judged)), fix="", runs=keys)
+    return Finding(**base, status=FINDING, measured="; ".join(map(row, slow)), runs=keys,
+                   fix="exit as soon as training fails: catch the error around fit / the loop, log it, flush, "
+                       "and end with os._exit(1) (as the example's preemption job ends with os._exit(42)) "
+                       "instead of the interpreter's teardown")
+
+
 # --- recovery ----------------------------------------------------------------
 
 
@@ -342,7 +369,7 @@ class Context:
 
 
 CRITERIA: tuple[Callable[[list[RunMeasures], Context], Finding], ...] = (
-    hang, slow_detection,
+    hang, slow_detection, slow_exit,
     completes, lost_work, same_checkpoint, bit_exact, empty_checkpoint, bring_up,
     interval, preemption, shared_dir, chief_only_writes,
 )

@@ -89,6 +89,7 @@ class RunMeasures:
     detection: dict[str, Figure] = field(default_factory=dict)  # worker -> inject to its first error/exit
     detect_s: Figure = Figure.missing("no fault")  # inject -> first process exit (or the restart)
     restart_after_s: Figure = Figure.missing("no restart")  # inject -> the runner's restart
+    exit_lag: dict[str, Figure] = field(default_factory=dict)  # worker -> its first error -> its exit
     hang: bool | None = None  # no worker noticed within the symptom window
     symptom_window_s: float = 0.0
     restart_s: Figure = Figure.missing("no restart")  # restart -> first step
@@ -145,6 +146,19 @@ def detection_by_worker(timeline: Timeline, inject: InjectEvent) -> dict[str, Fi
             out[f"worker-{w}"] = Figure.of(e.t - inject.t, f"exit {e.exit_code}")
         else:
             out[f"worker-{w}"] = Figure.of(e.t - inject.t, e.error_class.rsplit(".", 1)[-1])
+    return out
+
+
+def exit_lags(timeline: Timeline, inject: InjectEvent) -> dict[str, Figure]:
+    """Per worker that raised an error after the fault: from that error to its
+    process's exit (before the restart): how long a failed process lingers."""
+    restart = next((r.t for r in timeline.of(RestartEvent) if r.t >= inject.t), float("inf"))
+    errors = first_by_worker([e for e in timeline.of(ErrorEvent) if inject.t <= e.t < restart])
+    out: dict[str, Figure] = {}
+    for w, error in errors.items():
+        exit_ = next((e for e in timeline.of(ExitEvent, w) if error.t <= e.t <= restart), None)
+        out[f"worker-{w}"] = (Figure.of(exit_.t - error.t, f"error -> exit {exit_.exit_code}") if exit_
+                              else Figure.missing("did not exit before the restart"))
     return out
 
 
@@ -301,6 +315,7 @@ def measure(entry: BatteryEntry, report: Report, symptom_window_s: float) -> Run
         **base,
         detection=detection,
         detect_s=detect,
+        exit_lag=exit_lags(timeline, inject),
         restart_after_s=(Figure.of(round_[0].t - inject.t, "fault -> the runner's restart (restart: all waits "
                                    "for every worker to exit)") if round_ else Figure.missing("no restart")),
         hang=hang,

@@ -60,7 +60,7 @@ def test_detection_and_recovery_figures_are_the_run_s_events(audited):
     assert run["detect_s"]["value"] == pytest.approx(min(exits) - inject.t)
     last_restart = max(e.t for e in events(report, "restart") if e.t < min(
         s.t for s in events(report, "step") if s.t > first_restart))
-    first_step = min(s for s in events(report, "step") if s.t > last_restart)
+    first_step = min((s for s in events(report, "step") if s.t > last_restart), key=lambda s: s.t)
     assert run["restart_s"]["value"] == pytest.approx(first_step.t - first_restart)
     before = max(s.step for s in events(report, "step") if s.t < first_restart)
     restored = min(e.step for e in events(report, "restored") if e.t >= first_restart)

@@ -35,6 +35,8 @@ CASES = [
     ("slow-detection", [run(kind="silent", detect_s=fig(10.0), restart_s=fig(3.0))], Context(expected_lost_s=1.0),
      FINDING, "D 10.00 s"),
     ("slow-detection", [run(kind="reference")], Context(), NOT_MEASURED, "no run could judge"),
+    ("slow-exit", [run(restart_s=fig(11.0), exit_lag={"worker-0": fig(2.0)})], Context(), OK, "exit 2.00 s"),
+    ("slow-exit", [run(restart_s=fig(11.0), exit_lag={"worker-0": fig(25.0)})], Context(), FINDING, "exit 25.00 s"),
     ("no-recovery", [run(verdicts={"completed": PASS})], Context(), OK, "ok"),
     ("no-recovery", [run(verdicts={"completed": FAIL})], Context(), FINDING, "it failed"),
     ("no-recovery", [run(verdicts={"completed": UNKNOWN})], Context(), NOT_MEASURED, "no weights digest"),
@@ -100,3 +102,11 @@ def test_fixes_name_the_tf_setting_for_detection():
 def test_a_preempted_worker_that_finished_in_its_grace_is_not_judged():
     got = by_id([run("preemption", target_exit_code=0, target_done=True)])["preemption-swallowed"]
     assert got.status == NOT_MEASURED and "finished training within the grace period" in got.measured
+
+
+@pytest.mark.parametrize("lag, status", [(2.0, OK), (25.0, FINDING)])
+def test_slow_exit_compares_a_failed_process_s_lingering_with_the_restart(lag, status):
+    r = run(restart_s=fig(11.0), exit_lag={"worker-0": fig(lag), "worker-1": Figure.missing("no exit")})
+    got = by_id([r])["slow-exit"]
+    assert got.status == status and f"worker-0 error -> exit {lag:.2f} s vs R 11.00 s" in got.measured
+    assert by_id([run()])["slow-exit"].status == NOT_MEASURED
