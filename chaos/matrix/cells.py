@@ -31,6 +31,10 @@ PACKET_FAULTS: dict[str, dict] = {
 }
 PACKET_DIRECTION = {"upstream": "ingress", "downstream": "egress", "both": "both"}
 TOXICS.update({name: {**spec, "packet": True} for name, spec in PACKET_FAULTS.items()})
+# A packet fault's helper container takes 0.3 s to land on a quiet machine and
+# seconds under load (docs/packet-faults.md): its cells train 500 steps, not 100,
+# so the fault fired at epoch 2 lands while training runs.
+PACKET_STEPS_PER_EPOCH = 100
 DIRECTIONS = ("upstream", "downstream", "both")
 TARGETS = {"chief": 0, "non-chief": 1}
 WHENS = ("bring_up", "mid_training")
@@ -62,7 +66,8 @@ class Cell:
             "description": f"{self.toxic} on {self.direction} of the {self.target}'s link, {self.when.replace('_', ' ')}",
             "explain": {"symptom": "measured by chaos matrix", "cause": "a degraded link",
                         "fix": "see docs/network-matrix.md"},
-            "cluster": {"workers": 2, "training": {"epochs": 5, "steps_per_epoch": 20},
+            "cluster": {"workers": 2, "training": {"epochs": 5, "steps_per_epoch": PACKET_STEPS_PER_EPOCH
+                                                   if spec.get("packet") else 20},
                         "recovery": {"restart": "all", "max_restarts": 1}},
             "faults": [{spec["fault"]: {"worker": TARGETS[self.target], **self._direction(spec), **spec["params"]},
                         "at": at, "for": WINDOW_S}],

@@ -98,3 +98,18 @@ def test_a_bring_up_fault_is_compared_with_the_steps_after_its_heal():
     timeline = Timeline(s.run_info(), sorted(events, key=lambda e: e.t))
     o = classify(build_report(s, cell.name, run_checks([Completed()], timeline), timeline))
     assert o.kind == "slowed" and o.detail == "step time x20.0"
+
+
+def test_step_times_count_from_when_the_fault_landed_not_from_its_inject():
+    """Measured: a packet fault's helper landed 4.2 s after the inject; the normal steps
+    taken meanwhile made a 51x slowdown read x1.3."""
+    from dataclasses import replace as _replace
+
+    slow_landing = [StepEvent(t=0.01 * i, source=f"worker-{w}", step=10 + i) for i in range(1, 100) for w in (0, 1)]
+    slow_landing += [StepEvent(t=1.0 + 0.5 * i, source=f"worker-{w}", step=200 + i) for i in range(1, 20) for w in (0, 1)]
+    r = report(slow_landing, heal_at=11.0)
+    events = [_replace(e, completed_t=e.t + 1.0) if isinstance(e, InjectEvent) else e for e in r.timeline.events]
+    landed = _replace(r, timeline=Timeline(r.timeline.info, events))
+    assert classify(r).kind == "normal"  # counted from the inject: the fast steps dominate
+    o = classify(landed)
+    assert o.kind == "slowed" and float(o.detail.split("x")[-1]) > 10, o.detail
