@@ -167,6 +167,7 @@ def build_card(runs: list[RunMeasures], assumptions: Assumptions, *, workload: s
     m = modelled(runs, assumptions)
     context = Context(
         expected_lost_s=(m.now.costs.interval_s + m.now.costs.save_s) / 2 if m.now else None,
+        restart_s=m.restart_s.value,
         interval_s=m.interval_s, interval_steps=m.interval_steps,
         best_interval_s=m.best_interval_steps * m.step_time_s.value if m.now else None,
         best_interval_steps=m.best_interval_steps, waste_ratio=m.waste_ratio,

@@ -110,3 +110,12 @@ def test_slow_exit_compares_a_failed_process_s_lingering_with_the_restart(lag, s
     got = by_id([r])["slow-exit"]
     assert got.status == status and f"worker-0 error -> exit {lag:.2f} s vs R 11.00 s" in got.measured
     assert by_id([run()])["slow-exit"].status == NOT_MEASURED
+
+
+def test_the_card_s_median_restart_is_the_yardstick_when_known():
+    r = run(kind="silent", detect_s=fig(6.0), restart_s=fig(2.0), exit_lag={"worker-1": fig(2.4)})
+    alone = by_id([r], Context(expected_lost_s=0.5))
+    assert alone["slow-detection"].status == FINDING and alone["slow-exit"].status == FINDING
+    median = by_id([r], Context(expected_lost_s=0.5, restart_s=6.0))
+    assert median["slow-detection"].status == OK and median["slow-exit"].status == OK
+    assert "vs R 6.00 s" in median["slow-exit"].measured
