@@ -89,13 +89,17 @@ def ensure_debs(client, base_tag: str, progress: Progress = engine.noop) -> tupl
     with tempfile.NamedTemporaryFile("wb", prefix="tfchaos-dpkg-status-", delete=False) as fh:
         fh.write(status)
         status_file = fh.name
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    download = ["apt-get", "-o", f"Dir::State::status={status_file}", "-o", f"Dir::Cache::archives={folder}",
+                "-o", "Debug::NoLocking=1", "--download-only", "-y", "--no-install-recommends", "install", *WANT]
     try:
         progress(f"swarm-node: apt-get --download-only {' '.join(WANT)} (against the base's packages)")
-        proc = subprocess.run(
-            ["apt-get", "-o", f"Dir::State::status={status_file}", "-o", f"Dir::Cache::archives={folder}",
-             "-o", "Debug::NoLocking=1", "--download-only", "-y", "--no-install-recommends", "install", *WANT],
-            capture_output=True, text=True, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-        )
+        proc = subprocess.run(download, capture_output=True, text=True, env=env)
+        if proc.returncode != 0 and os.geteuid() == 0:
+            # A fresh machine has no package lists yet.
+            progress("swarm-node: apt-get update, then again")
+            subprocess.run(["apt-get", "update", "-qq"], capture_output=True, text=True, env=env)
+            proc = subprocess.run(download, capture_output=True, text=True, env=env)
     finally:
         os.unlink(status_file)
     have = _debs_present(folder)
