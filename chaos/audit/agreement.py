@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from chaos.audit.findings import FAILURES
 from chaos.errors import ScenarioError
 
 TOLERANCE = 0.20
@@ -57,6 +58,8 @@ def figures(card: dict) -> dict[str, float | None]:
     m = card["model"]
     out = {f"model {name}": _value(m.get(name)) for name in ("step_time_s", "save_s", "restart_s", "detect_s")}
     for run in card["runs"]:
+        if run.get("kind") not in FAILURES:  # no fault to detect (reference), or a different measure (bring-up)
+            continue
         for name in ("detect_s", "restart_s"):
             out[f"{run['key']} {name}"] = _value(run.get(name))
         for worker, figure in sorted((run.get("detection") or {}).items()):

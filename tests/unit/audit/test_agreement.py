@@ -10,7 +10,8 @@ def card(step=0.01, save=0.05, detect=None):
     return {
         "model": {"step_time_s": {"value": step}, "save_s": {"value": save}, "restart_s": {"value": 3.0},
                   "detect_s": {"value": 1.0}},
-        "runs": [{"key": "killed-worker", "detect_s": {"value": detect}, "restart_s": {"value": 3.0},
+        "runs": [{"key": "reference", "kind": "reference", "detect_s": {"value": None}},
+                 {"key": "killed-worker", "kind": "crash", "detect_s": {"value": detect}, "restart_s": {"value": 3.0},
                   "detection": {"worker-0": {"value": 0.1}}}],
     }
 
@@ -29,6 +30,7 @@ def test_compare_lists_every_figure_of_either_card():
     assert rows["model save_s"].agrees() is False and rows["model step_time_s"].agrees() is True
     assert rows["killed-worker detect_s"].agrees() is None
     assert "killed-worker detection worker-0" in figures(card())
+    assert not any(name.startswith("reference") for name in figures(card()))
     text = table(list(rows.values()))
     assert "NO" in text and "not comparable" in text and "comparable figures within 20%" in text
 
