@@ -7,10 +7,10 @@ container in the worker's namespace (``cluster.netns(index)``: NET_ADMIN there
 only, chaos.backends.docker.netns), probes what the kernel can do, picks its
 implementation (chaos.netns.rules: netem where the kernel has it, else
 iptables' statistic match or the NFQUEUE shaper), applies its rules, and names
-the implementation in its inject event (``params.implementation``). Heal undoes
-exactly its own rules, stops the shaper, records what the rules did (packets
-dropped, corrupted, ...) as a notice, and removes the helper; it is idempotent
-and also undoes a half-done inject.
+the implementation in its inject event (``params.implementation``). Its undo
+(chaos.faults.undo, added step by step as it acts, so a half-done inject is undone
+as far as it got) removes exactly its own rules, stops the shaper, records what
+the rules did (packets dropped, corrupted, ...) as a notice, and removes the helper.
 
 A restarted worker is a new container with a fresh namespace: a fault still
 active then does not follow it (like a pod's NetworkChaos, it was applied to
@@ -29,6 +29,7 @@ from pydantic import Field, PrivateAttr
 from chaos.errors import InfrastructureError
 from chaos.events import RUNNER, NoticeEvent
 from chaos.faults.base import WorkerFault, register_fault
+from chaos.faults.undo import Undo
 from chaos.netns import rules
 from chaos.netns.rules import Capabilities, Plan, Scope, Shaping
 
@@ -44,7 +45,7 @@ class PacketFault(WorkerFault):
 
     direction: Literal["ingress", "egress", "both"] = Field("both", description=DIRECTION_DOC)
     peer: Optional[int] = Field(None, ge=0, le=6, description=PEER_DOC)
-    # The helper, the plan applied, the implementation: what heal undoes.
+    # The implementation the inject chose (the inject event names it); the undo is the inject's.
     _state: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
@@ -61,7 +62,7 @@ class PacketFault(WorkerFault):
             )
         return Scope(self.direction, peer_port(cluster.tf_config(self.worker), self.peer))
 
-    def inject(self, cluster: Any) -> None:
+    def act(self, cluster: Any, undo: Undo) -> None:
         join = getattr(cluster, "netns", None)
         if join is None:
             raise InfrastructureError(
@@ -70,37 +71,32 @@ class PacketFault(WorkerFault):
             )
         scope = self.scope(cluster)
         ns = join(self.worker)
-        self._state["ns"] = ns  # from here on, heal undoes whatever got applied
+        # Undone last to first: the rules (their counters read first), the shaper,
+        # the notice of what reached traffic, the helper.
+        undo.add(lambda c: ns.close())
+        seen: dict[str, Any] = {}
         caps = ns.capabilities()
         plan = self.plan(secrets.token_hex(3), scope, caps, ns)
-        self._state["plan"] = plan
+        self._state["implementation"] = plan.implementation  # named in the inject event
+        undo.add(lambda c: _record(c, self, plan, seen.get("counted", {}), seen.get("stats")))
         if plan.shaper is not None:
+            queue = plan.shaper["queue"]
+            undo.add(lambda c: seen.__setitem__("stats", ns.stop_shaper(queue)))
             ns.start_shaper(plan.shaper)
-            self._state["shaper"] = plan.shaper["queue"]
-        ns.run_all(plan.apply)
 
-    def heal(self, cluster: Any) -> None:
-        ns = self._state.pop("ns", None)
-        plan: Plan | None = self._state.pop("plan", None)
-        queue = self._state.pop("shaper", None)
-        if ns is None:
-            return
-        try:
-            if plan is not None:
-                counted = ns.counters(_chains(plan))
-                ns.try_all(plan.undo)  # each may be gone already (a half-done inject)
-                stats = ns.stop_shaper(queue) if queue is not None else None
-                _record(cluster, self, plan, counted, stats)
-        finally:
-            ns.close()
+        def unapply(c: Any) -> None:
+            seen["counted"] = ns.counters(_chains(plan))
+            ns.try_all(plan.undo)  # each may be gone already (a half-done inject)
+
+        undo.add(unapply)
+        ns.run_all(plan.apply)
 
     def params(self) -> dict[str, Any]:
         data = super().params()
         if data.get("peer") is None:
             data.pop("peer", None)
-        plan = self._state.get("plan")
-        if plan is not None:
-            data["implementation"] = plan.implementation
+        if "implementation" in self._state:
+            data["implementation"] = self._state["implementation"]
         return data
 
 

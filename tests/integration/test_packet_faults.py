@@ -151,8 +151,8 @@ def pair(docker_client, helper_image):
         p.close()
 
 
-def healed_clean(pair: Pair, fault, index: int) -> None:
-    fault.heal(pair)
+def healed_clean(pair: Pair, undo, index: int) -> None:
+    undo(pair)
     assert pair.helpers() == [], "the fault's helper container is still there after heal"
     assert pair.leftovers(index) == []
     assert pair.helpers() == []
@@ -161,12 +161,12 @@ def healed_clean(pair: Pair, fault, index: int) -> None:
 @pytest.mark.parametrize("percent", [1, 5, 20])
 def test_loss_rate_over_10000_datagrams_is_within_2_points(pair, percent):
     fault = PacketLoss(worker=1, percent=percent, direction="ingress")
-    fault.inject(pair)
+    undo = fault.inject(pair)
     implementation = fault.inject_event(0).params["implementation"]  # as the runner records it, at the inject
     try:
         out = pair.udp(10_000, 4000)
     finally:
-        healed_clean(pair, fault, 1)
+        healed_clean(pair, undo, 1)
     lost = (10_000 - out["distinct"]) / 100
     print(f"packet_loss {percent}% ({implementation}): lost {lost:.2f}%; {pair.events[0].text}")
     assert abs(lost - percent) <= 2, out
@@ -178,12 +178,12 @@ def test_loss_rate_over_10000_datagrams_is_within_2_points(pair, percent):
 def test_corrupted_datagrams_are_dropped_by_the_checksum_and_counted_as_checksum_errors(pair):
     before = {f: pair.snmp(1, "Udp", f) for f in ("InCsumErrors", "InErrors", "NoPorts")}
     fault = PacketCorrupt(worker=1, percent=10, direction="ingress")
-    fault.inject(pair)
+    undo = fault.inject(pair)
     try:
         out = pair.udp(10_000, 4000)
     finally:
         implementation = fault.inject_event(0).params["implementation"]
-        healed_clean(pair, fault, 1)
+        healed_clean(pair, undo, 1)
     errors = {f: pair.snmp(1, "Udp", f) - before[f] for f in before}
     missing = 10_000 - out["distinct"]
     print(f"packet_corrupt 10%: received {out}, UDP counters {errors}")
@@ -197,11 +197,11 @@ def test_corrupted_datagrams_are_dropped_by_the_checksum_and_counted_as_checksum
 
 def test_duplicated_datagrams_arrive_twice(pair):
     fault = PacketDuplicate(worker=0, percent=10, direction="egress")
-    fault.inject(pair)
+    undo = fault.inject(pair)
     try:
         out = pair.udp(10_000, 4000)
     finally:
-        healed_clean(pair, fault, 0)
+        healed_clean(pair, undo, 0)
     print(f"packet_duplicate 10%: {out}")
     assert out["distinct"] == 10_000
     assert abs(out["duplicates"] / 100 - 10) <= 2
@@ -209,11 +209,11 @@ def test_duplicated_datagrams_arrive_twice(pair):
 
 def test_reordered_datagrams_overtake_the_held_ones(pair):
     fault = PacketReorder(worker=1, percent=25, delay_ms=10, direction="ingress")
-    fault.inject(pair)
+    undo = fault.inject(pair)
     try:
         out = pair.udp(5000, 2000)
     finally:
-        healed_clean(pair, fault, 1)
+        healed_clean(pair, undo, 1)
     print(f"packet_reorder 25%/10ms: {out}")
     assert out["distinct"] == 5000 and out["reordered"] > 500
     assert pair.udp(2000, 2000)["reordered"] == 0
@@ -224,25 +224,25 @@ def test_delay_adds_to_every_round_trip(pair):
     time.sleep(0.5)
     base = pair.python(0, "rtt", pair.address(1), "9997", "20")
     fault = PacketDelay(worker=1, delay_ms=100, direction="ingress")
-    fault.inject(pair)
+    undo = fault.inject(pair)
     try:
         pair.python(1, "echo", "9996", detach=True)
         time.sleep(0.5)
         slow = pair.python(0, "rtt", pair.address(1), "9996", "20")
     finally:
-        healed_clean(pair, fault, 1)
+        healed_clean(pair, undo, 1)
     print(f"packet_delay 100 ms: rtt {base} -> {slow}")
     assert slow["median_ms"] >= 100 > base["median_ms"] * 5 and slow["lost"] == 0
 
 
 def test_mtu_blackhole_drops_only_what_is_longer(pair):
     fault = MtuBlackhole(worker=1, max_bytes=1400, direction="ingress")
-    fault.inject(pair)
+    undo = fault.inject(pair)
     try:
         small = pair.udp(300, 1000, size=1000, quiet_s=1.0)
         big = pair.udp(300, 1000, size=1450, quiet_s=1.0)  # 1478-byte packets: under the MTU, over 1400
     finally:
-        healed_clean(pair, fault, 1)
+        healed_clean(pair, undo, 1)
     print(f"mtu_blackhole 1400: 1000-byte datagrams {small}, 1450-byte {big}")
     assert small["distinct"] == 300 and big["distinct"] == 0
     assert pair.udp(300, 1000, size=1450, quiet_s=1.0)["distinct"] == 300
@@ -252,14 +252,14 @@ def test_syn_drop_times_out_new_connections_and_heal_lets_them_through(pair):
     pair.python(1, "tcp-recv", "9995", detach=True)
     time.sleep(0.5)
     fault = SynDrop(worker=1, direction="ingress")
-    fault.inject(pair)
+    undo = fault.inject(pair)
     try:
         probe = ("import socket,sys\ntry:\n socket.create_connection((sys.argv[1], 9995), timeout=3)\n"
                  " print('connected')\nexcept OSError as e:\n print(type(e).__name__)")
         result = pair.containers[0].exec_run(["python3", "-c", probe, pair.address(1)])
         during = result.output.decode().strip()
     finally:
-        healed_clean(pair, fault, 1)
+        healed_clean(pair, undo, 1)
     after = pair.containers[0].exec_run(["python3", "-c", probe, pair.address(1)]).output.decode().strip()
     print(f"syn_drop: during {during!r}, after {after!r}")
     assert during in ("TimeoutError", "timeout") and after == "connected"
@@ -281,12 +281,12 @@ def test_silent_drop_freezes_an_open_connection_without_fin_or_rst(pair):
     pair.containers[0].exec_run(["python3", "-c", client, pair.address(1)], detach=True)
     time.sleep(2)
     fault = SilentDrop(worker=1, connections="open")
-    fault.inject(pair)
+    undo = fault.inject(pair)
     try:
         time.sleep(11)
         result = json.loads(pair.containers[1].exec_run(["cat", out_file]).output.decode().strip() or "{}")
     finally:
-        healed_clean(pair, fault, 1)
+        healed_clean(pair, undo, 1)
     print(f"silent_drop: {result}")
     assert result["bytes"] > 0 and result["quiet_s"] >= 5  # data flowed, then nothing, and no FIN/RST ended it
 
