@@ -76,6 +76,11 @@ def ensure_debs(progress: Progress = engine.noop) -> tuple[str, list[str]]:
     os.makedirs(folder, exist_ok=True)
     progress(f"netns-helper: apt-get download {len(DEBS)} packages")
     proc = subprocess.run(["apt-get", "download", *DEBS], cwd=folder, capture_output=True, text=True)
+    if proc.returncode != 0 and os.geteuid() == 0:
+        # A fresh machine's apt has no package lists yet: read them once, then again.
+        progress("netns-helper: apt-get update")
+        subprocess.run(["apt-get", "update", "-qq"], capture_output=True, text=True)
+        proc = subprocess.run(["apt-get", "download", *DEBS], cwd=folder, capture_output=True, text=True)
     have = _debs_present(folder)
     if proc.returncode != 0 or not {_package_of(f) for f in have} >= set(DEBS):
         last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
