@@ -4,7 +4,8 @@ Two unprivileged containers (the helper image: the Debian base with python3)
 on their own labelled bridge network; each fault is injected into one of them
 through a helper that joins its network namespace, exactly as in a run
 (``chaos.netns.docker_helper``), and measured with ``chaos.netns.traffic``:
-numbered UDP datagrams (lost, duplicated, out of order, corrupt), round trips,
+numbered UDP datagrams (lost, duplicated, out of order, corrupt; what a receiver
+starved of CPU drops itself, its receive buffer full, is counted apart), round trips,
 a TCP stream's digest, connects. After every heal the namespace is read again
 by a fresh helper: no TFC- chain, netem qdisc or ifb device is left, and no
 helper container either.
@@ -163,24 +164,27 @@ def test_loss_rate_over_10000_datagrams_is_within_2_points(pair, percent):
     fault = PacketLoss(worker=1, percent=percent, direction="ingress")
     undo = fault.inject(pair)
     implementation = fault.inject_event(0).params["implementation"]  # as the runner records it, at the inject
+    overflow = pair.snmp(1, "Udp", "RcvbufErrors")
     try:
-        out = pair.udp(10_000, 4000)
+        out = pair.udp(10_000, 2000)
     finally:
         healed_clean(pair, undo, 1)
-    lost = (10_000 - out["distinct"]) / 100
-    print(f"packet_loss {percent}% ({implementation}): lost {lost:.2f}%; {pair.events[0].text}")
+    overflow = pair.snmp(1, "Udp", "RcvbufErrors") - overflow  # a receiver starved of CPU drops some itself
+    lost = (10_000 - out["distinct"] - overflow) / 100
+    print(f"packet_loss {percent}% ({implementation}): lost {lost:.2f}% ({overflow} more dropped by a full "
+          f"receive buffer); {pair.events[0].text}")
     assert abs(lost - percent) <= 2, out
     notice = [e for e in pair.events if e.topic == "packet_fault"]
     assert notice and "iptables statistic" in notice[0].text
-    assert pair.udp(2000, 4000)["distinct"] == 2000  # healed: nothing lost any more
+    assert pair.udp(2000, 1000)["distinct"] == 2000  # healed: nothing lost any more
 
 
 def test_corrupted_datagrams_are_dropped_by_the_checksum_and_counted_as_checksum_errors(pair):
-    before = {f: pair.snmp(1, "Udp", f) for f in ("InCsumErrors", "InErrors", "NoPorts")}
+    before = {f: pair.snmp(1, "Udp", f) for f in ("InCsumErrors", "InErrors", "NoPorts", "RcvbufErrors")}
     fault = PacketCorrupt(worker=1, percent=10, direction="ingress")
     undo = fault.inject(pair)
     try:
-        out = pair.udp(10_000, 4000)
+        out = pair.udp(10_000, 2000)
     finally:
         implementation = fault.inject_event(0).params["implementation"]
         healed_clean(pair, undo, 1)
@@ -188,10 +192,12 @@ def test_corrupted_datagrams_are_dropped_by_the_checksum_and_counted_as_checksum
     missing = 10_000 - out["distinct"]
     print(f"packet_corrupt 10%: received {out}, UDP counters {errors}")
     assert out["corrupt"] == 0  # none reached the application
-    assert abs(missing / 100 - 10) <= 2
-    # Each missing datagram was dropped by UDP as an error (a flipped port: NoPorts), most by the checksum.
+    corrupted = missing - errors["RcvbufErrors"]  # a receiver starved of CPU drops some itself
+    assert abs(corrupted / 100 - 10) <= 2
+    # Each missing datagram was dropped by UDP as an error (a flipped port: NoPorts; a full
+    # buffer counts as one too), most corrupted ones by the checksum.
     assert abs(errors["InErrors"] + errors["NoPorts"] - missing) <= 5, errors
-    assert errors["InCsumErrors"] >= 0.9 * missing, errors
+    assert errors["InCsumErrors"] >= 0.9 * corrupted, errors
     assert implementation == "nfqueue"
 
 
@@ -199,7 +205,7 @@ def test_duplicated_datagrams_arrive_twice(pair):
     fault = PacketDuplicate(worker=0, percent=10, direction="egress")
     undo = fault.inject(pair)
     try:
-        out = pair.udp(10_000, 4000)
+        out = pair.udp(10_000, 2000)
     finally:
         healed_clean(pair, undo, 0)
     print(f"packet_duplicate 10%: {out}")
