@@ -131,17 +131,36 @@ def first_inject(timeline: Timeline) -> InjectEvent | None:
     return injects[0] if injects else None
 
 
+# Faults whose own effect is a process's end: their target's exit 137 is the fault, not a watchdog.
+ENDS_A_PROCESS = frozenset({"kill_worker", "preempt_worker", "host_oom", "kill_during_save"})
+STALL = "no progress"  # how the runner's stall watchdog words its restarts (chaos.runner.supervisor)
+
+
+def watchdog_kills(timeline: Timeline, inject: InjectEvent) -> list[ExitEvent]:
+    """Exits the runner caused: SIGKILLs (137) ahead of a restart its stall
+    watchdog ordered ("no progress for N s"), after a fault that ends no process."""
+    round_ = first_restart_round(timeline, inject.t)
+    if inject.fault in ENDS_A_PROCESS or not round_ or not round_[0].reason.startswith(STALL):
+        return []
+    return [e for e in timeline.of(ExitEvent) if inject.t <= e.t <= round_[0].t and e.exit_code == 137]
+
+
 def detection_by_worker(timeline: Timeline, inject: InjectEvent) -> dict[str, Figure]:
     """Per worker: from the inject to its first error or exit, before the
-    orchestrator restarted it (an exit the restart caused is not the worker noticing)."""
+    orchestrator restarted it (an exit the restart caused is not the worker
+    noticing, nor is a kill by the runner's stall watchdog)."""
     restart = next((r.t for r in timeline.of(RestartEvent) if r.t >= inject.t), float("inf"))
-    signs = [e for e in timeline.events if isinstance(e, (ErrorEvent, ExitEvent)) and inject.t <= e.t < restart]
+    killed = watchdog_kills(timeline, inject)
+    signs = [e for e in timeline.events if isinstance(e, (ErrorEvent, ExitEvent)) and inject.t <= e.t < restart
+             and not any(e is k for k in killed)]
     first = first_by_worker(signs)
     out: dict[str, Figure] = {}
     for w in timeline.workers():
         e = first.get(w)
         if e is None:
-            out[f"worker-{w}"] = Figure.missing("no error and no exit before the restart (still waiting)")
+            why = ("no error: the runner's stall watchdog killed it" if any(k.worker == w for k in killed)
+                   else "no error and no exit before the restart (still waiting)")
+            out[f"worker-{w}"] = Figure.missing(why)
         elif isinstance(e, ExitEvent):
             out[f"worker-{w}"] = Figure.of(e.t - inject.t, f"exit {e.exit_code}")
         else:
@@ -168,6 +187,9 @@ def detect_figure(timeline: Timeline, inject: InjectEvent, round_: list[RestartE
     the runner's restart, to that restart; neither: not measured."""
     until = round_[0].t if round_ else float("inf")
     exits = [e for e in timeline.of(ExitEvent) if inject.t <= e.t <= until]
+    if exits and any(exits[0] is k for k in watchdog_kills(timeline, inject)):
+        return Figure.of(exits[0].t - inject.t, f"fault -> the runner's stall watchdog killed {exits[0].source} "
+                                                f"({round_[0].reason}): the job itself never noticed")
     if exits:
         return Figure.of(exits[0].t - inject.t, f"fault -> the first process exit ({exits[0].source}, "
                                                 f"code {exits[0].exit_code})")

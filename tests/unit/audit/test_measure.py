@@ -59,3 +59,18 @@ def test_a_fault_that_landed_after_training_ended_is_not_measured():
     b = TimelineBuilder().start().steps(1, 30).done(0).done(1).wait(1).inject("kill_worker", "worker-1", worker=1)
     m = measure(KILLED_WORKER, report(b.build()), 30)
     assert m.status == NOT_MEASURED and "could not act" in m.why
+
+
+def test_a_kill_by_the_runner_s_stall_watchdog_is_not_the_job_noticing():
+    from chaos.events import RestartEvent
+
+    b = TimelineBuilder().start().steps(1, 10).checkpoint(10).steps(11, 15)
+    b.inject("blocked_port", "worker-1", worker=1, mode="blackholed").wait(40).heal("blocked_port", "worker-1")
+    b.wait(3.7).exit(0, 137).wait(3).exit(1, 137)
+    for w in (0, 1):
+        b._add(RestartEvent(t=b.t, source=f"worker-{w}", reason="no progress for 40s"))
+    b.wait(5).start().restored(0, 1, 10).restored(1, 1, 10).steps(11, 30).done(0).done(1)
+    m = measure(PEER_PAUSED, report(b.build()), symptom_window_s=40)
+    assert m.hang is True
+    assert m.detection["worker-0"].value is None and "stall watchdog" in m.detection["worker-0"].note
+    assert m.detect_s.value == pytest.approx(43.7) and "stall watchdog" in m.detect_s.note
