@@ -99,6 +99,11 @@ def hang(runs: list[RunMeasures], context: "Context") -> Finding:
                        "the orchestrator for what neither catches")
 
 
+def _restart(r: RunMeasures, context: "Context") -> float:
+    """The yardstick R: the card's median restart when known, else this run's own."""
+    return context.restart_s if context.restart_s is not None else r.restart_s.value
+
+
 def slow_detection(runs: list[RunMeasures], context: "Context") -> Finding:
     base = dict(
         id="slow-detection", area=DETECTION,
@@ -112,7 +117,7 @@ def slow_detection(runs: list[RunMeasures], context: "Context") -> Finding:
         return Finding(**base, status=NOT_MEASURED, fix="",
                        measured=_none_measured(runs, FAILURES, "detection against restart (needs a restart)"))
     lost = context.expected_lost_s
-    rr = lambda r: context.restart_s if context.restart_s is not None else r.restart_s.value  # noqa: E731
+    rr = lambda r: _restart(r, context)  # noqa: E731
     slow = [r for r in judged if r.detect_s.value > rr(r) + (lost or 0.0)]
     row = lambda r: f"{r.title}: D {_f(r.detect_s.value)} vs R {_f(rr(r))} + L {_f(lost)}"  # noqa: E731
     if not slow:
@@ -141,7 +146,7 @@ def slow_exit(runs: list[RunMeasures], context: "Context") -> Finding:
     def worst(r: RunMeasures) -> tuple[str, float]:
         return max(((w, f.value) for w, f in r.exit_lag.items() if f.known), key=lambda p: p[1])
 
-    rr = lambda r: context.restart_s if context.restart_s is not None else r.restart_s.value  # noqa: E731
+    rr = lambda r: _restart(r, context)  # noqa: E731
     row = lambda r: f"{r.title}: {worst(r)[0]} error -> exit {_f(worst(r)[1])} vs R {_f(rr(r))}"  # noqa: E731
     slow = [r for r in judged if worst(r)[1] > rr(r)]
     keys = tuple(r.key for r in judged)
