@@ -20,11 +20,11 @@ import tarfile
 import tempfile
 import uuid
 
-from chaos import LABEL_PROJECT, PROJECT, resources
+from chaos import resources
 from chaos.errors import InfrastructureError
 from chaos.images import dockerfile
 from chaos.images.engine import Progress, get_image
-from chaos.images.plans import DEPS_CONTAINER, LABEL_KIND, ImagePlan, docker_file, labels_for, read_text
+from chaos.images.plans import DEPS_CONTAINER, ImagePlan, build_container_labels, commit_labels, docker_file, read_text
 
 VENV_PATH = "/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -69,7 +69,7 @@ def build_deps(client, plan: ImagePlan, base_tag: str, wheel_dir: str, lock_dir:
             base_tag,
             command=["sh", "-c", " && ".join(DEPS_CONTAINER["steps"])],
             name=_build_container_name(plan),
-            labels={LABEL_PROJECT: PROJECT, LABEL_KIND: "build"},
+            labels=build_container_labels(),
             # Mounts, not volumes=: see DEPS_CONTAINER (no VOLUME may reach the image).
             mounts=[Mount(wheels_at, wheel_dir, type="bind", read_only=True),
                     Mount(build_at, scratch, type="bind", read_only=True)],
@@ -87,7 +87,7 @@ def build_deps(client, plan: ImagePlan, base_tag: str, wheel_dir: str, lock_dir:
         changes = [f"ENV PATH={VENV_PATH}", "ENV VIRTUAL_ENV=/opt/venv", 'CMD ["/opt/venv/bin/python"]',
                    "WORKDIR /"]
         changes += [f"ENV {k}={v}" for k, v in sorted(plan.env.items())]
-        changes += [f"LABEL {k}={v}" for k, v in labels_for(plan).items()]
+        changes += commit_labels(plan)
         return client.api.commit(container.id, changes=changes)["Id"]
     except docker.errors.APIError as exc:
         raise InfrastructureError(f"docker failed while building {plan.tag}: {exc.explanation}") from None
@@ -149,7 +149,7 @@ def build_app(client, plan: ImagePlan, deps_tag: str, files: list[str], progress
 
     recipe = dockerfile.commit_recipe(read_text(plan.dockerfile), plan.dockerfile)
     changes = recipe.changes + _inherited(client, deps_tag, recipe)
-    changes += [f"LABEL {k}={v}" for k, v in labels_for(plan).items()]
+    changes += commit_labels(plan)
     run = recipe.run
     container = None
     try:
@@ -161,7 +161,7 @@ def build_app(client, plan: ImagePlan, deps_tag: str, files: list[str], progress
             working_dir=run.workdir if run and run.workdir else None,
             user=run.user if run and run.user else None,
             name=_build_container_name(plan),
-            labels={LABEL_PROJECT: PROJECT, LABEL_KIND: "build"},
+            labels=build_container_labels(),
             network_disabled=True)
         for src, dest in recipe.copies:
             n = sum(1 for f in files if f.startswith(src))

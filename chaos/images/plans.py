@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from chaos import LABEL_PROJECT, PROJECT, resources
+from chaos import LABEL_PROJECT, PROJECT, SESSION_ENV, resources
 from chaos.images import hashing, wheelhouse
 from chaos.images.versions import TFSpec, app_tag, worker_deps_tag, worker_image_tag
 
@@ -21,6 +21,18 @@ if TYPE_CHECKING:
 LABEL_INPUTS = "io.tfchaos.inputs"
 LABEL_TF = "io.tfchaos.tf_version"
 LABEL_KIND = "io.tfchaos.kind"
+# A build container's session (the test suite's leftover check: a build of ours,
+# never another session's). Blanked in the image it commits, so no image claims one.
+LABEL_BUILD_SESSION = "io.tfchaos.build-session"
+
+
+def build_container_labels() -> dict[str, str]:
+    return {LABEL_PROJECT: PROJECT, LABEL_KIND: "build", LABEL_BUILD_SESSION: os.environ.get(SESSION_ENV, "")}
+
+
+def commit_labels(plan: "ImagePlan") -> list[str]:
+    """The ``docker commit`` changes that label an image built in a build container."""
+    return [f"LABEL {LABEL_BUILD_SESSION}="] + [f"LABEL {k}={v}" for k, v in labels_for(plan).items()]
 
 PROXY_IMAGE = app_tag("tfchaos/proxy:latest")
 PROXY_DEPS_IMAGE = "tfchaos/proxy-deps:latest"

@@ -21,9 +21,11 @@ shared engine) are never counted and never removed. Built images (labelled
 with their kind) are meant to stay. Containers and networks without this
 session's label are not counted, but for a build container of ours (project
 and kind ``build``: its labels pass into the images it commits, so it carries
-no session): the framework labels everything else it creates with its session,
+its session under its own key): the framework labels everything else it creates with its session,
 so those are other programs' (``docker build``'s intermediate containers,
-someone's probe, a compose project).
+someone's probe, a compose project). A build container is the test's when its
+``io.tfchaos.build-session`` is this session: another session's build on a
+shared engine is never removed (the label is blanked in the images it commits).
 
 Labels are a container's own, as for ``chaos clean`` (chaos.backends.docker.engine_objects):
 a container of an image built on one of ours inherits the image's labels, and
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT
 from chaos.backends.docker import venv_cache
-from chaos.images.plans import LABEL_KIND
+from chaos.images.plans import LABEL_BUILD_SESSION, LABEL_KIND
 from chaos.backends.docker.engine_objects import EngineObject, list_objects, remove_objects
 from chaos.backends.docker.ownership import LABEL_SESSION
 
@@ -70,7 +72,8 @@ def is_ours(obj: EngineObject, session: str, used_volumes: set[str]) -> bool:
         if obj.labels.get(LABEL_PROJECT) == PROJECT and obj.labels.get(venv_cache.LABEL_ROLE) == venv_cache.ROLE:
             return False
         return obj.id not in used_volumes
-    return obj.kind == "container" and obj.labels.get(LABEL_KIND) == "build"
+    return (obj.kind == "container" and obj.labels.get(LABEL_KIND) == "build"
+            and obj.labels.get(LABEL_BUILD_SESSION) == session)
 
 
 def leftovers(client, before: Snapshot, session: str) -> list[EngineObject]:

@@ -69,7 +69,11 @@ def test_only_new_objects_of_this_session_or_unattributable_ones_are_leftovers()
     before = run_scope.Snapshot.take(client)
     api.containers_ += [container("mine", MINE), container("theirs", OTHER, mounts=["their-anon"]),
                         container("unlabelled"), container("someones-probe", {LABEL_PROJECT: PROJECT}),
-                        container("our-build", {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "build"})]
+                        container("our-build", {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "build",
+                                                "io.tfchaos.build-session": "me"}),
+                        # another session's image build on the same engine (seen removed by a test once)
+                        container("their-build", {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "build",
+                                                  "io.tfchaos.build-session": "someone-else"})]
     api.networks_ = [{"Id": "n1", "Name": "mine-net", "Labels": MINE}, {"Id": "n2", "Name": "their-net", "Labels": OTHER}]
     api.volumes_ += [{"Name": "anon-dangling", "Labels": None}, {"Name": "their-anon", "Labels": None}]
     api.images_ = [{"Id": "sha256:built", "RepoTags": ["tfchaos/worker:tf2.20"], "Labels": {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "app"}},

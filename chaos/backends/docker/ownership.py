@@ -16,9 +16,10 @@ import socket
 import uuid
 from dataclasses import dataclass
 
+from chaos import SESSION_ENV
+
 LABEL_OWNER = "io.tfchaos.owner"
 LABEL_SESSION = "io.tfchaos.session"
-SESSION_ENV = "TFCHAOS_SESSION"
 
 
 class Liveness(str, enum.Enum):
