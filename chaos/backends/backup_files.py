@@ -95,9 +95,16 @@ def snapshot(root: str, name: str) -> dict:
         raise FileNotFoundError(f"no checkpoint under {root}: nothing was saved yet")
     dest = os.path.join(root, name)
     shutil.rmtree(dest, ignore_errors=True)
-    shutil.copytree(root, dest, ignore=lambda folder, entries: [
-        e for e in entries if folder == root and (e.startswith(SNAPSHOT_PREFIX) or e == FILLER)
-    ])
+    try:
+        shutil.copytree(root, dest, ignore=lambda folder, entries: [
+            e for e in entries if folder == root and (e.startswith(SNAPSHOT_PREFIX) or e == FILLER)
+        ], copy_function=shutil.copy2)  # looked up at the call (the unit tests stand in for it)
+    except shutil.Error as exc:
+        # A live worker removes its temporary save folder (workertemp_N) while
+        # the copy runs: what vanished was not there to snapshot. Anything else fails.
+        failed = [entry for entry in exc.args[0] if os.path.lexists(entry[0])]
+        if failed:
+            raise shutil.Error(failed) from None
     return {"path": dest, "checkpoint": os.path.relpath(latest_prefix(dest), dest)}
 
 

@@ -316,3 +316,33 @@ def test_disk_full_freezes_only_the_workers_still_running(tmp_path):
     cluster.running.discard(1)  # exited: nothing to freeze, and docker pause would refuse it
     CheckpointDiskFull().inject(cluster, Undo())
     assert [c for c in cluster.calls if c[0] in ("pause", "unpause")] == [("pause", 0), ("unpause", 0)]
+
+
+def test_a_snapshot_skips_a_temporary_folder_a_live_worker_removes_during_the_copy(backup, monkeypatch):
+    """Seen in a suite run: worker-1 removed /backup/workertemp_1 while the copy ran."""
+    import shutil
+
+    temp = backup / "workertemp_1"
+    temp.mkdir()
+    (temp / "part").write_bytes(b"x")
+    real_copy = shutil.copy2
+
+    def copy_as_the_worker_removes_it(src, dst, **kw):
+        if "workertemp_1" in os.fspath(src):
+            shutil.rmtree(temp, ignore_errors=True)
+        return real_copy(src, dst, **kw)
+
+    monkeypatch.setattr(shutil, "copy2", copy_as_the_worker_removes_it)
+    out = snapshot(str(backup), "stale-worker-1")
+    assert out["checkpoint"] == "chief/ckpt-2"
+
+
+def test_a_snapshot_still_fails_on_a_file_it_cannot_copy(backup, monkeypatch):
+    import shutil
+
+    def refuse(src, dst, **kw):
+        raise PermissionError(13, "Permission denied", src)
+
+    monkeypatch.setattr(shutil, "copy2", refuse)
+    with pytest.raises(shutil.Error, match="Permission denied"):
+        snapshot(str(backup), "stale-worker-1")
