@@ -12,19 +12,15 @@ The base already has python3 and iproute2 (tc, ip, ss).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import subprocess
-import time
-import uuid
 
-from chaos import LABEL_PROJECT, PROJECT
 from chaos.errors import InfrastructureError
 from chaos.images import engine, hashing
 from chaos.images.engine import Progress
-from chaos.images.plans import LABEL_INPUTS, LABEL_KIND
-from chaos.images.wheelhouse import cache_root
+from chaos.images import deb_image
+from chaos.images.deb_image import DebImage
 
 HELPER_IMAGE = "tfchaos/netns-helper:latest"
 # iptables (nft backend) and what it needs beyond the base; ethtool to read and
@@ -48,25 +44,19 @@ echo helper ready
 CHANGES = ['CMD ["sleep", "infinity"]', "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
 
 
+IMAGE = DebImage(HELPER_IMAGE, "netns-helper", "the network helper", INSTALL, tuple(CHANGES) + ("ENTRYPOINT []",),
+                 hint="delete {folder} and build again (`chaos images build --only helper`)")
+
+
 def debs_dir() -> str:
-    return os.path.join(cache_root(), "debs", "netns-helper")
-
-
-def _debs_present(folder: str) -> list[str]:
-    if not os.path.isdir(folder):
-        return []
-    return sorted(f for f in os.listdir(folder) if f.endswith(".deb"))
-
-
-def _package_of(filename: str) -> str:
-    return filename.split("_", 1)[0]
+    return deb_image.debs_dir(IMAGE.kind)
 
 
 def ensure_debs(progress: Progress = engine.noop) -> tuple[str, list[str]]:
     """The helper's Debian packages in the cache, fetched with apt when missing."""
     folder = debs_dir()
-    have = _debs_present(folder)
-    if {_package_of(f) for f in have} >= set(DEBS):
+    have = deb_image.debs_present(folder)
+    if {deb_image.package_of(f) for f in have} >= set(DEBS):
         return folder, have
     if not shutil.which("apt-get"):
         raise InfrastructureError(
@@ -81,8 +71,8 @@ def ensure_debs(progress: Progress = engine.noop) -> tuple[str, list[str]]:
         progress("netns-helper: apt-get update")
         subprocess.run(["apt-get", "update", "-qq"], capture_output=True, text=True)
         proc = subprocess.run(["apt-get", "download", *DEBS], cwd=folder, capture_output=True, text=True)
-    have = _debs_present(folder)
-    if proc.returncode != 0 or not {_package_of(f) for f in have} >= set(DEBS):
+    have = deb_image.debs_present(folder)
+    if proc.returncode != 0 or not {deb_image.package_of(f) for f in have} >= set(DEBS):
         last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise InfrastructureError(
             f"could not fetch the network helper's Debian packages: {last[0][:200]}",
@@ -105,63 +95,13 @@ def wanted_hash(base_id: str) -> tuple[str | None, str]:
     """The inputs hash the helper image should carry on this base, or None with
     why it cannot be told yet (its packages are not fetched). No network."""
     folder = debs_dir()
-    files = _debs_present(folder)
-    if not {_package_of(f) for f in files} >= set(DEBS):
+    files = deb_image.debs_present(folder)
+    if not {deb_image.package_of(f) for f in files} >= set(DEBS):
         return None, f"Debian packages not fetched (into {folder})"
     return hashing.inputs_hash(helper_inputs(base_id, folder, files)), ""
 
 
 def ensure_helper_image(client=None, *, force: bool = False, progress: Progress = engine.noop) -> str:
     """Build the helper image when it is missing or stale; its tag."""
-    from chaos.images.base import ensure_base
-
-    client = client or engine.docker_client()
-    with engine.build_lock():
-        base = ensure_base(client, progress=progress)
-        folder, files = ensure_debs(progress)
-        inputs_hash = hashing.inputs_hash(helper_inputs(base.id, folder, files))
-        image = engine.get_image(client, HELPER_IMAGE)
-        if not force and image is not None and engine.labels_of(image).get(LABEL_INPUTS) == inputs_hash:
-            progress(f"{HELPER_IMAGE}: up to date")
-            return HELPER_IMAGE
-        t0 = time.monotonic()
-        progress(f"{HELPER_IMAGE}: building ({len(files)} Debian packages on {base.tag})")
-        image_id = _build(client, base.tag, folder, inputs_hash)
-        engine.retag(client, image_id, HELPER_IMAGE, progress)
-        progress(f"{HELPER_IMAGE}: built in {time.monotonic() - t0:.0f}s")
-    return HELPER_IMAGE
-
-
-def _build(client, base_tag: str, folder: str, inputs_hash: str) -> str:
-    import docker.errors
-    from docker.types import Mount
-
-    container = None
-    try:
-        container = client.containers.create(
-            base_tag,
-            entrypoint=["sh", "-c"],
-            command=[INSTALL],
-            name=f"tfchaos-build-netns-helper-{uuid.uuid4().hex[:8]}",
-            labels={LABEL_PROJECT: PROJECT, LABEL_KIND: "build"},
-            mounts=[Mount("/tmp/debs", folder, type="bind", read_only=True)],
-            network_disabled=True,
-            user="0",
-        )
-        container.start()
-        status = int(container.wait().get("StatusCode", 1))
-        if status != 0:
-            tail = container.logs().decode(errors="replace").strip().splitlines()[-3:]
-            raise InfrastructureError(
-                f"installing the network helper's packages failed (exit {status}): {' | '.join(tail)[:300]}",
-                hint=f"delete {folder} and build again (`chaos images build --only helper`)",
-            )
-        changes = CHANGES + [f"LABEL {LABEL_PROJECT}={PROJECT}", f"LABEL {LABEL_INPUTS}={inputs_hash}",
-                             f"LABEL {LABEL_KIND}=netns-helper", "ENTRYPOINT []"]
-        return client.api.commit(container.id, changes=changes)["Id"]
-    except docker.errors.APIError as exc:
-        raise InfrastructureError(f"docker failed while building {HELPER_IMAGE}: {exc.explanation}") from None
-    finally:
-        if container is not None:
-            with contextlib.suppress(Exception):
-                container.remove(force=True, v=True)
+    return deb_image.ensure(client, IMAGE, lambda base: ensure_debs(progress), helper_inputs,
+                            force=force, progress=progress)

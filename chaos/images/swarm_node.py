@@ -16,20 +16,17 @@ base's id, the packages' names and sizes): rebuilt only when those change.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import subprocess
 import tempfile
-import time
-import uuid
 
-from chaos import LABEL_PROJECT, PROJECT
 from chaos.errors import InfrastructureError
 from chaos.images import engine, hashing
 from chaos.images.engine import Progress
-from chaos.images.plans import LABEL_INPUTS, LABEL_KIND
-from chaos.images.wheelhouse import cache_root
+from chaos.images import deb_image
+from chaos.images.deb_image import DebImage
+from chaos.images.plans import build_container_labels
 
 NODE_IMAGE = "tfchaos/swarm-node:latest"
 KIND = "swarm-node"
@@ -53,29 +50,22 @@ CHANGES = ['ENTRYPOINT ["tini", "--"]', 'CMD ["dockerd"]',
            "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
 
 
+IMAGE = DebImage(NODE_IMAGE, KIND, "the swarm node", INSTALL, tuple(CHANGES), hint="delete {folder} and try again")
+
+
 def debs_dir() -> str:
-    return os.path.join(cache_root(), "debs", KIND)
-
-
-def _debs_present(folder: str) -> list[str]:
-    if not os.path.isdir(folder):
-        return []
-    return sorted(f for f in os.listdir(folder) if f.endswith(".deb"))
-
-
-def _package_of(filename: str) -> str:
-    return filename.split("_", 1)[0]
+    return deb_image.debs_dir(KIND)
 
 
 def _complete(files: list[str]) -> bool:
-    return {_package_of(f) for f in files} >= set(WANT)
+    return {deb_image.package_of(f) for f in files} >= set(WANT)
 
 
 def ensure_debs(client, base_tag: str, progress: Progress = engine.noop) -> tuple[str, list[str]]:
     """The node's Debian packages in the cache, fetched with apt when missing:
     ``WANT`` and whatever of their dependencies the base lacks."""
     folder = debs_dir()
-    have = _debs_present(folder)
+    have = deb_image.debs_present(folder)
     if _complete(have):
         return folder, have
     if not shutil.which("apt-get"):
@@ -84,7 +74,7 @@ def ensure_debs(client, base_tag: str, progress: Progress = engine.noop) -> tupl
             hint=f"put their bookworm .deb files (with their dependencies) into {folder}, or build on a Debian host",
         )
     status = client.containers.run(base_tag, ["cat", "/var/lib/dpkg/status"], remove=True, network_disabled=True,
-                                   labels={LABEL_PROJECT: PROJECT, LABEL_KIND: "build"})
+                                   labels=build_container_labels())
     os.makedirs(os.path.join(folder, "partial"), exist_ok=True)
     with tempfile.NamedTemporaryFile("wb", prefix="tfchaos-dpkg-status-", delete=False) as fh:
         fh.write(status)
@@ -102,7 +92,7 @@ def ensure_debs(client, base_tag: str, progress: Progress = engine.noop) -> tupl
             proc = subprocess.run(download, capture_output=True, text=True, env=env)
     finally:
         os.unlink(status_file)
-    have = _debs_present(folder)
+    have = deb_image.debs_present(folder)
     if proc.returncode != 0 or not _complete(have):
         last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise InfrastructureError(
@@ -127,63 +117,14 @@ def wanted_hash(base_id: str) -> tuple[str | None, str]:
     """The inputs hash the node image should carry on this base, or None with
     why it cannot be told yet (its packages are not fetched). No network."""
     folder = debs_dir()
-    files = _debs_present(folder)
+    files = deb_image.debs_present(folder)
     if not _complete(files):
         return None, f"Debian packages not fetched (into {folder})"
     return hashing.inputs_hash(node_inputs(base_id, folder, files)), ""
 
 
 def ensure_node_image(client=None, *, force: bool = False, progress: Progress = engine.noop) -> str:
-    """Build the swarm node image when it is missing or stale; its tag."""
-    from chaos.images.base import ensure_base
-
+    """Build the node image when it is missing or stale; its tag."""
     client = client or engine.docker_client()
-    with engine.build_lock():
-        base = ensure_base(client, progress=progress)
-        folder, files = ensure_debs(client, base.tag, progress)
-        inputs_hash = hashing.inputs_hash(node_inputs(base.id, folder, files))
-        image = engine.get_image(client, NODE_IMAGE)
-        if not force and image is not None and engine.labels_of(image).get(LABEL_INPUTS) == inputs_hash:
-            progress(f"{NODE_IMAGE}: up to date")
-            return NODE_IMAGE
-        t0 = time.monotonic()
-        progress(f"{NODE_IMAGE}: building ({len(files)} Debian packages on {base.tag})")
-        image_id = _build(client, base.tag, folder, inputs_hash)
-        engine.retag(client, image_id, NODE_IMAGE, progress)
-        progress(f"{NODE_IMAGE}: built in {time.monotonic() - t0:.0f}s")
-    return NODE_IMAGE
-
-
-def _build(client, base_tag: str, folder: str, inputs_hash: str) -> str:
-    import docker.errors
-    from docker.types import Mount
-
-    container = None
-    try:
-        container = client.containers.create(
-            base_tag,
-            entrypoint=["sh", "-c"],
-            command=[INSTALL],
-            name=f"tfchaos-build-swarm-node-{uuid.uuid4().hex[:8]}",
-            labels={LABEL_PROJECT: PROJECT, LABEL_KIND: "build"},
-            mounts=[Mount("/tmp/debs", folder, type="bind", read_only=True)],
-            network_disabled=True,
-            user="0",
-        )
-        container.start()
-        status = int(container.wait().get("StatusCode", 1))
-        if status != 0:
-            tail = container.logs().decode(errors="replace").strip().splitlines()[-3:]
-            raise InfrastructureError(
-                f"installing the swarm node's packages failed (exit {status}): {' | '.join(tail)[:300]}",
-                hint=f"delete {folder} and try again",
-            )
-        changes = CHANGES + [f"LABEL {LABEL_PROJECT}={PROJECT}", f"LABEL {LABEL_INPUTS}={inputs_hash}",
-                             f"LABEL {LABEL_KIND}={KIND}"]
-        return client.api.commit(container.id, changes=changes)["Id"]
-    except docker.errors.APIError as exc:
-        raise InfrastructureError(f"docker failed while building {NODE_IMAGE}: {exc.explanation}") from None
-    finally:
-        if container is not None:
-            with contextlib.suppress(Exception):
-                container.remove(force=True, v=True)
+    return deb_image.ensure(client, IMAGE, lambda base: ensure_debs(client, base.tag, progress), node_inputs,
+                            force=force, progress=progress)
