@@ -47,6 +47,28 @@ def package_of(filename: str) -> str:
     return filename.split("_", 1)[0]
 
 
+def inputs(kind: str, install: str, changes, base_id: str, folder: str, files: list[str], **extra) -> dict:
+    """What such an image's input hash covers: its recipe, its packages (name and size) and the base."""
+    return {
+        "kind": kind,
+        **extra,
+        "install": install,
+        "changes": changes,
+        "debs": [(f, os.path.getsize(os.path.join(folder, f))) for f in files],
+        "base": base_id,
+    }
+
+
+def wanted_hash(base_id: str, folder: str, complete: Callable[[list[str]], bool],
+                inputs_of: Callable[[str, str, list[str]], dict]) -> tuple[str | None, str]:
+    """The inputs hash the image should carry on this base, or None with why it
+    cannot be told yet (its packages are not fetched). No network."""
+    files = debs_present(folder)
+    if not complete(files):
+        return None, f"Debian packages not fetched (into {folder})"
+    return hashing.inputs_hash(inputs_of(base_id, folder, files)), ""
+
+
 def ensure(client, image: DebImage, debs: Callable[["BaseRef"], tuple[str, list[str]]],
            inputs: Callable[[str, str, list[str]], dict], *, force: bool = False,
            progress: Progress = engine.noop) -> str:

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 
 from chaos.errors import InfrastructureError
-from chaos.images import engine, hashing
+from chaos.images import engine
 from chaos.images.engine import Progress
 from chaos.images import deb_image
 from chaos.images.deb_image import DebImage
@@ -56,7 +56,7 @@ def ensure_debs(progress: Progress = engine.noop) -> tuple[str, list[str]]:
     """The helper's Debian packages in the cache, fetched with apt when missing."""
     folder = debs_dir()
     have = deb_image.debs_present(folder)
-    if {deb_image.package_of(f) for f in have} >= set(DEBS):
+    if _complete(have):
         return folder, have
     if not shutil.which("apt-get"):
         raise InfrastructureError(
@@ -72,7 +72,7 @@ def ensure_debs(progress: Progress = engine.noop) -> tuple[str, list[str]]:
         subprocess.run(["apt-get", "update", "-qq"], capture_output=True, text=True)
         proc = subprocess.run(["apt-get", "download", *DEBS], cwd=folder, capture_output=True, text=True)
     have = deb_image.debs_present(folder)
-    if proc.returncode != 0 or not {deb_image.package_of(f) for f in have} >= set(DEBS):
+    if proc.returncode != 0 or not _complete(have):
         last = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         raise InfrastructureError(
             f"could not fetch the network helper's Debian packages: {last[0][:200]}",
@@ -82,23 +82,16 @@ def ensure_debs(progress: Progress = engine.noop) -> tuple[str, list[str]]:
 
 
 def helper_inputs(base_id: str, folder: str, files: list[str]) -> dict:
-    return {
-        "kind": "netns-helper",
-        "install": INSTALL,
-        "changes": CHANGES,
-        "debs": [(f, os.path.getsize(os.path.join(folder, f))) for f in files],
-        "base": base_id,
-    }
+    return deb_image.inputs("netns-helper", INSTALL, CHANGES, base_id, folder, files)
+
+
+def _complete(files: list[str]) -> bool:
+    return {deb_image.package_of(f) for f in files} >= set(DEBS)
 
 
 def wanted_hash(base_id: str) -> tuple[str | None, str]:
-    """The inputs hash the helper image should carry on this base, or None with
-    why it cannot be told yet (its packages are not fetched). No network."""
-    folder = debs_dir()
-    files = deb_image.debs_present(folder)
-    if not {deb_image.package_of(f) for f in files} >= set(DEBS):
-        return None, f"Debian packages not fetched (into {folder})"
-    return hashing.inputs_hash(helper_inputs(base_id, folder, files)), ""
+    """The inputs hash the helper image should carry on this base (deb_image.wanted_hash)."""
+    return deb_image.wanted_hash(base_id, debs_dir(), _complete, helper_inputs)
 
 
 def ensure_helper_image(client=None, *, force: bool = False, progress: Progress = engine.noop) -> str:

@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 
 from chaos.errors import InfrastructureError
-from chaos.images import engine, hashing
+from chaos.images import engine
 from chaos.images.engine import Progress
 from chaos.images import deb_image
 from chaos.images.deb_image import DebImage
@@ -103,24 +103,12 @@ def ensure_debs(client, base_tag: str, progress: Progress = engine.noop) -> tupl
 
 
 def node_inputs(base_id: str, folder: str, files: list[str]) -> dict:
-    return {
-        "kind": KIND,
-        "want": list(WANT),
-        "install": INSTALL,
-        "changes": CHANGES,
-        "debs": [(f, os.path.getsize(os.path.join(folder, f))) for f in files],
-        "base": base_id,
-    }
+    return deb_image.inputs(KIND, INSTALL, CHANGES, base_id, folder, files, want=list(WANT))
 
 
 def wanted_hash(base_id: str) -> tuple[str | None, str]:
-    """The inputs hash the node image should carry on this base, or None with
-    why it cannot be told yet (its packages are not fetched). No network."""
-    folder = debs_dir()
-    files = deb_image.debs_present(folder)
-    if not _complete(files):
-        return None, f"Debian packages not fetched (into {folder})"
-    return hashing.inputs_hash(node_inputs(base_id, folder, files)), ""
+    """The inputs hash the node image should carry on this base (deb_image.wanted_hash)."""
+    return deb_image.wanted_hash(base_id, debs_dir(), _complete, node_inputs)
 
 
 def ensure_node_image(client=None, *, force: bool = False, progress: Progress = engine.noop) -> str:
