@@ -5,7 +5,13 @@ read as a user would give it (one file), against the shipped catalogue
 
     python benchmarks/diagnose_accuracy.py                    # every split
     python benchmarks/diagnose_accuracy.py --split train      # while tuning rules: dev, heldout, heldout-2, dev-2
-    python benchmarks/diagnose_accuracy.py --split heldout-3  # the fresh held-out split: measure only
+    python benchmarks/diagnose_accuracy.py --split heldout-3  # the third held-out split (read since: training data)
+    python benchmarks/diagnose_accuracy.py --split heldout-4  # the fourth held-out split: measure only
+    python benchmarks/diagnose_accuracy.py --split tune-4     # what round 4 tuned on: dev, dev-2, dev-3
+    python benchmarks/diagnose_accuracy.py --split heldout-5  # the fifth held-out split: measure only
+    python benchmarks/diagnose_accuracy.py --split train-5    # what round 5 may tune on: every split but heldout-5
+    python benchmarks/diagnose_accuracy.py --split heldout-6  # the sixth held-out split: measure only
+    python benchmarks/diagnose_accuracy.py --split train-6    # what round 6 may tune on: every split but heldout-6
     python benchmarks/diagnose_accuracy.py --big-log-mb 100  # and time a 100 MB log
 
 Per family and split: top-1 (a confident answer, and its family is the
@@ -17,8 +23,16 @@ shown instead of a guess), wrong first (a confident answer of another family). S
 blind once, then used while tuning), `heldout-2` (the second held-out draw,
 judged once in round 2, then read), `dev-2` (cases gathered in round 3 for the
 shapes heldout-2 showed missing), `train` (those four together: what rules may
-be tuned on now) and `heldout-3` (the fresh held-out set, gathered and
-committed before the reader was run on it: it only measures;
+be tuned on in round 3), `heldout-3` (judged once at the end of round 3, then
+read), `dev-3` (training cases gathered in round 4), `tune-4` (dev, dev-2 and
+dev-3: what round 4's rules were written on) and `heldout-4` (the fourth
+held-out set, gathered and committed before the reader was run on it; read
+per case since), `tune-5` (training cases gathered in round 5), `train-5`
+(every split but heldout-5: what round 5's rules were written on) and
+`heldout-5` (the fifth held-out set, committed before the reader was run on
+it; read per case since), `train-6` (every split but heldout-6: what round 6's
+rules may be written on) and `heldout-6` (the sixth held-out set, committed
+before the reader was run on it: it only measures;
 tests/fixtures/diagnose_field/README.md).
 
 ``--big-log-mb N`` writes an N MB log of real TF lines (the corpus's and the
@@ -92,7 +106,14 @@ def _result(case: dict, ranked) -> dict:
 
 
 SPLITS = {"dev": ("dev",), "heldout": ("heldout",), "heldout-2": ("heldout-2",), "dev-2": ("dev-2",),
-          "train": ("dev", "heldout", "heldout-2", "dev-2"), "heldout-3": ("heldout-3",)}
+          "train": ("dev", "heldout", "heldout-2", "dev-2"), "heldout-3": ("heldout-3",),
+          "dev-3": ("dev-3",), "heldout-4": ("heldout-4",),
+          "tune-4": ("dev", "dev-2", "dev-3"), "heldout-5": ("heldout-5",), "tune-5": ("tune-5",),
+          # round 5 may tune on every split but heldout-5 (heldout-4 was read in round 4)
+          "train-5": ("dev", "heldout", "heldout-2", "dev-2", "heldout-3", "dev-3", "heldout-4", "tune-5"),
+          "heldout-6": ("heldout-6",),
+          # round 6 may tune on every split but heldout-6 (heldout-5 was read in round 5)
+          "train-6": ("dev", "heldout", "heldout-2", "dev-2", "heldout-3", "dev-3", "heldout-4", "tune-5", "heldout-5")}
 
 
 def table(results: list[dict], split: str) -> str:
@@ -199,7 +220,9 @@ def main(argv=None) -> int:
     entries, _ = build([ROOT / "scenarios"], default_findings(), field=True)
     results = evaluate(cases, entries)
     report: dict = {"results": results}
-    splits = ["dev", "heldout", "heldout-2", "dev-2", "train", "heldout-3"] if args.split == "all" else [args.split]
+    splits = ["dev", "heldout", "heldout-2", "dev-2", "train", "heldout-3", "dev-3", "tune-4", "heldout-4",
+              "tune-5", "train-5", "heldout-5", "train-6", "heldout-6"] \
+        if args.split == "all" else [args.split]
     text = [table(results, split) for split in splits]
     if args.cases:
         text.append("\n".join(

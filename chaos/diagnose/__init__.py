@@ -12,7 +12,7 @@ from pathlib import Path
 from chaos.diagnose.catalogue import Entry, build, default_findings, default_scenarios
 from chaos.diagnose.logs import DiagnoseError, WorkerLog, check_paths, read_logs, split_dump
 from chaos.diagnose.match import Match, rank, tied_first
-from chaos.diagnose.observe import Watch, WorkerObservations, observe, observe_files
+from chaos.diagnose.observe import Watch, WorkerObservations, observe, observe_all, observe_files
 from chaos.diagnose.signatures import PatternSignature
 
 
@@ -22,7 +22,7 @@ def watch_for(entries: list[Entry]) -> Watch:
 
 
 def diagnose_logs(logs: list[WorkerLog], entries: list[Entry]) -> tuple[list[WorkerObservations], list[Match]]:
-    workers = [observe(log) for log in logs]
+    workers = observe_all(logs)
     return workers, rank(entries, workers)
 
 
@@ -39,5 +39,5 @@ def diagnose(paths: list[str | Path], scenarios: list[str | Path] | None = None,
 
 __all__ = [
     "DiagnoseError", "Entry", "Match", "WorkerLog", "WorkerObservations", "build", "diagnose",
-    "diagnose_logs", "observe", "observe_files", "rank", "read_logs", "split_dump", "tied_first", "watch_for",
+    "diagnose_logs", "observe", "observe_all", "observe_files", "rank", "read_logs", "split_dump", "tied_first", "watch_for",
 ]

@@ -93,7 +93,12 @@ def signatures_of(scenario: Scenario) -> tuple[sig.Signature, ...]:
         elif name == "hang_at_bring_up":
             out.append(sig.HangSignature(check.min_s, tuple(check.missing) if check.missing else None))
         elif name == "stall":
-            out.append(sig.StallSignature(check.min_s))
+            fault = scenario.faults[getattr(check, "fault", 0)] if scenario.faults else None
+            if fault is not None and fault.at.before_start:
+                # its window begins before the first step: a log shows it from the wait for peers on
+                out.append(sig.BringUpStallSignature(check.min_s))
+            else:
+                out.append(sig.StallSignature(check.min_s))
         elif name == "slowdown":
             out.append(sig.SlowdownSignature(check.factor))
         elif name == "environment_skew":

@@ -95,6 +95,7 @@ def _entries() -> tuple[Entry, ...]:
             [
                 S("oom_killer oomkilled", 4, "the kernel's OOM killer or Kubernetes' OOMKilled"),
                 S("yarn_memory_kill", 5, "YARN's node manager killed the container for exceeding its memory limit"),
+                S("cloud_replica_oom", 5, "the cloud training service: a replica ran out of memory and was killed (SIGKILL)"),
                 S("bad_alloc", 3, "std::bad_alloc / Cannot allocate memory"),
                 S("tf_oom_cpu", 3, "TF's allocator out of memory on the host (by allocator cpu)"),
                 S("shell_killed", 3, "the shell's `Killed` (SIGKILL: on one host, most often the kernel's OOM killer)"),
@@ -104,7 +105,7 @@ def _entries() -> tuple[Entry, ...]:
             ],
             ["https://github.com/tensorflow/tensorflow/issues/9419", "https://github.com/keras-team/keras/issues/3476",
              "https://github.com/IBM/FfDL/issues/127", "https://github.com/tensorflow/tensorflow/issues/59383",
-             "https://github.com/yahoo/TensorFlowOnSpark/issues/426"],
+             "https://github.com/yahoo/TensorFlowOnSpark/issues/426", "https://github.com/tensorflow/models/issues/5591"],
         ),
         _entry(
             "field-worker-evicted-or-preempted", "killed",
@@ -204,7 +205,9 @@ def _entries() -> tuple[Entry, ...]:
             "`failed to connect to 'ipv4:10.0.0.5:2222': socket error: connection refused` / `timeout occurred`, "
             "`Connect failed ... Connection refused`, `failed to connect to all addresses`; the job waits at "
             "start (`CreateSession still waiting for response from worker`). Under mpirun: `A process or daemon was "
-            "unable to complete a TCP connection to another process ... usually caused by a firewall`.",
+            "unable to complete a TCP connection to another process ... usually caused by a firewall`; Horovod: "
+            "`NoValidAddressesFound: Horovod was unable to connect to task service #1 on any of the following "
+            "addresses`. A task whose own port another process holds (`Address already in use`) never listens.",
             "A firewall or security group blocks the port, the address is not reachable from where the task "
             "runs (outside the cluster's network), nothing listens there yet, or the address/port is wrong.",
             "From the waiting task's host, connect to the peer's host:port (nc -zv HOST PORT); open the port "
@@ -218,9 +221,14 @@ def _entries() -> tuple[Entry, ...]:
                 S("mpi_tcp_daemon", 5, "Open MPI: a daemon could not complete a TCP connection (a firewall, it says)"),
                 S("orte_daemons", 1, "Open MPI could not start its daemons on every host"),
                 S("horovodrun_start_timeout", 3, "horovodrun timed out reaching its task services on the other hosts"),
+                S("horovod_no_valid_addresses", 4, "Horovod's tasks could not reach its driver or task service on any address"),
+                # as likely as a TF_CONFIG that gives two tasks one port (field-task-port-already-in-use): tied
+                # across families unless a printed cluster shows the duplicate, so "no confident match" with both
+                S("port_in_use", 4, "a task's own port is held by another process: it never listens for its peers"),
+                S("server_start_failed", 1.5, "gRPC could not start the task's server"),
             ],
             ["https://github.com/caicloud/tensorflow-demo/issues/13", "https://github.com/tensorflow/tensorflow/issues/12745",
-             "https://github.com/open-mpi/ompi/issues/12103"],
+             "https://github.com/open-mpi/ompi/issues/12103", "https://github.com/horovod/horovod/issues/2547"],
         ),
         _entry(
             "field-heartbeat-or-collective-timeout", "timeout",
@@ -266,7 +274,7 @@ def _entries() -> tuple[Entry, ...]:
             "field-version-or-environment-mismatch", "version_skew",
             "Versions or environments do not match: TF vs. Horovod's build, the driver vs. CUDA, worker vs. worker",
             "`HorovodVersionMismatchError: Framework tensorflow installed with version X but found version Y`, "
-            "`undefined symbol: _ZN10tensorflow...`, `CUDA driver version is insufficient for CUDA runtime "
+            "`undefined symbol: _ZN10tensorflow...` (or a CUDA runtime symbol: `cudaLaunch`), `CUDA driver version is insufficient for CUDA runtime "
             "version`, protobuf's `This program was compiled against version X of the Protocol Buffer runtime "
             "library, which is not compatible with the installed version (Y)` / `Descriptors cannot be created "
             "directly`, or a collective whose members disagree (`Shape mismatch in the collective instance`).",
@@ -278,12 +286,14 @@ def _entries() -> tuple[Entry, ...]:
             [
                 S("horovod_version", 6, "Horovod built against another TensorFlow"),
                 S("protobuf_version", 5, "code generated for one protobuf version loaded with another protobuf runtime"),
-                S("undefined_symbol", 4, "a TensorFlow symbol missing when a library loads"),
+                S("undefined_symbol", 4, "a TensorFlow or CUDA runtime symbol missing when a library loads"),
                 S("driver_insufficient", 4, "the CUDA driver is older than the runtime"),
                 S("collective_mismatch", 3, "the members of a collective disagree"),
                 S("library_missing", 2, "a CUDA library could not be loaded"),
+                S("illegal_instruction", 4, "the CPU lacks an instruction the TensorFlow build uses (SIGILL, exit 132)"),
             ],
             ["https://github.com/horovod/horovod/issues/2619", "https://github.com/horovod/horovod/issues/939",
+             "https://github.com/horovod/horovod/issues/2224",
              "https://github.com/tensorflow/tensorflow/issues/8526", "https://github.com/protocolbuffers/protobuf/issues/9086"],
         ),
         _entry(
@@ -409,6 +419,9 @@ def _entries() -> tuple[Entry, ...]:
             [
                 S("port_in_use", 4, "the task's port is already in use"),
                 S("server_start_failed", 1.5, "gRPC could not start the task's server"),
+                # what tells it from another process holding the port (field-peer-port-unreachable): the printed
+                # cluster itself is wrong (two tasks at one host:port)
+                TfConfigMistakeSignature(weight=3.0),
             ],
             ["https://github.com/tensorflow/tensorflow/issues/3517"],
         ),

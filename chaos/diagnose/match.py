@@ -9,14 +9,18 @@ are evidence against a silent one.
     earned   = sum of weight x credit of the matched signatures
     judged   = sum of the weights of the signatures the logs could judge
     coverage = earned / judged
-    score    = earned x coverage - unexplained
+    score    = earned x coverage - unexplained - kills absent
 
 so an entry gains with each specific symptom it explains, and loses with each
 one it expected and the logs show was not there. ``unexplained`` counts the
 kill-type exits (137, 134, OOM kill) the logs show that the entry's
 signatures do not expect: a SIGKILL is evidence against "a paused worker"
 (a worker killed while it hung at bring-up does not count: that kill is the
-operator's cure, not a symptom).
+operator's cure, not a symptom). ``kills absent`` is the same the other way
+round: the distinct kill-type exits an entry expects where the logs show how
+those workers exited and none was killed that way: every worker exiting 1 is
+evidence against "a straggler then killed", however slow its steps were
+(a busy machine slows steps too).
 
 An entry is a candidate only if its positive signatures (all but no_error)
 earned 1.5 or more. Entries ranked at equal scores (to 1e-6) are tied: their symptoms,
@@ -61,6 +65,7 @@ class Match:
     unexplained: tuple[Evidence, ...]
     capped_from: float | None = None  # a field entry ranked below its family's scenario: its own score
     lifted_to: float | None = None  # a scenario ranked at the score of a field entry of its own family
+    kills_absent: tuple[Signature, ...] = ()  # the kill-type exits it expects that the logs show did not happen
 
     @property
     def ranked_at(self) -> float:
@@ -93,6 +98,14 @@ def _kill_exits(workers: list[WorkerObservations]) -> list:
     ]
 
 
+def _exits_known(signature: ExitSignature, workers: list[WorkerObservations]) -> bool:
+    """Whether the logs say how every worker the exit signature names exited
+    (a log whose name gives no index may be any of them)."""
+    wanted = None if signature.workers is None else set(signature.workers)
+    targets = [w for w in workers if wanted is None or w.index is None or w.index in wanted]
+    return bool(targets) and all(w.exits for w in targets)
+
+
 def judge_entry(entry: Entry, workers: list[WorkerObservations]) -> Match:
     results = tuple(SignatureResult(s, s.judge(workers)) for s in entry.signatures)
     counted = [r for r in results if r.signature.positive or r.judged.matched is False]
@@ -104,7 +117,11 @@ def judge_entry(entry: Entry, workers: list[WorkerObservations]) -> Match:
         e.evidence for e in _kill_exits(workers) if not any(s.accepts(e.code, e.oom_killed) for s in exits)
     )
     distinct = len({(e.code, e.oom_killed) for e in _kill_exits(workers) if e.evidence in unexplained})
-    return Match(entry, results, earned * coverage - distinct, coverage, unexplained)
+    # and the other way round: the kill it expects, where the logs show how those workers exited and none was killed
+    absent = tuple(r.signature for r in results if isinstance(r.signature, ExitSignature) and r.judged.matched is False
+                   and (r.signature.code in KILL_CODES or r.signature.oom_killed) and _exits_known(r.signature, workers))
+    missing = len({(s.code, bool(s.oom_killed)) for s in absent})
+    return Match(entry, results, earned * coverage - distinct - missing, coverage, unexplained, kills_absent=absent)
 
 
 FIELD_BELOW = 0.01  # how far below its family's best scenario a field entry is ranked

@@ -131,6 +131,9 @@ class Generation:
     notable: list[Evidence] = field(default_factory=list)  # this generation's flagged lines (shapes, errors, exits, waits)
     done_t: float | None = None  # when it said training was done (the framework's own logs)
     redeployed: bool = False  # begun by the runner's redeploy: until its start, lines are the old process's
+    # A redeployed generation: when the runner's stop of the old process was seen in this
+    # log (its SIGKILL exit, 137), for ``settle`` to date the whole redeploy from.
+    stopped_t: float | None = None
     more_errors: int = 0  # errors past MAX_KEPT: counted, not kept
 
     def _aftermath(self, t: float | None) -> bool:
@@ -150,8 +153,25 @@ class Generation:
                 self.more_errors += 1
 
     def add_exit(self, exit_: "ExitSeen") -> None:
-        if not (self.redeployed and self.start is None) and len(self.exits) < MAX_KEPT:
+        if self.redeployed and self.start is None:
+            # the old process's exit, after the restart line: the runner's stop (kept only as its time)
+            if exit_.code == STOP_CODE and exit_.t is not None:
+                self.stopped_t = exit_.t if self.stopped_t is None else min(self.stopped_t, exit_.t)
+            return
+        if self._after_done_failed(exit_):
+            return
+        if len(self.exits) < MAX_KEPT:
             self.exits.append(exit_)
+
+    def _after_done_failed(self, exit_: "ExitSeen") -> bool:
+        """A failed exit after the worker said training was done: its shutdown
+        failing (its peer left first), or the runner's teardown killing a process
+        that lingered past the symptom timeout (137), or TF's line about it
+        (`... the leader task was preempted/died ...`). Like the errors of that
+        moment, it says nothing of the failure the run was about; an exit 0 is
+        kept (it says the job ended)."""
+        failed = exit_.code != 0 or exit_.oom_killed  # code None: a line saying it went away ("preempted")
+        return failed and self.done_t is not None and exit_.t is not None and exit_.t > self.done_t
 
     def add_hang(self, t: float | None, evidence: Evidence) -> None:
         self.hang_lines.append((t, evidence))
@@ -604,9 +624,9 @@ class Observer:
             self.generations[-1].add_error(ErrorSeen(pending["cls"], pending["msg"], pending["t"], pending["evidence"]))
             self.pending = None
 
-    def _flag(self, evidence: Evidence, names: tuple[str, ...]) -> None:
-        if len(self.flagged) >= MAX_FLAGGED:
-            return
+    def _flag(self, evidence: Evidence, names: tuple[str, ...], t: float | None) -> None:
+        if len(self.flagged) >= MAX_FLAGGED or self.generations[-1]._aftermath(t):
+            return  # the shutdown's lines after training was done (a peer that left first) are no failure's shape
         key = _repeat_key(names, evidence.text)
         seen = self.repeats.get(key, 0)
         self.repeats[key] = seen + 1
@@ -647,7 +667,7 @@ class Observer:
                     hits.append(Evidence(f"{self.origin}:{number}", self.name, raw))
         if self.stragglers:
             if TASK_LINE.match(_core(raw)):
-                self._flag(Evidence(f"{self.origin}:{number}", self.name, raw), ("task_line",))
+                self._flag(Evidence(f"{self.origin}:{number}", self.name, raw), ("task_line",), self.last_t)
                 return
             self.stragglers = False
         is_json = raw[0] == "{" or (raw[0] in " \t" and raw.lstrip().startswith("{"))
@@ -680,7 +700,7 @@ class Observer:
                 pending["lines"] += 1
                 names = shapes_in(text, words)
                 if names:
-                    self._flag(evidence, names)
+                    self._flag(evidence, names, t)
                 return
             self._flush()
         if event is not None:
@@ -689,7 +709,7 @@ class Observer:
         reading = _text_line(text, t, evidence, self.generations[-1])
         names = flags(reading)
         if names:
-            self._flag(evidence, names)
+            self._flag(evidence, names, t)
             self.stragglers = "Example stragglers:" in text
         found = reading.exception
         if found:
@@ -741,7 +761,7 @@ def observe_files(paths: list, watch: Watch | None = None) -> tuple[list[WorkerO
     workers = []
     for observer, shown in zip(kept, unique_names(keys)):
         workers.append(renamed(observer.finish(), shown) if shown != observer.name else observer.finish())
-    return workers, notes
+    return settle(workers), notes
 
 
 def renamed(w: WorkerObservations, name: str) -> WorkerObservations:
@@ -770,6 +790,11 @@ def renamed(w: WorkerObservations, name: str) -> WorkerObservations:
 
 
 REDEPLOY_AFTERMATH_S = 3.0
+STOP_CODE = 137  # the runner's redeploy stops workers without grace: SIGKILL
+# How long before its restart line a worker's SIGKILL exit can be the runner's stop: it
+# stops every worker, then recreates them, and only then writes the restart lines
+# (under load the whole round takes seconds; a kill long before it is a failure's).
+REDEPLOY_STOP_S = 30.0
 
 
 def _forget_redeploy(gen: Generation, restart_t: float) -> None:
@@ -782,14 +807,58 @@ def _forget_redeploy(gen: Generation, restart_t: float) -> None:
     gen.errors[:] = [e for e in gen.errors if e.t is None or e.t < since]
 
 
+def _stop_exit_t(gen: Generation, restart_t: float) -> float | None:
+    """When the runner's redeploy stopped this worker, as its log shows it: the
+    generation's last exit, if a SIGKILL shortly before the restart line."""
+    last = gen.exits[-1] if gen.exits else None
+    if last is None or last.code != STOP_CODE or last.t is None or not 0 <= restart_t - last.t <= REDEPLOY_STOP_S:
+        return None
+    return last.t
+
+
+def settle(workers: list[WorkerObservations]) -> list[WorkerObservations]:
+    """What only the logs of every worker together show: a redeploy (this
+    framework's runner; a user's logs have none) stops the workers one after
+    another and writes each one's restart line only once it has recreated them
+    all. The first SIGKILL of the round (or its first restart line) dates the
+    stop for every worker: a peer's `Socket closed` when the first one was
+    stopped, and its own stop, may come well over 3 s before its own restart
+    line on a loaded machine. Their exits and errors from 3 s before that on
+    are the runner's doing and are dropped."""
+    rounds: dict[int, list[tuple[Generation, Generation]]] = {}
+    for w in workers:
+        n = 0
+        for old, new in zip(w.generations, w.generations[1:]):
+            if new.redeployed:
+                rounds.setdefault(n, []).append((old, new))
+                n += 1
+    for pairs in rounds.values():
+        times = [t for _, new in pairs for t in (new.stopped_t, new.first_t) if t is not None]
+        if not times:
+            continue
+        since = min(times) - REDEPLOY_AFTERMATH_S
+        for old, _ in pairs:
+            old.exits[:] = [e for e in old.exits if e.t is None or e.t < since]
+            old.errors[:] = [e for e in old.errors if e.t is None or e.t < since]
+    return workers
+
+
+def observe_all(logs: list[WorkerLog], watch: Watch | None = None) -> list[WorkerObservations]:
+    """Each log's observations (``observe``), then what they show together (``settle``)."""
+    return settle([observe(log, watch) for log in logs])
+
+
 def _event(event, evidence: Evidence, generations: list[Generation]) -> None:
     gen = generations[-1]
+    stopped_t = None
     if isinstance(event, RestartEvent) and event.reason.startswith("redeploy"):
+        stopped_t = _stop_exit_t(gen, event.t)
         _forget_redeploy(gen, event.t)
     restarted = isinstance(event, RestartEvent) or (isinstance(event, StartEvent) and gen.start is not None)
     if restarted and (gen.start or gen.steps or gen.errors or gen.exits or gen.hang_lines):
         redeploy = isinstance(event, RestartEvent) and event.reason.startswith("redeploy")
-        generations.append(Generation(first_t=event.t, last_t=event.t, redeployed=redeploy))
+        generations.append(Generation(first_t=event.t, last_t=event.t, redeployed=redeploy,
+                                      stopped_t=stopped_t if redeploy else None))
         gen = generations[-1]
     if isinstance(event, StartEvent):
         gen.start = evidence

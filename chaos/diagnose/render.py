@@ -63,7 +63,9 @@ def _match(rank: int, match: Match, tied_with: list[Match]) -> list[str]:
         out.append(f"     + {result.signature.label()}")
         out.extend(f"         {e.shown()}" for e in result.judged.evidence)
     for result in match.missed:
-        out.append(f"     - not seen: {result.signature.label()}")
+        against = " (the logs show how the workers exited: a kill that did not happen counts against it)" \
+            if result.signature in match.kills_absent else ""
+        out.append(f"     - not seen: {result.signature.label()}{against}")
     if not entry.from_field:  # a field entry's lines are each enough: those absent are not missing evidence
         for result in match.untold:
             out.append(f"     ? the logs cannot tell: {result.signature.label()}")

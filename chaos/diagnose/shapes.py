@@ -92,11 +92,16 @@ SHAPES: tuple[Shape, ...] = (
     _shape("system_memory_warning", ["exceeds 10% of"], r"Allocation of \d+ exceeds 10% of (?:free )?system memory"),
     # YARN's node manager (Spark executors, TonY, TFoS): "Container killed by YARN for exceeding memory
     # limits", "Container [pid=..] is running beyond 'PHYSICAL' memory limits ... Killing container",
-    # exit status -104 / -103 (KILLED_EXCEEDED_PMEM / _VMEM)
-    _shape("yarn_memory_kill", ["killed by YARN", "beyond", "-104", "-103", "KILLED_EXCEEDED"],
+    # exit status -104 / -103 (KILLED_EXCEEDED_PMEM / _VMEM); the same message's usage part,
+    # "15.8 GB of 14.7 GB virtual memory used. Killing container.", is often a line of its own
+    _shape("yarn_memory_kill", ["killed by YARN", "beyond", "-104", "-103", "KILLED_EXCEEDED", "Killing container"],
            r"[Cc]ontainer killed by YARN for exceeding memory limits|"
            r"is running (?:\d+B )?beyond (?:the )?'?(?:physical|virtual|PHYSICAL|VIRTUAL)'? memory limits?|"
-           r"[Ee]xit ?[Ss]tatus:? ?-10[34]\b|KILLED_EXCEEDED_[PV]MEM"),
+           r"[Ee]xit ?[Ss]tatus:? ?-10[34]\b|KILLED_EXCEEDED_[PV]MEM|"
+           r"[\d.]+ [KMGT]?B of [\d.]+ [KMGT]?B (?:physical|virtual) memory used\. Killing container"),
+    # Cloud ML Engine / AI Platform Training's job message for a replica the platform killed for its memory
+    _shape("cloud_replica_oom", ["ran out-of-memory"],
+           r"[Rr]eplica \w+ \d+ ran out-of-memory and exited|ran out-of-memory and exited with a non-zero status of 9"),
     _shape("shell_killed", ["Killed", "killed"], r"(?<![A-Za-z])[Kk]illed\s*$|\b\d+\s+Killed\s+\S"),
     _shape("exit_137", ["exit", "Exit", "exited", "exit_code"],
            r"(?:[Ee]xit(?:ed)?(?: with)?(?: error| status)? (?:[Cc]ode|[Ss]tatus)|exit_code|Exit Code)[:= ]\s*(?:137|247)\b"),
@@ -118,11 +123,16 @@ SHAPES: tuple[Shape, ...] = (
     _shape("signal_9", ["signal 9", "SIGKILL", "signal: killed"], r"exited on signal 9\b|\bSIGKILL\b|signal: killed"),
     # --- NCCL
     # NCCL's warning about a CUDA failure says what failed: out of memory is the GPU's, a driver error the versions'
-    _shape("nccl_warn", ["NCCL WARN"], r"\bNCCL WARN\b", "", unless=("cuda_oom", "driver_insufficient")),
+    # NCCL up to 2.3 printed its lines without the "NCCL" word: "host:pid:tid [dev] include/socket.h:371 WARN ..."
+    # and "host:pid:tid [dev] INFO bootstrap.cu:45 -> 2 [Net]" (a source file and line, then WARN or an error code)
+    _shape("nccl_warn", ["NCCL WARN", " WARN "],
+           r"\bNCCL WARN\b|(?<![\w.-])[\w.-]+:\d+:\d+ \[\d+\] (?:\w+/)*\w+\.(?:h|cu|cc):\d+ WARN ", "",
+           unless=("cuda_oom", "driver_insufficient")),
     _shape("nccl_failed", ["ncclCommInitRank", "nccl", "NCCL", "unhandled"],
            r"ncclCommInitRank failed|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|unhandled (?:system|cuda) error|"
            r"NCCL (?:error|communication aborted)|nccl_\w+\.cc:\d+ ?: ?(?:Internal|Unknown)", ""),
-    _shape("nccl_error_chain", ["NCCL INFO"], r"NCCL INFO .* -> [1-9]\d*\b"),
+    _shape("nccl_error_chain", ["NCCL INFO", "] INFO "],
+           r"NCCL INFO .* -> [1-9]\d*\b|(?<![\w.-])[\w.-]+:\d+:\d+ \[\d+\] INFO (?:\w+/)*\w+\.(?:h|cu|cc):\d+ -> [1-9]\d*\b"),
     _shape("ibv_failed", ["ibv_"], r"\bibv_\w+ failed", ""),
     # --- Open MPI's TCP transport (mpirun under Horovod): the btl connects on an interface the peer
     # cannot route (docker0, a bridge, a second NIC) -- Horovod's "hangs due to non-routed interfaces"
@@ -152,6 +162,10 @@ SHAPES: tuple[Shape, ...] = (
     # horovodrun's launcher could not reach its task services on the other hosts
     _shape("horovodrun_start_timeout", ["Timed out waiting for tasks", "check connectivity between servers"],
            r"Timed out waiting for tasks to (?:start|update task-to-task addresses)|Please check connectivity between servers"),
+    # horovodrun's (or Horovod on Spark's) tasks could not reach the driver's or a peer task's service on any
+    # address it announced: "NoValidAddressesFound: Horovod was unable to connect to task service #1 on any of ..."
+    _shape("horovod_no_valid_addresses", ["NoValidAddressesFound", "was unable to connect to"],
+           r"NoValidAddressesFound|Horovod(?:run)? was unable to connect to (?:the )?(?:task|driver) servic"),
     # A task's own server cannot bind its port: another task or process holds it
     _shape("port_in_use", ["Address already in use", "EADDRINUSE"], r"Address already in use|EADDRINUSE", ""),
     _shape("server_start_failed", ["Could not start gRPC server", "Failed to add port", "No address added"],
@@ -196,11 +210,18 @@ SHAPES: tuple[Shape, ...] = (
                                 "Protobuf Gencode"],
            r"compiled against version [\d.]+ of the Protocol Buffer runtime library|Descriptors cannot be created directly|"
            r"[Dd]owngrade the protobuf package to|Detected (?:incompatible|mismatched) Protobuf Gencode/Runtime", ""),
+    # a TensorFlow C++ symbol, or a CUDA runtime one (a library built against another CUDA: cudaLaunch,
+    # __cudaPopCallConfiguration), missing when Horovod's or another extension's library loads
     _shape("undefined_symbol", ["undefined symbol", "Symbol not found"],
-           r"undefined symbol: _+ZN|Symbol not found: _+ZN|undefined symbol: .*tensorflow", ""),
+           r"undefined symbol: _+ZN|Symbol not found: _+ZN|undefined symbol: .*tensorflow|undefined symbol: \W*_*cuda[A-Z]\w*", ""),
     _shape("collective_mismatch", ["collective instance", "Collective instance", "group expected", "joining a group"],
            r"Shape mismatch in the collective instance|[Cc]ollective instance \d+ expected type|"
            r"another member in the group expected|is joining a group with size"),
+    # a CPU without an instruction the TensorFlow build uses (AVX in the stock wheels): the kernel stops the
+    # process with SIGILL, "Illegal instruction (core dumped)", an exit code of 132 (128 + 4)
+    _shape("illegal_instruction", ["Illegal instruction", "SIGILL", "exit", "Exit", "signal 4"],
+           r"Illegal instruction|\bSIGILL\b|exited on signal 4\b|"
+           r"(?:[Ee]xit(?:ed)?(?: with)?(?: error| status)? (?:[Cc]ode|[Ss]tatus)|exit_code|Exit Code)[:= ]\s*132\b", ""),
     _shape("library_missing", ["dynamic library", "cannot open shared", "libcud"],
            r"Could not load dynamic library|cannot open shared object file|libcud\w*\.so[\w.]*.*not found"),
     # --- checkpoints
@@ -210,7 +231,7 @@ SHAPES: tuple[Shape, ...] = (
     _shape("checkpoint_missing", ["TensorSliceReader", "matching files", "MergeV2", "_temp", "No such file", "not found",
                                   "does not exist", "Restoring from"],
            r"Unsuccessful TensorSliceReader constructor|Failed to find any matching files for|MergeV2Checkpoints|"
-           r"\.ckpt\S*_temp\S*(?:; No such file|\.index)|[Cc]heckpoint\S* (?:not found|does not exist)|"
+           r"\.ckpt\S*_temp\S*(?:; No such file|\.index|\.data-\d+-of-\d+)|[Cc]heckpoint\S* (?:not found|does not exist)|"
            r"Restoring from checkpoint failed|(?:\.ckpt|checkpoint)\S*; No such file"),
     _shape("checkpoint_shape", ["requires shapes", "incompatible tensor", "not found in checkpoint", "are incompatible"],
            r"Assign requires shapes of both tensors to match|[Rr]eceived incompatible tensor with shape .* when attempting to restore|"

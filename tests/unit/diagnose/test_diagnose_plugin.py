@@ -93,3 +93,26 @@ def test_a_passing_scenario_whose_logs_diagnose_as_another_warns_or_fails_when_s
     off = project.runpytest(*args, "--chaos-diagnose", "off")
     off.assert_outcomes(passed=1)
     assert "SelfDiagnosisWarning" not in off.stdout.str()
+
+
+@pytest.mark.parametrize("timing_sensitive, shared", [(False, True), (True, False)])
+def test_a_run_beside_others_is_judged_without_its_step_times(monkeypatch, timing_sensitive, shared):
+    """Only the timing-sensitive scenarios run alone; the others' self-check treats step times as no evidence."""
+    from types import SimpleNamespace
+
+    import chaos.diagnose.selfcheck as selfcheck
+    import chaos.pytest_plugin as plugin
+
+    seen = {}
+
+    def fake_verdict(name, logs, entries, *, shared_cores=False):
+        seen["shared"] = shared_cores
+        return True, "diagnosed as x", []
+
+    monkeypatch.setattr(selfcheck, "verdict", fake_verdict)
+    monkeypatch.setattr(selfcheck, "report_logs", lambda report: [])
+    monkeypatch.setattr(plugin, "_catalogue", lambda item: [])
+    item = SimpleNamespace(scenario=SimpleNamespace(checks=[SimpleNamespace(timing_sensitive=timing_sensitive)]),
+                           user_properties=[])
+    plugin._self_diagnosis(item, SimpleNamespace(scenario="x", artifacts={}))
+    assert seen["shared"] is shared and item.user_properties == [("diagnose", "diagnosed as x")]

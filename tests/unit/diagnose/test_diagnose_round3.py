@@ -13,8 +13,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from chaos.diagnose import build
-from chaos.diagnose.catalogue import default_findings
 from chaos.diagnose.match import confident, rank
 from chaos.diagnose.observe import observe_files
 from chaos.diagnose.shapes import shapes_in
@@ -23,12 +21,6 @@ from chaos.diagnose.observe import Evidence
 
 ROOT = Path(__file__).resolve().parents[3]
 CASES = yaml.safe_load((ROOT / "tests" / "fixtures" / "diagnose_field" / "corpus.yaml").read_text(encoding="utf-8"))
-
-
-@pytest.fixture(scope="module")
-def catalogue():
-    entries, _ = build([ROOT / "scenarios"], default_findings(), field=True)
-    return entries
 
 
 @pytest.mark.parametrize("line, shape", [
