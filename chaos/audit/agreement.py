@@ -8,13 +8,15 @@ today's. A figure one card lacks is listed as not comparable, never as agreeing.
 from __future__ import annotations
 
 import json
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from chaos.audit.findings import FAILURES
+from chaos.audit.battery import base_key
+from chaos.audit.findings import FAILURES, TIMING_SPREAD
 from chaos.errors import ScenarioError
 
-TOLERANCE = 0.20
+TOLERANCE = TIMING_SPREAD  # the spread within which a timed criterion is not judged either
 
 
 @dataclass(frozen=True)
@@ -54,16 +56,24 @@ def _value(figure: dict | None) -> float | None:
 
 
 def figures(card: dict) -> dict[str, float | None]:
-    """The measured figures of a card, by a stable name."""
+    """The measured figures of a card, by a stable name. A fault the battery ran
+    several times (``chaos audit --repeat N``: keys ``partition``, ``partition#2``...)
+    gives the median of its runs' values, under the entry's name, so a card of
+    three runs per fault compares with one of one."""
     m = card["model"]
     out = {f"model {name}": _value(m.get(name)) for name in ("step_time_s", "save_s", "restart_s", "detect_s")}
+    samples: dict[str, list[float | None]] = {}
     for run in card["runs"]:
         if run.get("kind") not in FAILURES:  # no fault to detect (reference), or a different measure (bring-up)
             continue
+        key = base_key(run["key"])
         for name in ("detect_s", "restart_s"):
-            out[f"{run['key']} {name}"] = _value(run.get(name))
+            samples.setdefault(f"{key} {name}", []).append(_value(run.get(name)))
         for worker, figure in sorted((run.get("detection") or {}).items()):
-            out[f"{run['key']} detection {worker}"] = _value(figure)
+            samples.setdefault(f"{key} detection {worker}", []).append(_value(figure))
+    for name, values in samples.items():
+        known = [v for v in values if v is not None]
+        out[name] = statistics.median(known) if known else None
     return out
 
 

@@ -13,7 +13,7 @@ the run's timeline (chaos.audit.measure), not from a check.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chaos.errors import ScenarioError
@@ -198,13 +198,34 @@ class Planned:
     refused: str | None = None
 
 
-def plan(name: str, workload: WorkloadSpec | None) -> list[Planned]:
-    """Every entry of battery ``name`` against ``workload``; one the workload
-    cannot serve is kept with the validation's reason."""
+MAX_REPEAT = 5
+REPEAT_MARK = "#"  # killed-worker#2: the second run of the killed-worker entry
+
+
+def base_key(key: str) -> str:
+    """The battery entry a run belongs to: ``partition#3`` -> ``partition``."""
+    return key.split(REPEAT_MARK, 1)[0]
+
+
+def repeated(entry: BatteryEntry, round_: int) -> BatteryEntry:
+    """The ``round_``-th run (2, 3, ...) of ``entry``: its own key and scenario name, so its
+    report, its reproduce line and its row on the card are its own."""
+    if round_ == 1:
+        return entry
+    scenario = {**entry.scenario, "name": f"{entry.scenario['name']}-{round_}"}
+    return replace(entry, key=f"{entry.key}{REPEAT_MARK}{round_}", scenario=scenario)
+
+
+def plan(name: str, workload: WorkloadSpec | None, repeat: int = 1) -> list[Planned]:
+    """Every entry of battery ``name`` against ``workload``, each fault ``repeat``
+    times (the uninterrupted reference once: it measures no fault); one the
+    workload cannot serve is kept with the validation's reason."""
     out = []
-    for entry in BATTERIES[name]:
-        try:
-            out.append(Planned(entry, entry.build(workload)))
-        except ScenarioError as exc:
-            out.append(Planned(entry, None, exc.render().removeprefix("error: ").replace("\n", " ")))
+    for base in BATTERIES[name]:
+        for round_ in range(1, (1 if base.kind == "reference" else repeat) + 1):
+            entry = repeated(base, round_)
+            try:
+                out.append(Planned(entry, entry.build(workload)))
+            except ScenarioError as exc:
+                out.append(Planned(entry, None, exc.render().removeprefix("error: ").replace("\n", " ")))
     return out

@@ -47,7 +47,15 @@ def parse_nodes(text: str) -> int:
 
 
 def parse_jobs(text: str) -> int:
-    return _whole("--jobs", text, 1, 16, "of runs at once", "e.g. -j 3 (the default)")
+    return _whole("--jobs", text, 1, 16, "of runs at once", "e.g. -j 1 (the default) or -j 3")
+
+
+def parse_repeat(text: str) -> int:
+    from chaos.audit.battery import MAX_REPEAT
+
+    return _whole("--repeat", text, 1, MAX_REPEAT, "of runs of each fault",
+                  "e.g. --repeat 3: the timeout-driven figures (partition, paused peer) vary from run to "
+                  "run, and the card's medians over 3 runs repeat better than one sample (docs/audit.md)")
 
 
 def cmd_audit(args) -> int:
@@ -57,6 +65,7 @@ def cmd_audit(args) -> int:
     mtbf = parse_mtbf(args.mtbf_hours)
     nodes = parse_nodes(args.nodes)
     jobs = parse_jobs(args.jobs)
+    repeat = parse_repeat(args.repeat)
     if args.battery not in BATTERIES:
         raise _bad("--battery", args.battery, f"must be one of {', '.join(BATTERIES)}",
                    "full: every fault (about 10 min); quick: reference, killed worker, paused peer")
@@ -75,10 +84,10 @@ def cmd_audit(args) -> int:
         from chaos.scenario.workload_file import load_workload
 
         workload = load_workload(args.workload)
-    return _run(args, workload, Assumptions(mtbf, nodes), jobs)
+    return _run(args, workload, Assumptions(mtbf, nodes), jobs, repeat)
 
 
-def _run(args, workload, assumptions, jobs: int) -> int:
+def _run(args, workload, assumptions, jobs: int, repeat: int = 1) -> int:
     from chaos.audit.run import AuditRequest, any_broken, audit, command_line, write_card
     from chaos.audit.render_text import markdown
     from chaos.live import view as live
@@ -86,7 +95,7 @@ def _run(args, workload, assumptions, jobs: int) -> int:
 
     report_dir = Path(args.report_dir) if args.report_dir else None
     request = AuditRequest(args.workload, workload, args.battery, assumptions, report_dir, jobs,
-                           command=command_line(_argv(args)))
+                           command=command_line(_argv(args)), repeat=repeat)
     show = live.view()
     try:
         card, reports = audit(request, show=show, preflight=preflight)
@@ -115,7 +124,8 @@ def _argv(args) -> list[str]:
     """The options as given, for the card's reproduce line."""
     out = []
     for flag, value in (("--workload", args.workload), ("--mtbf-hours", args.mtbf_hours), ("--nodes", args.nodes),
-                        ("--battery", args.battery), ("--report-dir", args.report_dir)):
+                        ("--battery", args.battery), ("--repeat", None if args.repeat == "1" else args.repeat),
+                        ("--report-dir", args.report_dir)):
         if value is not None:
             out += [flag, str(value)]
     return out
@@ -132,8 +142,12 @@ def register(subparsers) -> None:
     p.add_argument("--nodes", default=str(DEFAULT_NODES), metavar="N",
                    help=f"nodes of the production cluster the job fails with (default {DEFAULT_NODES})")
     p.add_argument("--battery", default="full", metavar="NAME", help="full (default) or quick")
+    p.add_argument("--repeat", default="1", metavar="N", help="run each fault N times (1..5, default 1); "
+                   "the card's R and D are medians over the runs")
     p.add_argument("--report-dir", metavar="DIR", help="write card.html, card.md, card.json and every run's report")
-    p.add_argument("--jobs", "-j", default="3", metavar="N", help="fault runs side by side (1..16, default 3)")
+    p.add_argument("--jobs", "-j", default="1", metavar="N",
+                   help="fault runs side by side (1..16, default 1: each run alone, so its restart and "
+                        "detection times are the job's, not the battery's own load; -j 3 is faster)")
     p.add_argument("--fail-under", metavar="GRADE", help="exit 1 when the overall grade is below this (A..F)")
     p.add_argument("--agree-with", metavar="CARD_JSON", help="print each measured figure beside the same one of an "
                    "earlier card (its card.json) and whether they agree within 20 %%")

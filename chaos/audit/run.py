@@ -39,6 +39,7 @@ class AuditRequest:
     report_dir: Path | None
     jobs: int
     command: str = ""
+    repeat: int = 1  # runs of each fault (the reference runs once)
 
 
 def scenario_file(planned: Planned, report_dir: Path | None) -> str:
@@ -85,6 +86,13 @@ def measures_of(planned: list[Planned], reports: list[Report | None]) -> list[Ru
 def card_of(request: AuditRequest, measures: list[RunMeasures], wall_s: float | None = None) -> Card:
     label = request.workload_file or "the built-in harness"
     notes = [f"The battery took {wall_s:.0f} s of wall time on this machine."] if wall_s is not None else []
+    if request.repeat > 1:
+        notes.append(f"Each fault ran {request.repeat} times (--repeat): every run is a row; the model's R and D "
+                     "are medians over all of them, and a criterion fails when any run fails it.")
+    if request.jobs > 1:
+        notes.append(f"Up to {request.jobs} fault runs went side by side (-j {request.jobs}): restart and detection "
+                     "times include the battery's own load (restarts measured 2-4x a lone run's; docs/audit.md). "
+                     "-j 1, the default, measures each run alone.")
     notes += [
         "Restart times are this framework's: its standby workers import TensorFlow before they are told to go "
         "(docs/speed.md), so R excludes the import a real orchestrator's restart pays.",
@@ -105,7 +113,7 @@ def write_card(card: Card, report_dir: Path) -> dict[str, Path]:
 
 def audit(request: AuditRequest, show=None, preflight=None) -> tuple[Card, list[Report | None]]:
     started = time.monotonic()
-    planned = plan(request.battery, request.workload)
+    planned = plan(request.battery, request.workload, request.repeat)
     options = RunOptions(report_dir=request.report_dir / "runs" if request.report_dir else None)
     try:
         if preflight is not None:

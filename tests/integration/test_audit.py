@@ -27,7 +27,7 @@ def events(report, kind, source=None):
 def audited(tmp_path_factory, images):
     out = tmp_path_factory.mktemp("audit")
     proc = subprocess.run(
-        [sys.executable, "-m", "chaos", "audit", "--battery", "quick", "--mtbf-hours", "24", "--nodes", "64",
+        [sys.executable, "-m", "chaos", "audit", "--battery", "quick", "-j", "3", "--mtbf-hours", "24", "--nodes", "64",
          "--report-dir", str(out)],
         capture_output=True, text=True, timeout=600,
     )

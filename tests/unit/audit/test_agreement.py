@@ -42,3 +42,19 @@ def test_a_file_that_is_not_a_card_is_a_clear_error(tmp_path):
         read_card(bad)
     with pytest.raises(ScenarioError, match="cannot read a card"):
         read_card(tmp_path / "missing.json")
+
+
+def test_a_fault_run_several_times_compares_by_its_median_under_the_entry_s_name():
+    three = card()
+    three["runs"] = [three["runs"][0]] + [
+        {"key": key, "kind": "crash", "detect_s": {"value": d}, "restart_s": {"value": 3.0},
+         "detection": {"worker-0": {"value": d}}}
+        for key, d in (("partition", 9.0), ("partition#2", 21.0), ("partition#3", None), ("partition#4", 10.0))]
+    got = figures(three)
+    assert got["partition detect_s"] == 10.0  # the median of the known 9, 21, 10; the unmeasured one is left out
+    assert not any("#" in name for name in got)
+    one = card()
+    one["runs"] = [one["runs"][0], {"key": "partition", "kind": "crash", "detect_s": {"value": 11.5},
+                                    "restart_s": {"value": 3.0}, "detection": {}}]
+    row = {r.figure: r for r in compare(three, one)}["partition detect_s"]
+    assert row.agrees() is True and row.a == 10.0 and row.b == 11.5

@@ -51,3 +51,20 @@ def test_the_harness_trains_long_enough_and_a_user_job_keeps_its_own_length():
     user = {p.entry.key: p.scenario for p in plan("full", job) if p.scenario is not None}
     assert user["preemption"].faults[0].fault.grace_s == 15
     assert all(not s.warnings() for s in user.values()), {k: s.warnings() for k, s in user.items()}
+
+
+@pytest.mark.parametrize("value", ["0", "6", "two", "-1"])
+def test_a_bad_repeat_is_one_message_naming_it_exit_2(value, capsys):
+    assert main(["audit", "--repeat", value]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --repeat: must be a whole number") and "1 to 5" in err and "\nhint: " in err
+
+
+def test_repeat_plans_each_fault_n_times_with_its_own_key_and_scenario_and_the_reference_once():
+    planned = plan("quick", None, repeat=3)
+    keys = [p.entry.key for p in planned]
+    assert keys == ["reference", "killed-worker", "killed-worker#2", "killed-worker#3",
+                    "peer-paused", "peer-paused#2", "peer-paused#3"]
+    names = [p.scenario.name for p in planned]
+    assert len(set(names)) == len(names) and "audit-killed-worker-3" in names
+    assert planned[1].scenario.faults == planned[3].scenario.faults  # the same fault, run again

@@ -113,9 +113,50 @@ def test_slow_exit_compares_a_failed_process_s_lingering_with_the_restart(lag, s
 
 
 def test_the_card_s_median_restart_is_the_yardstick_when_known():
-    r = run(kind="silent", detect_s=fig(6.0), restart_s=fig(2.0), exit_lag={"worker-1": fig(2.4)})
+    r = run(kind="silent", detect_s=fig(6.0), restart_s=fig(2.0), exit_lag={"worker-1": fig(3.0)})
     alone = by_id([r], Context(expected_lost_s=0.5))
     assert alone["slow-detection"].status == FINDING and alone["slow-exit"].status == FINDING
-    median = by_id([r], Context(expected_lost_s=0.5, restart_s=6.0))
+    median = by_id([r], Context(expected_lost_s=0.5, restart_s=8.0))
     assert median["slow-detection"].status == OK and median["slow-exit"].status == OK
-    assert "vs R 6.00 s" in median["slow-exit"].measured
+    assert "vs R 8.00 s" in median["slow-exit"].measured
+
+
+@pytest.mark.parametrize("detect, status", [(4.4, NOT_MEASURED), (3.6, NOT_MEASURED), (6.0, FINDING), (2.0, OK)])
+def test_a_timing_within_the_batterys_spread_of_its_limit_is_not_judged_either_way(detect, status):
+    """Measured: slow-exit flipped between two runs of one job and moved its grade;
+    a comparison closer than 20 % (the runs' agreement goal) is too close to call."""
+    got = by_id([run(detect_s=fig(detect), restart_s=fig(3.0))], Context(expected_lost_s=1.0))["slow-detection"]
+    assert got.status == status
+    assert ("too close to call (within 20 %" in got.measured) == (status == NOT_MEASURED)
+
+
+def test_one_clearly_slower_run_is_a_finding_even_beside_a_close_one():
+    runs = [run(key="a", detect_s=fig(10.0), restart_s=fig(3.0)), run(key="b", detect_s=fig(4.2), restart_s=fig(3.0))]
+    got = by_id(runs, Context(expected_lost_s=1.0))["slow-detection"]
+    assert got.status == FINDING and got.measured.startswith("slower: the crash run: D 10.00 s")
+    assert "too close to call" in got.measured
+
+
+# --- --repeat: every run of an entry is judged, not only the first ---------------------------
+
+
+def test_one_repeat_that_does_not_complete_is_the_finding():
+    runs = [run("empty_checkpoint", key="empty-checkpoint-dir", resumed_step=1, verdicts={"completed": PASS}),
+            run("empty_checkpoint", key="empty-checkpoint-dir#2", verdicts={"completed": FAIL})]
+    got = by_id(runs)["empty-checkpoint"]
+    assert got.status == FINDING and "empty-checkpoint-dir#2" in got.measured
+    assert got.runs == ("empty-checkpoint-dir", "empty-checkpoint-dir#2")
+    both = by_id([runs[0], run("empty_checkpoint", key="empty-checkpoint-dir#2", resumed_step=1,
+                               verdicts={"completed": PASS})])["empty-checkpoint"]
+    assert both.status == OK
+
+
+def test_a_preemption_swallowed_in_one_repeat_of_three_is_the_finding():
+    runs = [run("preemption", key="preemption", target_exit_code=42, steps_lost=fig(0)),
+            run("preemption", key="preemption#2", target_exit_code=137, steps_lost=fig(13)),
+            run("preemption", key="preemption#3", target_exit_code=0, target_done=True)]
+    got = by_id(runs)["preemption-swallowed"]
+    assert got.status == FINDING and "1 of 2 runs" in got.measured and "13 steps lost" in got.measured
+    assert got.runs == ("preemption", "preemption#2")  # the run that finished in its grace judges nothing
+    handled = by_id([runs[0], run("preemption", key="preemption#2", target_exit_code=42, steps_lost=fig(1))])
+    assert handled["preemption-swallowed"].status == OK

@@ -102,3 +102,25 @@ def test_agree_with_prints_each_figure_beside_the_earlier_card_s(calls, monkeypa
 def test_agree_with_a_missing_card_is_said_before_anything_runs(calls, capsys):
     assert main(["audit", "--agree-with", "no-such/card.json"]) == 2
     assert calls == [] and "error: --agree-with: cannot read a card" in capsys.readouterr().err
+
+
+def test_repeat_runs_each_fault_again_and_the_card_says_so(calls, tmp_path, monkeypatch):
+    for n in (2, 3):
+        SYNTHETIC_N = {f"audit-killed-worker-{n}": killed_worker_report, f"audit-peer-paused-{n}": lambda: silent_report(10.0)}
+        monkeypatch.setitem(SYNTHETIC, *next(iter(SYNTHETIC_N.items())))
+        monkeypatch.setitem(SYNTHETIC, *list(SYNTHETIC_N.items())[1])
+    req = AuditRequest(None, None, "quick", Assumptions(24, 64), tmp_path, jobs=3, command="chaos audit", repeat=3)
+    card, reports = audit(req)
+    assert calls[0] == (["audit-reference"], 1) and len(calls[1][0]) == 6
+    assert all(r.measured for r in card.runs) and len(card.runs) == 7
+    assert card.model.restart_s.note.count("killed-worker") == 3  # the median runs over every repeat
+    assert any("ran 3 times" in note for note in card.notes)
+
+
+@pytest.mark.parametrize("jobs, said", [(1, False), (3, True)])
+def test_a_card_of_runs_side_by_side_says_its_timings_carry_that_load(tmp_path, jobs, said):
+    from chaos.audit.run import card_of
+
+    req = AuditRequest(None, None, "quick", Assumptions(24, 64), tmp_path, jobs=jobs, command="chaos audit")
+    card = card_of(req, [], 10.0)
+    assert any(f"-j {jobs}): restart and detection times include the battery's own load" in n for n in card.notes) is said
