@@ -25,6 +25,9 @@ PACKET_FAULTS: dict[str, dict] = {
     "packet_loss": {"fault": "packet_loss", "params": {"percent": 20}},
     "packet_corrupt": {"fault": "packet_corrupt", "params": {"percent": 5}},
     "packet_delay": {"fault": "packet_delay", "params": {"delay_ms": 100}},
+    "packet_reorder": {"fault": "packet_reorder", "params": {"percent": 25, "delay_ms": 10}},
+    # Duplication without netem is egress only (chaos/netns/nfqueue.py): one direction.
+    "packet_duplicate": {"fault": "packet_duplicate", "params": {"percent": 10}, "directions": ("downstream",)},
     "silent_drop": {"fault": "silent_drop", "params": {"connections": "all"}},
     "syn_drop": {"fault": "syn_drop", "params": {}},
     "mtu_blackhole": {"fault": "mtu_blackhole", "params": {"max_bytes": 1400}},
@@ -77,7 +80,8 @@ class Cell:
 
 
 def all_cells() -> list[Cell]:
-    return [Cell(*c) for c in itertools.product(TOXICS, DIRECTIONS, TARGETS, WHENS)]
+    return [Cell(*c) for c in itertools.product(TOXICS, DIRECTIONS, TARGETS, WHENS)
+            if c[1] in TOXICS[c[0]].get("directions", DIRECTIONS)]
 
 
 def select(toxics=None, directions=None, targets=None, whens=None) -> list[Cell]:

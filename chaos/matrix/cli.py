@@ -54,6 +54,10 @@ def cmd_matrix(args) -> int:
     from chaos.runner.run import RunOptions
 
     cells = select(args.toxic, args.direction, args.target, args.when)
+    if not cells:
+        one_way = [f"{t}: {', '.join(TOXICS[t]['directions'])} only" for t in (args.toxic or ()) if "directions" in TOXICS[t]]
+        raise ScenarioError("no cell of the matrix has this toxic, direction, target and time",
+                            hint="; ".join(one_way) or "see chaos matrix --help for the valid values")
     if args.from_reports:
         rows, missing = rows_from_reports(cells, [Path(d) for d in args.from_reports])
         if missing:

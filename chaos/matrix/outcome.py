@@ -6,8 +6,9 @@ import statistics
 from dataclasses import dataclass
 
 from chaos.checks.verdict import Status
-from chaos.events import DoneEvent, ErrorEvent, ExitEvent, HealEvent, InjectEvent, StepEvent
+from chaos.events import DoneEvent, ErrorEvent, ExitEvent, HealEvent, InjectEvent, LogLine, StepEvent
 from chaos.report.model import Report
+from chaos.stragglers import describe_stragglers
 
 SLOWED = 1.5  # median step time in the window / before: at or above, "slowed"
 HANG_S = 10.0  # no step and no error this long inside the window: a hang (a heartbeat timeout is 10 s)
@@ -34,6 +35,20 @@ def _first_line(message: str) -> str:
     lines = [line.strip() for line in message.splitlines()]
     useful = [line for line in lines if line and not line.startswith(NOISE)]
     return (useful[0] if useful else message.strip())[:120]
+
+
+def missing_party(window: list, steps: list[StepEvent], workers: int) -> str:
+    """A hang's missing party: the tasks a coordination service logged as not
+    connected; else each worker's last step by the window's end (a collective with no
+    deadline names nobody, and every worker then stops at the same step)."""
+    said, _ = describe_stragglers([e for e in window if isinstance(e, LogLine)])
+    if said:
+        return said
+    last = {w: max((e.step for e in steps if e.worker == w), default=None) for w in range(workers)}
+    if all(step is None for step in last.values()):
+        return "no task named missing in the logs, and no worker stepped"
+    shown = ", ".join(f"worker-{w} {'none' if s is None else f'step {s}'}" for w, s in last.items())
+    return f"no task named missing in the logs; last steps: {shown}"
 
 
 def classify(report: Report) -> Outcome:
@@ -72,10 +87,11 @@ def classify(report: Report) -> Outcome:
     if t1 - last >= HANG_S:
         # The steps in flight when the fault landed may still finish; a hang is
         # the window going quiet after them, with no error.
+        missing = missing_party(window, [e for e in timeline.of(StepEvent) if e.t <= t1], timeline.info.num_workers)
         if not steps:
-            return Outcome("hang", f"no step and no error for {t1 - t0:.0f} s", None, bit_exact)
+            return Outcome("hang", f"no step and no error for {t1 - t0:.0f} s; {missing}", None, bit_exact)
         return Outcome("hang", f"no error; last step {last - t0:+.1f} s after the inject, then none for "
-                       f"{t1 - last:.0f} s", None, bit_exact)
+                       f"{t1 - last:.0f} s; {missing}", None, bit_exact)
     if not during or not before:
         # Trained on (to the end, here) with no fault-free steps in this run to compare with.
         return Outcome("progress", f"{len(steps)} step events in the window, no fault-free steps to compare",

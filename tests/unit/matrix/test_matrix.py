@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chaos.checks import Completed, run_checks
-from chaos.events import RUNNER, ErrorEvent, HealEvent, InjectEvent, PhaseEvent, StepEvent
+from chaos.events import RUNNER, ErrorEvent, HealEvent, InjectEvent, LogLine, PhaseEvent, StepEvent
 from chaos.matrix.cells import all_cells, select
 from chaos.matrix.cli import table
 from chaos.matrix.outcome import classify
@@ -17,7 +17,9 @@ ERROR = "tensorflow.python.framework.errors_impl.UnavailableError"
 
 def test_every_cell_is_a_valid_scenario_with_a_unique_name():
     cells = all_cells()
-    assert len(cells) == (6 + 6) * 3 * 2 * 2  # toxics + packet faults
+    # toxics and packet faults in 3 directions; packet_duplicate egress (downstream) only
+    assert len(cells) == (6 + 7) * 3 * 2 * 2 + 1 * 2 * 2
+    assert {c.direction for c in cells if c.toxic == "packet_duplicate"} == {"downstream"}
     assert len({c.name for c in cells}) == len(cells)
     scenario = select(["stream_cut"], ["downstream"], ["chief"], ["mid_training"])[0].scenario()
     (step,) = scenario.faults
@@ -55,7 +57,23 @@ def test_an_error_in_the_window_is_a_bounded_error_with_its_class_and_first_line
 
 def test_no_step_and_no_error_for_the_whole_window_is_a_hang():
     o = classify(report([]))
-    assert o.kind == "hang" and o.silent_hang and o.detail == "no step and no error for 30 s"
+    assert o.kind == "hang" and o.silent_hang
+    assert o.detail == ("no step and no error for 30 s; no task named missing in the logs; "
+                        "last steps: worker-0 step 10, worker-1 step 10")
+
+
+def test_a_hang_names_who_is_missing_from_the_coordination_services_stragglers():
+    lines = [LogLine(t=12.0, source="worker-0", text=text) for text in (
+        "I0000 coordination_service.cc:640] Waiting for 1/2 tasks to connect.",
+        "I0000 coordination_service.cc:643] Example stragglers:", "/job:worker/replica:0/task:1")]
+    o = classify(report(lines))
+    assert o.kind == "hang" and "worker-0's coordination service was still waiting for worker-1" in o.detail
+
+
+def test_a_hang_in_a_collective_shows_each_workers_last_step():
+    in_flight = [StepEvent(t=0.01, source="worker-0", step=11)]
+    o = classify(report(in_flight))
+    assert o.detail.endswith("no task named missing in the logs; last steps: worker-0 step 11, worker-1 step 10")
 
 
 def test_the_steps_in_flight_at_the_inject_do_not_hide_a_hang():
@@ -113,3 +131,13 @@ def test_step_times_count_from_when_the_fault_landed_not_from_its_inject():
     assert classify(r).kind == "normal"  # counted from the inject: the fast steps dominate
     o = classify(landed)
     assert o.kind == "slowed" and float(o.detail.split("x")[-1]) > 10, o.detail
+
+
+def test_a_selection_with_no_cell_is_an_error_naming_the_one_way_row(monkeypatch, capsys):
+    import chaos.cli
+    import chaos.interrupts
+
+    monkeypatch.setattr(chaos.interrupts, "install", lambda: None)
+    assert chaos.cli.main(["matrix", "--toxic", "packet_duplicate", "--direction", "upstream"]) == 2
+    err = capsys.readouterr().err
+    assert "no cell of the matrix" in err and "packet_duplicate: downstream only" in err
