@@ -14,9 +14,20 @@ Scenario items are run by the same suite runner as ``chaos run``
 (chaos.runner.suite): when the first scenario item runs, every selected
 scenario is started in the background, several at once (``--chaos-jobs``;
 timing-sensitive ones alone), and each item reports its own scenario's
-result as it comes. A failing item shows the verdict summary (each failing
+result as it comes. The suite runs in a process forked from pytest's before
+any test ran (chaos.runner.forked_suite), so what a test patches while it runs
+(environment, module attributes) never reaches a scenario. A failing item shows the verdict summary (each failing
 verdict's evidence and the command that reproduces it), not a traceback; a
 scenario whose run broke fails with the reason.
+
+Tests marked ``chaos_beside_scenarios`` run first, and the scenarios start
+beside them as soon as collection ends; the timing-sensitive scenarios wait
+until those tests are done. Such a test times nothing that a loaded machine
+breaks (unit tests; integration tests judged on events, digests, error
+classes); what it starts on the engine is its own (the scenarios run in a
+session of their own, so a test's cleanup of its session never meets them),
+and it never cleans what is not (``chaos clean --all``). The other tests run after the scenarios, on a machine of their
+own. Without such marked tests the scenarios start with the first scenario item.
 
 After a scenario passed, its item also checks that the run's own worker logs
 diagnose as that scenario (``chaos diagnose``; the rule is in
@@ -39,6 +50,7 @@ import pytest
 
 SCENARIO_SUFFIXES = {".yaml", ".yml"}
 DEFAULT_FOLDER = "scenarios"
+BESIDE = "chaos_beside_scenarios"
 
 _SUITE = pytest.StashKey[object]()
 _ROOTS = pytest.StashKey[list]()
@@ -83,6 +95,10 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", f"{BESIDE}: may run while scenarios run (times nothing a loaded machine breaks, removes nothing "
+        "but its own objects); "
+        "with --chaos-scenarios such tests run first and the scenarios start beside them")
     given = config.getoption("chaos_scenarios")
     if given is None:
         return
@@ -141,7 +157,9 @@ def _self_diagnosis(item, report) -> None:
     """Each run's worker logs must diagnose as its scenario (rule: chaos.diagnose.selfcheck)."""
     from chaos.diagnose.selfcheck import report_logs, verdict
 
-    holds, why, _ = verdict(report.scenario, report_logs(report), _catalogue(item))
+    # Only the timing-sensitive scenarios run alone; the others' step times carry their neighbours' load.
+    shared = not any(check.timing_sensitive for check in item.scenario.checks)
+    holds, why, _ = verdict(report.scenario, report_logs(report), _catalogue(item), shared_cores=shared)
     item.user_properties.append(("diagnose", why))
     if holds is False:
         where = report.artifacts.get("worker-0 log")
@@ -199,19 +217,47 @@ def _display(config, path: Path) -> str:
     return str(path.relative_to(config.rootpath)) if path.is_relative_to(config.rootpath) else str(path)
 
 
-def _suite(item):
-    """The session's suite of every selected scenario, started on first use."""
-    config = item.config
-    suite = config.stash.get(_SUITE, None)
-    if suite is None:
-        from chaos.runner.suite import Entry, Suite
+@pytest.hookimpl(trylast=True)  # after -k / -m deselection
+def pytest_collection_modifyitems(session, config, items):
+    """The tests that may run beside the scenarios first, the scenarios next, the rest after."""
+    scenarios = [i for i in items if isinstance(i, ScenarioItem)]
+    beside = [i for i in items if not isinstance(i, ScenarioItem) and i.get_closest_marker(BESIDE)]
+    if scenarios and beside:
+        placed = {id(i) for i in scenarios + beside}
+        items[:] = beside + scenarios + [i for i in items if id(i) not in placed]
 
-        items = [i for i in item.session.items if isinstance(i, ScenarioItem)]
-        entries = [Entry(i.scenario, _display(config, i.path)) for i in items]
-        for index, i in enumerate(items):
-            i.index = index
-        suite = Suite(entries, _options(config), jobs=config.getoption("chaos_jobs")).start()
-        config.stash[_SUITE] = suite
+
+def pytest_collection_finish(session):
+    """Start the scenarios now when tests that may run beside them come first."""
+    items = session.items
+    if session.config.option.collectonly or not items or isinstance(items[0], ScenarioItem):
+        return
+    if items[0].get_closest_marker(BESIDE) and any(isinstance(i, ScenarioItem) for i in items):
+        _start_suite(session, hold_exclusive=True)
+
+
+def _start_suite(session, *, hold_exclusive: bool = False):
+    from chaos.runner.forked_suite import ForkedSuite
+    from chaos.runner.suite import Entry
+
+    config = session.config
+    items = [i for i in session.items if isinstance(i, ScenarioItem)]
+    entries = [Entry(i.scenario, _display(config, i.path)) for i in items]
+    for index, i in enumerate(items):
+        i.index = index
+    suite = ForkedSuite(entries, _options(config), jobs=config.getoption("chaos_jobs"),
+                        hold_exclusive=hold_exclusive).start()
+    config.stash[_SUITE] = suite
+    return suite
+
+
+def _suite(item):
+    """The session's suite of every selected scenario, started on first use (or
+    early, beside the tests before it: those are done once a scenario item runs)."""
+    suite = item.config.stash.get(_SUITE, None)
+    if suite is None:
+        return _start_suite(item.session)
+    suite.release_exclusive()
     return suite
 
 
@@ -256,9 +302,10 @@ class ScenarioItem(pytest.Item):
         from chaos.errors import ChaosError
         from chaos.report import terminal_summary
 
+        from chaos.runner.forked_suite import SuiteProcessEnded
         from chaos.runner.suite import ScenarioOverran
 
-        if isinstance(excinfo.value, (SelfDiagnosisFailed, ScenarioOverran)):
+        if isinstance(excinfo.value, (SelfDiagnosisFailed, ScenarioOverran, SuiteProcessEnded)):
             return str(excinfo.value)
         if isinstance(excinfo.value, ScenarioFailed):
             return terminal_summary([excinfo.value.report])

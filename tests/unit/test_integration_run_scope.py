@@ -116,3 +116,22 @@ def test_an_images_venv_copy_is_a_cache_like_the_image_not_a_leftover():
         {"Name": "dangling", "Labels": {"io.tfchaos.role": "venv"}},  # not ours: no project label
     ]
     assert [o.describe() for o in run_scope.leftovers(client, before, "me")] == ["volume dangling"]
+
+
+def test_a_by_hand_clusters_volume_of_a_neighbour_lane_is_not_a_leftover_of_ours():
+    """bin/test runs lanes side by side: a compose project brought up by another lane
+    (its volume unused for a moment) carries that lane's session, as docker-compose.yml
+    labels every object with ${TFCHAOS_SESSION:-by-hand} (a rehearsal's lane 2 once took
+    lane 1's tfchaos-by-hand-7763_backup for its own and removed it)."""
+    from chaos.compose.files import compose_dict
+    from chaos.topology import Topology
+
+    label = compose_dict(Topology(2))["volumes"]["backup"]["labels"][LABEL_SESSION]
+    assert label == "${TFCHAOS_SESSION:-by-hand}"
+    client = FakeClient()
+    before = run_scope.Snapshot.take(client)
+    client.api.volumes_ = [
+        {"Name": "tfchaos-by-hand-7763_backup", "Labels": {LABEL_PROJECT: PROJECT, LABEL_SESSION: "lane-1"}},
+        {"Name": "tfchaos-by-hand-9999_backup", "Labels": {LABEL_PROJECT: PROJECT, LABEL_SESSION: "me"}},
+    ]
+    assert [o.describe() for o in run_scope.leftovers(client, before, "me")] == ["volume tfchaos-by-hand-9999_backup"]

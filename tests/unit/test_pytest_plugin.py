@@ -88,8 +88,10 @@ CONFTEST = REPORT_CODE + textwrap.dedent(
             admit()  # the scenario's turn, as the real run_cluster asks for it
         import time
 
+        import os
+
         _record("run_scenario", file=file, images=list(spec.images), proxy_image=spec.proxy_image,
-                start=time.time())
+                start=time.time(), beside_mark=os.environ.get("TFCHAOS_BESIDE_MARK"))
         time.sleep(0.5)  # long enough for runs side by side to overlap
         _record("run_done", file=file, end=time.time())
         return failing_report(scenario, file, options.proxy_image)
@@ -235,3 +237,102 @@ def test_scenario_items_run_side_by_side_up_to_chaos_jobs(project):
     assert len(starts) == 3
     assert starts[1] < ends[0]  # two overlapped...
     assert starts[2] >= ends[0]  # ...and never three at once
+
+
+TIMED_TESTS = """\
+import json, time
+from pathlib import Path
+
+import pytest
+
+CALLS = Path(__file__).parent / "calls.jsonl"
+
+
+def _record(kind, **data):
+    with CALLS.open("a") as f:
+        f.write(json.dumps({"kind": kind, **data}) + "\\n")
+
+
+@pytest.mark.chaos_beside_scenarios
+def test_beside():
+    _record("beside", start=time.time())
+    time.sleep(1.5)
+    _record("beside_done", end=time.time())
+
+
+def test_after():
+    _record("after", start=time.time())
+"""
+
+
+def test_marked_tests_run_first_with_the_scenarios_beside_them_and_the_rest_after(project):
+    """The suite starts when collection ends: a plain scenario runs beside the marked
+    test; a timing-sensitive one (slowdown) waits until that test is done; an
+    unmarked test runs after every scenario."""
+    (project.path / "test_plain.py").unlink()
+    project.makepyfile(test_timed=TIMED_TESTS)
+    slow = SCENARIO.replace(f"name: {NAME}", "name: timed") + "  - slowdown: {factor: 2}\n"
+    (project.path / "scenarios" / "timed.yaml").write_text(slow)
+    result = project.runpytest("--chaos-scenarios", "-v", "-p", "no:cacheprovider", ".")
+    result.assert_outcomes(passed=2, failed=2)
+    order = [line.split(" ")[0] for line in result.outlines if " PASSED" in line or " FAILED" in line]
+    assert [o.rsplit("::", 1)[-1] for o in order][:1] == ["test_beside"]
+    assert order[-1].endswith("test_after") and len(order) == 4
+    beside_start = calls(project, "beside")[0]["start"]
+    beside_end = calls(project, "beside_done")[0]["end"]
+    runs = {r["file"]: r for r in calls(project, "run_scenario")}
+    ends = [r["end"] for r in calls(project, "run_done")]
+    assert runs[f"scenarios/{NAME}.yaml"]["start"] < beside_end  # started beside the marked test
+    assert runs["scenarios/timed.yaml"]["start"] >= beside_end  # the timing-sensitive one waited for it
+    assert beside_start < runs[f"scenarios/{NAME}.yaml"]["start"] + 1.0
+    assert calls(project, "after")[0]["start"] >= max(ends)  # the rest after the suite
+
+
+def test_without_marked_tests_nothing_runs_beside_the_scenarios(project):
+    """The order stays as collected (scenarios/ before test_timed.py) and the suite
+    starts with the first scenario item: the tests after it run once it is done."""
+    project.makepyfile(test_timed=TIMED_TESTS.replace("@pytest.mark.chaos_beside_scenarios\n", ""))
+    result = project.runpytest("--chaos-scenarios", "-p", "no:cacheprovider", ".")
+    result.assert_outcomes(passed=3, failed=1)
+    (done,) = calls(project, "run_done")
+    assert calls(project, "beside")[0]["start"] >= done["end"]
+
+
+PATCHING_TEST = """\
+import json, time
+from pathlib import Path
+
+import pytest
+
+import chaos.runner.run
+
+CALLS = Path(__file__).parent / "calls.jsonl"
+
+
+def broken_run_cluster(*args, **kwargs):
+    raise RuntimeError("a test's fake reached a scenario")
+
+
+@pytest.mark.chaos_beside_scenarios
+def test_beside_patches(monkeypatch):
+    monkeypatch.setenv("TFCHAOS_BESIDE_MARK", "set by a test")
+    monkeypatch.setattr(chaos.runner.run, "run_cluster", broken_run_cluster)
+    time.sleep(1.5)
+    with CALLS.open("a") as f:
+        f.write(json.dumps({"kind": "beside_done", "end": time.time()}) + "\\n")
+"""
+
+
+def test_what_a_test_beside_the_scenarios_patches_never_reaches_them(project):
+    """A CI run had a real scenario judged on a pytester fake's report (patched in the
+    same process while it ran): the scenarios run in a process of their own, forked
+    before any test, so a test's environment and module patches stay in its own."""
+    (project.path / "test_plain.py").unlink()
+    project.makepyfile(test_patching=PATCHING_TEST)
+    result = project.runpytest("--chaos-scenarios", "-p", "no:cacheprovider", ".")
+    result.assert_outcomes(passed=1, failed=1)  # the scenario's verdicts, not the broken fake's error
+    assert_no_traceback(result.stdout.str())
+    (run,) = calls(project, "run_scenario")
+    assert run["start"] < calls(project, "beside_done")[0]["end"]  # it ran while the test's patches were on
+    assert run["beside_mark"] is None
+    assert "a test's fake reached a scenario" not in result.stdout.str()

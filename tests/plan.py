@@ -1,0 +1,156 @@
+"""How `bin/test` (the CI command) runs the whole suite: three phases.
+
+1. **The scenarios beside the rest**: one pytest session with ``--chaos-scenarios``:
+   every shipped scenario (chaos.pytest_plugin runs them side by side by load), the
+   unit and proxy tests, and the integration modules marked ``chaos_beside_scenarios``
+   beside them. The machine is CPU-bound here (docs/speed.md).
+2. **Three lanes at once**: the other integration modules in two pytest sessions side
+   by side, and beside them the compare of two heartbeat timeouts, which mostly waits
+   for them (30 % busy alone) and judges a difference of 20 s between its two runs.
+   Run in series they left the machine 40-90 % busy (their deliberate waits:
+   interrupts, fault windows, image builds' I/O); together they fill it. Each lane is
+   a module list; a module judges no time a neighbour's load breaks, removes nothing
+   but its own objects and never rebuilds an image another lane uses.
+3. **Alone, last**: ``chaos clean --all``, which removes every live run (beside a lane
+   it skips); the rest of its module runs in lane 2.
+
+Every test module under tests/ is in exactly one phase (tests/unit/test_test_plan.py
+checks it), so a new module cannot be left out. Run with no arguments by `bin/test`;
+`bin/test ARGS` runs one pytest session with ARGS instead.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--durations=60"]
+INTEGRATION = "tests/integration"
+CLEAN_ALL = f"{INTEGRATION}/test_cleanup.py::test_clean_all_leaves_a_users_container_of_an_image_built_on_ours"
+HEARTBEAT_COMPARE = f"{INTEGRATION}/test_compare.py::test_a_longer_heartbeat_timeout_shows_as_a_later_symptom"
+
+SCENARIOS_BESIDE = [
+    "tests/unit", "tests/proxy", "scenarios",
+    f"{INTEGRATION}/test_agent.py", f"{INTEGRATION}/test_checkpoint_volume.py",
+    f"{INTEGRATION}/test_cluster.py", f"{INTEGRATION}/test_matrix.py",
+]
+# Balanced by their wall time in a rehearsal of this plan (the --durations of each lane):
+# lane 1 the example job's suite, the audits, the package and the images (~660 s), lane 2
+# the interrupts and cleanup, the packet faults, the report page and the swarm (~600 s).
+LANES = [
+    [f"{INTEGRATION}/test_user_jobs.py", f"{INTEGRATION}/test_audit_example.py", f"{INTEGRATION}/test_audit.py",
+     f"{INTEGRATION}/test_installed_package.py", f"{INTEGRATION}/test_images.py",
+     f"{INTEGRATION}/test_compose_by_hand.py"],
+    [f"{INTEGRATION}/test_cleanup.py", "--deselect", CLEAN_ALL, f"{INTEGRATION}/test_packet_faults.py",
+     f"{INTEGRATION}/test_html_report.py", f"{INTEGRATION}/test_swarm_nodes.py", f"{INTEGRATION}/test_swarm_backend.py",
+     f"{INTEGRATION}/test_compare.py", "--deselect", HEARTBEAT_COMPARE],
+]
+# Wait-bound (two runs of a 45 s pause): a lane of its own beside the two above.
+HEARTBEAT_LANE = [HEARTBEAT_COMPARE]
+ALONE = [CLEAN_ALL]
+
+
+def phases() -> list[tuple[str, list[list[str]]]]:
+    """(name, the pytest sessions run at once, each an argument list), in order.
+    (``--chaos-scenarios`` last: given a path after it, it would take the path as its own.)"""
+    return [
+        ("scenarios beside the unit tests", [[*SCENARIOS_BESIDE, "--chaos-scenarios"]]),
+        ("integration modules, three lanes", [*LANES, HEARTBEAT_LANE]),
+        ("alone, last", [ALONE]),
+    ]
+
+
+def placements() -> list[tuple[str, list[str]]]:
+    """Every test path a session runs, with the node ids it deselects."""
+    out = []
+    for _, sessions in phases():
+        for args in sessions:
+            deselected = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--deselect"]
+            out += [(a, deselected) for i, a in enumerate(args)
+                    if not a.startswith("-") and (i == 0 or args[i - 1] != "--deselect")]
+    return out
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+class Sessions:
+    """pytest sessions run at once: the first prints as it goes, the others into a
+    file each, printed when all are done (a CI log stays readable). Ctrl-C or SIGTERM
+    reaches every session, each tears its runs down, and this waits for them."""
+
+    def __init__(self, arg_lists: list[list[str]]) -> None:
+        self.arg_lists = arg_lists
+        self.procs: list[subprocess.Popen] = []
+        self.outputs: list[Path | None] = []
+
+    def run(self) -> list[int]:
+        for i, args in enumerate(self.arg_lists):
+            if i == 0:
+                out = None
+                self.outputs.append(None)
+            else:
+                path = Path(tempfile.mkstemp(prefix=f"tfchaos-lane{i + 1}-", suffix=".log")[1])
+                self.outputs.append(path)
+                out = path.open("wb")
+            # A session of its own: a terminal's Ctrl-C reaches only this process, which
+            # passes it on once (a second one would cut a session's teardown short).
+            self.procs.append(subprocess.Popen([*PYTEST, *args], cwd=ROOT, stdout=out,
+                                               stderr=subprocess.STDOUT if out else None, start_new_session=True))
+            if out:
+                out.close()
+        try:
+            codes = [p.wait() for p in self.procs]
+        except KeyboardInterrupt:
+            for p in self.procs:
+                if p.poll() is None:
+                    p.send_signal(signal.SIGINT)
+            codes = [p.wait() for p in self.procs]
+            self._print_buffered()
+            raise
+        self._print_buffered()
+        return codes
+
+    def _print_buffered(self) -> None:
+        for i, path in enumerate(self.outputs):
+            if path is None:
+                continue
+            sys.stdout.write(f"\n======== lane {i + 1}: pytest {' '.join(self.arg_lists[i])} ========\n")
+            sys.stdout.write(path.read_text(errors="replace"))
+            sys.stdout.flush()
+            path.unlink(missing_ok=True)
+
+
+def main() -> int:
+    signal.signal(signal.SIGTERM, _interrupt)  # CI cancelling the job: as Ctrl-C
+    failed = []
+    started = time.monotonic()
+    for name, sessions in phases():
+        print(f"\n######## bin/test: {name} ({len(sessions)} session{'s' if len(sessions) > 1 else ''}) ########",
+              flush=True)
+        t0 = time.monotonic()
+        try:
+            codes = Sessions(sessions).run()
+        except KeyboardInterrupt:
+            print("bin/test: interrupted; each session tore its runs down", file=sys.stderr)
+            return 130
+        print(f"######## bin/test: {name}: exit {codes}, {time.monotonic() - t0:.0f} s ########", flush=True)
+        failed += [f"{name} (session {i + 1}: exit {c})" for i, c in enumerate(codes) if c != 0]
+    total = time.monotonic() - started
+    if failed:
+        print(f"bin/test: FAILED in {total / 60:.1f} min: " + "; ".join(failed), flush=True)
+        return 1
+    print(f"bin/test: passed in {total / 60:.1f} min", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""bin/test's plan (tests/plan.py): every test module runs in exactly one phase, and
+only modules that may share the machine with the scenarios run beside them."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_plan():
+    spec = importlib.util.spec_from_file_location("tfchaos_test_plan", ROOT / "tests" / "plan.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def runs_of(plan, module: Path) -> list[str]:
+    """Where a test module runs: each session that runs it whole, or some of its tests."""
+    rel = module.relative_to(ROOT)
+    places = []
+    for path, deselected in plan.placements():
+        file = Path(path.split("::")[0])
+        if file != rel and file not in rel.parents:
+            continue
+        if "::" in path:
+            places.append(f"{path} (alone)")
+        else:
+            places.append(f"{path}" + "".join(f" minus {d}" for d in deselected if Path(d.split("::")[0]) == rel))
+    return places
+
+
+def test_every_test_module_runs_in_exactly_one_phase():
+    """Each module is run whole by exactly one session; a test of it picked out to run
+    alone is deselected there, so every test runs once."""
+    plan = load_plan()
+    for module in sorted((ROOT / "tests").rglob("test_*.py")):
+        rel = str(module.relative_to(ROOT))
+        places = runs_of(plan, module)
+        whole = [p for p in places if not p.endswith("(alone)")]
+        alone = [p.removesuffix(" (alone)") for p in places if p.endswith("(alone)")]
+        assert len(whole) == 1, f"{rel} is run by {places or 'no phase'} (tests/plan.py)"
+        for node in alone:
+            assert f"minus {node}" in whole[0], f"{node} runs alone and again in {whole[0]} (tests/plan.py)"
+
+
+def test_a_path_the_plan_names_exists():
+    plan = load_plan()
+    for path, deselected in plan.placements():
+        for node in [path, *deselected]:
+            file, _, test = node.partition("::")
+            assert (ROOT / file).exists(), node
+            assert not test or f"def {test}(" in (ROOT / file).read_text(), node
+
+
+def test_only_modules_marked_to_run_beside_the_scenarios_do():
+    plan = load_plan()
+    integration = sorted((ROOT / "tests" / "integration").glob("test_*.py"))
+    marked = {str(m.relative_to(ROOT)) for m in integration if "chaos_beside_scenarios" in m.read_text()}
+    beside = {p for p in plan.SCENARIOS_BESIDE if p.startswith("tests/integration/")}
+    assert beside == marked
