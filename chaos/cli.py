@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 
 from chaos import interrupts
 from chaos.errors import ChaosError
@@ -50,8 +52,16 @@ def build_parser() -> argparse.ArgumentParser:
 NOT_STARTED = "interrupted before the command started: nothing was created"
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, embedded: bool = False) -> int:
+    """Run one command; returns its exit code (130 when interrupted, after teardown).
+
+    ``embedded``: the caller is a host process (a test session, a notebook) that
+    called this in-process: an interrupt is re-raised after teardown, so Ctrl-C or
+    SIGTERM stops the host too instead of ending only this command. Either way the
+    host's SIGTERM handler is restored on return.
+    """
     started = False
+    previous_sigterm = signal.getsignal(signal.SIGTERM)
     try:
         # Imports every subcommand's module (scipy, aiohttp, docker, ...): the
         # first seconds of every command. Nothing exists yet to tear down, so
@@ -73,7 +83,12 @@ def main(argv: list[str] | None = None) -> int:
             print("interrupted; everything this run created was torn down", file=sys.stderr)
         else:
             print(NOT_STARTED, file=sys.stderr)
+        if embedded:
+            raise
         return 130
+    finally:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, previous_sigterm)
 
 
 if __name__ == "__main__":

@@ -201,11 +201,13 @@ class NoticeEvent(Event):
 @dataclass(frozen=True)
 class AddressEvent(Event):
     """Where a worker's container came up on the run's network (runner event):
-    so the proxy's "first client from HOST" lines name which task reached a link."""
+    so the proxy's "first client from HOST" lines name which task reached a link,
+    and on a multi-node backend which node it runs on."""
 
     kind: ClassVar[str] = "address"
     task: str = ""  # "worker-1"
     address: str = ""  # its IP on the run's network
+    node: str = ""  # the node it runs on, where a backend has several (a swarm node's host name)
 
 
 @dataclass(frozen=True)

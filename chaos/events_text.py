@@ -135,7 +135,7 @@ def report_text(e: Event) -> str:
     if isinstance(e, NoticeEvent):
         return f"{e.topic}: {e.text}"
     if isinstance(e, AddressEvent):
-        return f"{e.task} at {e.address}"
+        return f"{e.task} at {e.address or '?'}" + (f" on {e.node}" if e.node else "")
     if isinstance(e, LogLine):
         return f"log: {e.text}"
     return e.kind

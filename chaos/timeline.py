@@ -219,11 +219,19 @@ class Timeline:
         windows = self.fault_windows()
         return windows[index] if 0 <= index < len(windows) else None
 
+    def generation_bounds(self, t: float, worker: int | None = None) -> tuple[float, float]:
+        """(from, until) the generation current at ``t`` ran: the last restart at or
+        before it and the first after it (of ``worker``, or of any worker); unbounded
+        where there is none."""
+        restarts = [r.t for r in self.of(RestartEvent, worker)]
+        return (max((r for r in restarts if r <= t), default=float("-inf")),
+                min((r for r in restarts if r > t), default=float("inf")))
+
     def finished_before(self, worker: int, started: float, reached: float) -> bool:
         """Whether ``worker``'s current process had finished when a fault, begun
         at ``started``, reached the cluster at ``reached``: it reported done by
         ``reached``, or exited before ``started`` (see ``finished_workers``)."""
-        since = max((r.t for r in self.of(RestartEvent, worker) if r.t <= started), default=float("-inf"))
+        since, _ = self.generation_bounds(started, worker)
         current = [e for e in self.events if e.worker == worker and since <= e.t]
         return worker in finished_workers(current, started, reached, self.info.final_step)
 

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 BASE_PORT = 23600
 PROXY_ALIAS = "proxy"
 PROXY_API_PORT = 8474
-MAX_WORKERS = 4  # what a 2-core, 24 GB machine runs comfortably
+# The scenario format's bound; how many one backend runs is chaos.backends.capabilities.MAX_WORKERS
+# (one 2-core Docker host: 4; a swarm spreads more over its nodes).
+MAX_WORKERS = 16
 MAX_PS = 2
 
 

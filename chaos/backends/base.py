@@ -5,8 +5,8 @@ cluster, in the scenario's words (workers, faults, checkpoints), never an engine
   against it, so they are unit-tested with a fake cluster.
 - ``Cluster``: that, plus what the supervisor drives (start, wait, restart, the
   run's event log, tear down). A context manager: leaving it tears everything down.
-- ``Backend``: where clusters come from. ``chaos.backends.docker`` (one Docker
-  host) is today's only one.
+- ``Backend``: where clusters come from: ``chaos.backends.docker`` (one Docker
+  host, the default) and ``chaos.backends.swarm`` (a Docker Swarm, one node per worker).
 
 Test fakes implement the same protocols; tests/unit/test_backend_fakes.py holds
 each of them against this module.
@@ -159,7 +159,13 @@ class Cluster(ClusterControl, Protocol):
 class Backend(Protocol):
     """Where clusters come from."""
 
-    name: str  # as ``chaos run --backend`` would name it
+    name: str  # as ``chaos run --backend`` names it
+    # True: the runner builds the project's images on this engine first (one host);
+    # False: they must be where the clusters run already (a swarm's nodes hold or pull them).
+    builds_images: bool
+    # The verbs of ClusterControl its clusters cannot serve (chaos.backends.capabilities):
+    # a scenario with a fault that uses one is refused before anything starts.
+    cannot: frozenset[str]
 
     def check(self, proxy_image: str | None = None) -> None:
         """Before anything runs: the engine answers, and a user's proxy image (given) is there;

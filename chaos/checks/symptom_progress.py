@@ -131,11 +131,14 @@ class HangAtBringUp(SymptomCheck):
 
     def judge(self, timeline: Timeline) -> Verdict:
         window = self.window(timeline)
-        starts = first_by_worker([e for e in timeline.of(StartEvent) if e.t >= window.start])
+        # The generation the fault was injected into: a worker made ahead may say it started
+        # just before the inject, and a later generation (a restart after the heal) is not the one that hung.
+        gen_start, gen_end = timeline.generation_bounds(window.start)
+        starts = first_by_worker([e for e in timeline.of(StartEvent) if gen_start <= e.t < gen_end])
         if not starts:
             raise Undecidable("no worker emitted a start event after the inject", _proof(window))
         started = max(starts.values(), key=lambda e: e.t)  # when the last worker was up
-        first_step = next((s for s in timeline.of(StepEvent) if s.t >= started.t), None)
+        first_step = next((s for s in timeline.of(StepEvent) if started.t <= s.t < gen_end), None)
         if first_step is not None and first_step.t - started.t < self.min_s:
             return failed(
                 f"step {first_step.step} came {first_step.t - started.t:.1f} s after the workers started: no hang",

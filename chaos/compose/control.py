@@ -16,7 +16,8 @@ import itertools
 import time
 from typing import Any, Callable
 
-from chaos.backends.docker import api as docker_api, limits as docker_limits
+from chaos.backends.docker import api as docker_api
+from chaos.backends.docker.container_workers import ContainerVerbs
 from chaos.backends.proxy_client import ProxyClient
 from chaos.topology import PROXY_API_PORT
 from chaos.errors import ScenarioError
@@ -30,8 +31,9 @@ class UnsupportedVerb(ScenarioError):
     """A fault needs something only a scenario run can do."""
 
 
-class ComposeControl:
-    """Faults against the running compose project's ``worker-i`` containers."""
+class ComposeControl(ContainerVerbs):
+    """Faults against the running compose project's ``worker-i`` containers (signals,
+    pause, proxy routes and limits as chaos.backends.docker.container_workers acts on them)."""
 
     def __init__(self, workers: dict[str, Any], say: Callable[[Event], None],
                  api_host: str = "127.0.0.1", api_port: int = PROXY_API_PORT) -> None:
@@ -57,17 +59,8 @@ class ComposeControl:
         container.reload()
         return container
 
-    def signal(self, index: int, signal: str) -> None:
-        docker_api.ignore_gone(self.container(index).kill, signal=signal)
-
     def preempt(self, index: int, grace_s: float) -> None:
         docker_api.stop(self.container(index), grace_s=grace_s)
-
-    def pause(self, index: int) -> None:
-        self.container(index).pause()
-
-    def unpause(self, index: int) -> None:
-        docker_api.unpause_if_paused(self.container(index))
 
     def _network(self, container):
         names = list(container.attrs["NetworkSettings"]["Networks"])
@@ -86,21 +79,8 @@ class ComposeControl:
             container = self.container(index)
             container.client.networks.get(name).connect(container, aliases=[self.worker_name(index)])
 
-    def proxy(self, index: int) -> Any:
-        return self.proxies.proxy(self.worker_name(index))
-
-    def limit_cpu(self, index: int, cpus: float) -> None:
-        self.container(index).update(**docker_limits.cpu(cpus))
-
-    def limit_memory(self, index: int, limit_bytes: int) -> None:
-        self.container(index).update(**docker_limits.memory(limit_bytes))
-
-    # The generated compose file sets no limits: restoring one lifts it.
-    def restore_cpu(self, index: int) -> None:
-        self.container(index).update(**docker_limits.cpu_as_created({}))
-
-    def restore_memory(self, index: int) -> None:
-        self.container(index).update(**docker_limits.memory_as_created({}))
+    def _limits(self, index: int) -> dict[str, Any]:
+        return {}  # the generated compose file sets no limits: restoring one lifts it
 
     def memory_usage(self, index: int) -> int:
         stats = self.container(index).stats(stream=False, one_shot=True)

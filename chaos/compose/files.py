@@ -12,7 +12,8 @@ from pathlib import Path
 
 import yaml
 
-from chaos import LABEL_PROJECT, PROJECT
+from chaos import LABEL_PROJECT, PROJECT, SESSION_ENV
+from chaos.backends.docker.ownership import LABEL_SESSION
 from chaos.workload.launch import BUILTIN_CHECKPOINT_DIR as BACKUP_MOUNT
 from chaos.topology import PROXY_ALIAS, PROXY_API_PORT, Topology
 from chaos.worker.emit import WORKER_INDEX_ENV
@@ -48,7 +49,9 @@ def compose_dict(
     settings: WorkerSettings | None = None,
 ) -> dict:
     settings = settings or EXPLORE_SETTINGS
-    labels = {LABEL_PROJECT: PROJECT}
+    # The session of whoever brings it up (a test's, so a neighbour's leftover check never
+    # takes its volume for its own), else "by-hand": every object carries one, as a run's do.
+    labels = {LABEL_PROJECT: PROJECT, LABEL_SESSION: f"${{{SESSION_ENV}:-by-hand}}"}
     services: dict[str, dict] = {
         PROXY_ALIAS: {
             "image": proxy_image,

@@ -45,6 +45,10 @@ class Fault(BaseModel):
     # What it needs inside the training process (chaos.workload.evidence.Hook
     # values); validation refuses it for a workload that cannot serve it.
     uses_hooks: ClassVar[frozenset[str]] = frozenset()
+    # The verbs of the seam it uses that not every backend serves
+    # (chaos.backends.capabilities.OPTIONAL_VERBS): a backend that lacks one refuses
+    # the scenario before anything starts.
+    uses_verbs: ClassVar[frozenset[str]] = frozenset()
 
     @property
     def target(self) -> str:
@@ -74,6 +78,11 @@ class Fault(BaseModel):
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         """What the fault does, adding to ``undo`` what undoes each step."""
         raise NotImplementedError
+
+    def prepare(self, cluster: ClusterControl) -> None:
+        """Work done at bring-up so that the inject lands when asked (nothing a
+        worker sees). By default none; a failure here is not the fault's: its
+        inject then does the work itself."""
 
     def heal(self, cluster: ClusterControl) -> None:
         """For a fault written as inject + heal: undo ``inject``, idempotently."""

@@ -27,6 +27,7 @@ class CorruptCheckpoint(Fault):
     """Damage the newest backup on the shared volume (truncate, zero, flip or delete its index or data files)."""
 
     name: ClassVar[str] = "corrupt_checkpoint"
+    uses_verbs: ClassVar[frozenset[str]] = frozenset({"damage_backup"})
     file: BackupFile = Field(
         "data", description="index (the tensor table) or data (every data shard) of the newest checkpoint"
     )
@@ -62,6 +63,7 @@ class StaleCheckpoint(WorkerFault):
     """From its next restart on, a worker restores an older backup than the others (a stale copy), or none at all."""
 
     name: ClassVar[str] = "stale_checkpoint"
+    uses_verbs: ClassVar[frozenset[str]] = frozenset({"snapshot_backup"})
     # The harness's backup_dir setting points the worker elsewhere.
     uses_hooks: ClassVar[frozenset[str]] = frozenset({"settings"})
     backup: Literal["older", "none"] = Field(
@@ -89,6 +91,7 @@ class CheckpointDiskFull(Fault):
     """The backup volume (a tmpfs of volume_mb) is filled until free_kb are left: the next save finds no space."""
 
     name: ClassVar[str] = "checkpoint_disk_full"
+    uses_verbs: ClassVar[frozenset[str]] = frozenset({"fill_backup_volume", "clear_backup_fill"})
     volume_mb: int = Field(16, ge=1, le=1024, description="size of the run's backup volume, MB (a tmpfs)")
     free_kb: int = Field(
         0, ge=0, description="KB left free after the fill (a backup of the built-in model takes about 9 KB)"
@@ -138,6 +141,7 @@ class SlowCheckpointStorage(WorkersFault):
     """Throttle the workers' writes to the block device under the backup volume: every save takes longer."""
 
     name: ClassVar[str] = "slow_checkpoint_storage"
+    uses_verbs: ClassVar[frozenset[str]] = frozenset({"backup_device", "override.write_limit"})
     # Docker sets device write limits only when it creates a container.
     applies_at_create: ClassVar[bool] = True
     workers: list[int] = Field([0, 1], min_length=1, description="the throttled workers (each one writes at a save)")
@@ -160,9 +164,12 @@ class KillDuringSave(WorkerFault):
     name: ClassVar[str] = "kill_during_save"
     uses_hooks: ClassVar[frozenset[str]] = frozenset({"commands"})  # the kill runs inside the save
     worker: int = Field(0, ge=0, le=3, description="the worker killed in its save; 0, the chief, writes the backup")
+    epoch: Optional[int] = Field(
+        None, ge=0, description="kill in the first backup written in this epoch (0-based), armed from the inject on; "
+        "none: in the next backup after the inject")
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
-        # Armed now, fired by the worker itself at its next save (the next
-        # epoch end with save_freq: epoch). Nothing to undo: a dead process cannot
+        # Armed now, fired by the worker itself at the save asked for (with
+        # save_freq: epoch, an epoch's end). Nothing to undo: a dead process cannot
         # be un-killed, the restart policy brings it back as a new container, not armed.
-        cluster.command(self.worker, worker_control.KillDuringSave())
+        cluster.command(self.worker, worker_control.KillDuringSave(self.epoch))

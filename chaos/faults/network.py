@@ -78,6 +78,7 @@ class Partition(WorkerFault):
     """Cut the worker off the cluster network; heal reconnects it."""
 
     name: ClassVar[str] = "partition"
+    uses_verbs: ClassVar[frozenset[str]] = frozenset({"disconnect", "reconnect"})
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         cluster.disconnect(self.worker)

@@ -42,6 +42,7 @@ class PacketFault(WorkerFault):
     """Base of the faults applied in a worker's network namespace."""
 
     needs_netns_helper: ClassVar[bool] = True  # the runner builds the helper image for it
+    uses_verbs: ClassVar[frozenset[str]] = frozenset({"netns"})
 
     direction: Literal["ingress", "egress", "both"] = Field("both", description=DIRECTION_DOC)
     peer: Optional[int] = Field(None, ge=0, le=6, description=PEER_DOC)
@@ -61,6 +62,15 @@ class PacketFault(WorkerFault):
                 hint="give the index of another worker, or leave peer out for all of the worker's traffic",
             )
         return Scope(self.direction, peer_port(cluster.tf_config(self.worker), self.peer))
+
+    def prepare(self, cluster: Any) -> None:
+        """Its helper started ahead in the worker's namespace (and the kernel
+        probed): the inject is then one exec, where starting a helper took
+        seconds on a loaded machine and a fault at an epoch's end landed after
+        the epoch it was meant for had finished."""
+        ahead = getattr(cluster, "netns_ahead", None)
+        if ahead is not None:
+            ahead(self.worker)
 
     def act(self, cluster: Any, undo: Undo) -> None:
         join = getattr(cluster, "netns", None)

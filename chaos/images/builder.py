@@ -21,7 +21,7 @@ import os
 import time
 from typing import Iterable
 
-from chaos import LABEL_PROJECT, PROJECT, resources
+from chaos import resources
 from chaos.errors import InfrastructureError
 from chaos.images import commit_build, docker_build, engine, wheelhouse
 from chaos.images.base import BaseRef, ensure_base
@@ -114,8 +114,6 @@ def ensure_images(tf_versions: Iterable[str] = DEFAULT_TF_VERSIONS, *, proxy: bo
         if proxy and only in (None, "proxy"):
             deps, app = proxy_plans()
             out[app.name] = _ensure_pair(client, deps, app, base, force, progress)
-        # Images replaced while a container still used them are left untagged;
-        # drop those that are free now.
-        engine.prune_dangling(client, f"{LABEL_PROJECT}={PROJECT}")
+        engine.drop_replaced(client)  # replaced while a container used them, free now
     progress(f"done in {time.monotonic() - t0:.1f}s")
     return out

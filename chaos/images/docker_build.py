@@ -9,7 +9,7 @@ import shutil
 import tempfile
 
 from chaos import resources
-from chaos.images.engine import Progress, stream_build
+from chaos.images.engine import Progress, remove_later, stream_build
 from chaos.images.plans import ImagePlan, docker_file, labels_for, read_text
 
 
@@ -37,11 +37,14 @@ def build_deps(client, plan: ImagePlan, base_tag: str, wheel_dir: str, lock_dir:
             text += f"ENV {k}={v}\n"
         with open(os.path.join(ctx, "Dockerfile"), "w") as fh:
             fh.write(text)
-        return stream_build(client, progress, path=ctx, buildargs={"BASE_IMAGE": base_tag},
-                            labels=labels_for(plan))
+        stages: list[str] = []
+        image_id = stream_build(client, progress, stage_ends=stages, path=ctx,
+                                buildargs={"BASE_IMAGE": base_tag}, labels=labels_for(plan))
+        # The untagged "install" stage (base + wheels + venv, ~2 GB) is garbage now:
+        # ensure_images drops it at its end (engine.drop_replaced), after tagging.
+        remove_later(stages)
+        return image_id
     finally:
-        # The untagged "install" stage (base + wheels + venv, ~2 GB) is garbage now, but
-        # so is the new image until it is tagged: ensure_images prunes after tagging.
         shutil.rmtree(ctx, ignore_errors=True)
 
 

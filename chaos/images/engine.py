@@ -67,14 +67,62 @@ def split_tag(tag: str) -> tuple[str, str]:
 
 def retag(client, image_id: str, tag: str, progress: Progress) -> None:
     """Point ``tag`` at ``image_id`` and drop the image it pointed at before
-    (if nothing else uses it) so stale 2 GB images do not pile up."""
+    (if nothing else uses it) so stale 2 GB images do not pile up; one still
+    used by a container is remembered and dropped by a later build (drop_replaced)."""
     old = get_image(client, tag)
     repo, t = split_tag(tag)
     client.api.tag(image_id, repo, t)
     if old is not None and old.id != image_id:
-        with contextlib.suppress(Exception):
+        try:
             client.api.remove_image(old.id, noprune=False)
+        except Exception:  # a container (a run next door) still uses it
+            remove_later([old.id])
+        else:
             progress(f"  removed the previous {tag} ({old.short_id.split(':')[-1]})")
+
+
+def _replaced_file() -> str:
+    return os.path.join(wheelhouse.cache_root(), "replaced-images")
+
+
+def _read_replaced() -> set[str]:
+    try:
+        with open(_replaced_file(), encoding="ascii") as fh:
+            return {line.strip() for line in fh if line.strip()}
+    except OSError:
+        return set()
+
+
+def _write_replaced(ids: set[str]) -> None:
+    os.makedirs(os.path.dirname(_replaced_file()), exist_ok=True)
+    with open(_replaced_file(), "w", encoding="ascii") as fh:
+        fh.writelines(f"{i}\n" for i in sorted(ids))
+
+
+def remove_later(image_ids: list[str]) -> None:
+    """Images of ours that are garbage (a build's untagged stages), for drop_replaced."""
+    _write_replaced(_read_replaced() | set(image_ids))
+
+
+def drop_replaced(client) -> None:
+    """Remove the images our builds replaced while a container used them, now that
+    nothing does; only those (called under build_lock). Never a prune by label: a
+    user's ``docker build`` FROM one of ours makes untagged intermediate images that
+    inherit our labels, and a CI run's prune removed one mid-build (No such image)."""
+    keep = set()
+    for image_id in _read_replaced():
+        try:
+            image = get_image(client, image_id)
+        except InfrastructureError:  # the engine could not say: try again next build
+            keep.add(image_id)
+            continue
+        if image is None or image.tags:  # gone, or tagged again by someone: not ours to drop
+            continue
+        try:
+            client.api.remove_image(image_id, noprune=False)
+        except Exception:  # still in use
+            keep.add(image_id)
+    _write_replaced(keep)
 
 
 @contextlib.contextmanager
@@ -86,10 +134,12 @@ def build_lock():
         yield
 
 
-def stream_build(client, progress: Progress, **kwargs) -> str:
-    """``docker build`` with the steps shown; the new image's id."""
+def stream_build(client, progress: Progress, *, stage_ends: list[str] | None = None, **kwargs) -> str:
+    """``docker build`` with the steps shown; the new image's id. ``stage_ends``
+    gets the image each earlier stage of a multi-stage build ended with (untagged)."""
     image_id = None
     last_error = None
+    last_step_image = None  # the legacy builder prints " ---> ID" after each step
     for chunk in client.api.build(decode=True, rm=True, forcerm=True, pull=False, **kwargs):
         if "error" in chunk:
             last_error = chunk.get("error", "").strip()
@@ -97,8 +147,12 @@ def stream_build(client, progress: Progress, **kwargs) -> str:
             image_id = chunk["aux"]["ID"]
         elif "stream" in chunk:
             line = chunk["stream"].strip()
+            if line.startswith("---> ") and " " not in line[5:]:
+                last_step_image = line[5:]
             if line.startswith("Step "):
                 progress(f"  docker build: {line[:110]}")
+                if " : FROM " in line and last_step_image and stage_ends is not None:
+                    stage_ends.append(last_step_image)  # the stage before this one ended here
             elif line.startswith("Successfully built") and image_id is None:
                 image_id = line.split()[-1]
     if last_error or not image_id:
@@ -124,9 +178,3 @@ def import_result_id(out: Any) -> str:
             if status.startswith("sha256:"):
                 return status
     raise InfrastructureError(f"docker import returned no image id: {text[:200]}")
-
-
-def prune_dangling(client, label: str) -> None:
-    """Drop untagged images carrying ``label`` that nothing uses (prune never touches images in use)."""
-    with contextlib.suppress(Exception):
-        client.images.prune(filters={"dangling": True, "label": label})

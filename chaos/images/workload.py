@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 
 from chaos import LABEL_PROJECT, PROJECT
 from chaos.errors import InfrastructureError, ScenarioError
@@ -120,10 +121,19 @@ def with_agent(client, image: str, progress=None) -> str:
     return tag
 
 
-def _drop_older_layers(client, image: str, keep: str) -> None:
-    """Earlier agent layers of the same source tag are garbage once replaced."""
+# An agent layer made in the last day may serve a run still going: two audits of one
+# job next door each built the job's image (other ids under one tag) and layered
+# the agent; the second dropped the first's layer between its runs, and the first's
+# next run failed with "No such image" (seen in a CI rehearsal). Older ones are garbage.
+LAYER_GRACE_S = 24 * 3600
+
+
+def _drop_older_layers(client, image: str, keep: str, now: float | None = None) -> None:
+    """Earlier agent layers of the same source tag, made more than LAYER_GRACE_S ago,
+    are garbage once replaced."""
+    now = time.time() if now is None else now
     for old in client.api.images(filters={"label": [f"{LABEL_KIND}=agent-layer", f"{LABEL_SOURCE}={image}"]}):
-        if old["Id"] != keep:
+        if old["Id"] != keep and now - float(old.get("Created", now)) > LAYER_GRACE_S:
             try:
                 client.api.remove_image(old["Id"], noprune=False)
             except Exception:  # noqa: BLE001 - in use by a live run: left for later

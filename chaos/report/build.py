@@ -18,6 +18,7 @@ def build_report(
     error: str | None = None,
     incomplete: str | None = None,
     proxy_image: str | None = None,
+    backend: str | None = None,
 ) -> Report:
     return Report(
         scenario=scenario.name,
@@ -31,4 +32,5 @@ def build_report(
         error=error,
         incomplete=incomplete,
         proxy_image=proxy_image,
+        backend=None if backend in (None, "docker") else backend,
     )

@@ -39,6 +39,7 @@ class Report:
     error: str | None = None  # why the run itself broke (infrastructure), if it did
     proxy_image: str | None = None  # a proxy image given with --proxy-image (None: ours)
     incomplete: str | None = None  # why training did not complete, if it did not
+    backend: str | None = None  # where it ran when not the default (one Docker host): e.g. swarm
 
     def with_artifacts(self, artifacts: dict[str, str]) -> Report:
         return replace(self, artifacts={**self.artifacts, **artifacts})
@@ -48,6 +49,8 @@ class Report:
         command = f"chaos run {self.file}"
         if self.proxy_image:
             command += f" --proxy-image {shlex.quote(self.proxy_image)}"
+        if self.backend:
+            command += f" --backend {shlex.quote(self.backend)}"
         return command
 
     @property
@@ -90,6 +93,7 @@ class Report:
             "error": self.error,
             "incomplete": self.incomplete,
             "proxy_image": self.proxy_image,
+            "backend": self.backend,
             "timings": vars(self.timings).copy(),
             "verdicts": [v.to_dict() for v in self.verdicts],
             "artifacts": dict(self.artifacts),
@@ -110,4 +114,5 @@ class Report:
             error=data.get("error"),
             proxy_image=data.get("proxy_image"),
             incomplete=data.get("incomplete"),
+            backend=data.get("backend"),
         )

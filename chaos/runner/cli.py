@@ -15,7 +15,8 @@ from chaos.checks.verdict import Status
 from chaos.live import view as live
 from chaos.errors import ChaosError, InfrastructureError
 from chaos.report import outputs, terminal_summary
-from chaos.runner.entries import DEFAULT_JOBS, load_entries, preflight
+from chaos.backends.capabilities import BACKENDS, DEFAULT_BACKEND, check_backend
+from chaos.runner.entries import DEFAULT_JOBS, backend_named, load_entries, preflight, refuse_for_backend
 from chaos.runner.run import RunOptions, broken_report
 from chaos.runner.suite import Entry, run_suite
 from chaos.text import clean
@@ -29,11 +30,14 @@ def say_warnings(entries: list[Entry]) -> None:
 
 
 def cmd_run(args) -> int:
+    backend = check_backend(getattr(args, "backend", DEFAULT_BACKEND))  # callers that build args by hand give none
     entries = load_entries(args.scenarios, args.workload)
+    refuse_for_backend(entries, backend)  # before anything starts: exit 2
     say_warnings(entries)
     options = RunOptions(
         proxy_image=args.proxy_image,
         report_dir=Path(args.report_dir) if args.report_dir else None,
+        backend=backend_named(backend),
     )
     show = live.view()  # a live panel on a terminal, today's plain lines otherwise (CI)
     try:
@@ -91,5 +95,12 @@ def register(subparsers) -> None:
         default=None,
         help="run the proxy from this Toxiproxy-API server image instead of ours (e.g. the official "
         "Toxiproxy server); it must exist locally and serve the API on 0.0.0.0:8474 with its default command",
+    )
+    p.add_argument(
+        "--backend",
+        default=DEFAULT_BACKEND,
+        metavar="NAME",
+        help=f"where clusters run: {' or '.join(BACKENDS)} (default {DEFAULT_BACKEND}: this Docker host; swarm: the "
+        "swarm manager DOCKER_HOST or the Docker context names, images already on its nodes; docs/backends.md)",
     )
     p.set_defaults(func=cmd_run)

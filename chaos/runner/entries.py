@@ -8,7 +8,8 @@ from pathlib import Path
 
 from chaos import resources
 from chaos.errors import ScenarioError
-from chaos.runner.run import RunOptions
+from chaos.backends.capabilities import DEFAULT_BACKEND, check_backend
+from chaos.runner.run import RunOptions, refuse_unsupported
 from chaos.runner.suite import Entry
 from chaos.scenario.loader import load_many
 
@@ -51,6 +52,33 @@ def load_entries(paths: list[str], workload_file: str | None = None) -> list[Ent
             hint="`chaos validate FILE` checks one file",
         )
     return [Entry(s, display_path(Path(s.source))) for s in loaded.scenarios]
+
+
+def backend_named(name: str):
+    """The backend ``--backend NAME`` names (None: the default, one Docker host)."""
+    if check_backend(name) == DEFAULT_BACKEND:
+        return None
+    from chaos.backends.swarm.backend import SwarmBackend
+
+    return SwarmBackend()
+
+
+def refuse_for_backend(entries: list[Entry], backend: str) -> None:
+    """Every scenario whose faults need a verb ``backend`` cannot serve, at once (nothing was run)."""
+    errors, hints = [], []
+    for entry in entries:
+        try:
+            refuse_unsupported(entry.scenario, backend)
+        except ScenarioError as exc:
+            errors.append(f"{entry.file}: {exc.message}")
+            if exc.hint and exc.hint not in hints:
+                hints.append(exc.hint)
+    if errors:
+        raise ScenarioError(
+            f"{len(errors)} of {len(entries)} scenarios cannot run on the {backend} backend; "
+            "nothing was run:\n  " + "\n  ".join(errors),
+            hint="leave them out, or " + "; or ".join(hints),
+        )
 
 
 def preflight(options: RunOptions) -> None:

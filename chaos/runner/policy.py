@@ -66,6 +66,12 @@ class Plan:
     def trainers(self) -> int:
         return self.reporters or self.workers
 
+    @property
+    def may_restart(self) -> bool:
+        """Whether any worker can be started again: the recovery policy allows a
+        restart, or a fault that changes how workers are made redeploys them."""
+        return (self.restart != "none" and self.max_restarts > 0) or any(f.applies_at_create for f in self.faults)
+
     @classmethod
     def of(cls, scenario) -> "Plan":
         c = scenario.cluster

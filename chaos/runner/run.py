@@ -20,9 +20,10 @@ from typing import Callable
 from chaos.checks import run_checks
 from chaos.checks.verdict import unknown
 from chaos.backends.base import Backend
+from chaos.backends.capabilities import DEFAULT_BACKEND, MAX_WORKERS, refusals, too_many_workers
 from chaos.backends.spec import Deployment
 from chaos.eventlog import EventLog
-from chaos.errors import ChaosError
+from chaos.errors import ChaosError, ScenarioError
 from chaos.events import PhaseEvent, RUNNER
 from chaos.report import Report, build_report, outputs
 from chaos.runner.reference import uninterrupted_reference
@@ -52,6 +53,10 @@ class RunOptions:
         from chaos.backends.docker.backend import DockerBackend
 
         return DockerBackend()
+
+    @property
+    def backend_name(self) -> str:
+        return getattr(self.backend, "name", DEFAULT_BACKEND) if self.backend is not None else DEFAULT_BACKEND
 
     @property
     def our_proxy(self) -> bool:
@@ -113,8 +118,13 @@ def prepare_images(scenario: Scenario, options: RunOptions, progress: Progress |
     """Worker images (the harness's per TF version, built or reused; or the
     user's job, built if asked, with the agent layered on), and the proxy
     image: ours built like the workers, a user's only required to exist."""
+    from chaos.images import PROXY_IMAGE, worker_image_tag
+
+    refuse_unsupported(scenario, options.backend_name)
+    if not getattr(options.cluster_backend(), "builds_images", True):
+        return images_as_given(scenario, options)
     from chaos.backends.docker import api as docker_api
-    from chaos.images import PROXY_IMAGE, ensure_images, worker_image_tag
+    from chaos.images import ensure_images
     from chaos.images import workload as workload_images
 
     versions = tuple(scenario.tf_versions())
@@ -137,6 +147,41 @@ def prepare_images(scenario: Scenario, options: RunOptions, progress: Progress |
         for other in step.fault.images():
             others[other] = workload_images.prepare_image(client, other, workload.agent == "auto", progress)
     return Images((image,) * c.workers, proxy, others)
+
+
+def refuse_unsupported(scenario: Scenario, backend: str) -> None:
+    """A scenario with more workers or a fault the backend cannot serve is refused before anything starts."""
+    crowded = too_many_workers(scenario.cluster.workers, backend)
+    if crowded:
+        raise ScenarioError(
+            f"{scenario.name}: {crowded}",
+            hint=f"use at most {MAX_WORKERS[backend]} workers here, or run it on a swarm that spreads them over "
+                 f"its nodes (--backend swarm: up to {MAX_WORKERS['swarm']}; docs/backends.md)",
+        )
+    found = refusals([step.fault for step in scenario.faults], backend)
+    if found:
+        raise ScenarioError(
+            f"{scenario.name}: " + "; ".join(r.describe(backend) for r in found),
+            hint="run it with --backend docker (docs/backends.md lists what each backend serves)",
+        )
+
+
+def images_as_given(scenario: Scenario, options: RunOptions) -> Images:
+    """For a backend that builds nothing (a swarm): the project's tags, which must be on its engine
+    already (the backend's cluster checks that and names a missing one)."""
+    from chaos.images import PROXY_IMAGE, worker_image_tag
+
+    if workload_of(scenario) is not None:
+        raise ScenarioError(
+            f"{scenario.name}: a workload (your job's image) runs on the {options.backend_name} backend only once "
+            "its image, with the agent layered on, is on every node",
+            hint="run it with --backend docker for now; the swarm backend runs the built-in harness",
+        )
+    c = scenario.cluster
+    versions = tuple(scenario.tf_versions())
+    others = {worker_image_tag(v): worker_image_tag(v) for v in versions}
+    workers = tuple(worker_image_tag(c.tf_version_of(i)) for i in range(c.containers))
+    return Images(workers, options.proxy_image or PROXY_IMAGE, others)
 
 
 def run(
@@ -198,7 +243,8 @@ def run_cluster(
     verdicts = run_checks(scenario.checks, timeline)
     incomplete = None if outcome.finished else f"training did not complete: {outcome.reason}"
     return build_report(
-        scenario, file, verdicts, timeline, incomplete=incomplete, proxy_image=options.proxy_image
+        scenario, file, verdicts, timeline, incomplete=incomplete, proxy_image=options.proxy_image,
+        backend=options.backend_name,
     )
 
 
@@ -218,7 +264,8 @@ def broken_report(
         unknown("not judged: the run broke (see the run error)").about(c.name, c.role, c.params())
         for c in scenario.checks
     ]
-    return build_report(scenario, file, verdicts, timeline, error=reason, proxy_image=options.proxy_image)
+    return build_report(scenario, file, verdicts, timeline, error=reason, proxy_image=options.proxy_image,
+                        backend=options.backend_name)
 
 
 def write_artifacts(report: Report, events: EventLog, report_dir: Path | None) -> dict[str, str]:

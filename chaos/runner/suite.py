@@ -51,8 +51,9 @@ class ScenarioOverran(Exception):
     """A scenario still running ``limit_s`` after it started: the runner's own
     timeouts should have ended it, so this is a bug to report, not a verdict."""
 
-    def __init__(self, name: str, limit_s: float) -> None:
-        super().__init__(f"scenario {name} still running {limit_s:g} s after it started (its timeouts.total should have ended it)")
+    def __init__(self, name: str, limit_s: float, where: str = "") -> None:
+        super().__init__(f"scenario {name} still running {limit_s:g} s after it started "
+                         f"(its timeouts.total should have ended it){where}")
 
 
 class Suite:
@@ -71,6 +72,8 @@ class Suite:
         ahead: int = AHEAD,
         show: ProgressPrinter | None = None,
         on_report: Callable[[int, Report], None] | None = None,
+        on_admit: Callable[[int], None] | None = None,
+        hold_exclusive: bool = False,
     ) -> None:
         self.entries = entries
         self.options = options
@@ -78,6 +81,7 @@ class Suite:
         self.ahead = max(0, ahead)
         self.show = show
         self.on_report = on_report
+        self.on_admit = on_admit
         self.reports: list[Report | None] = [None] * len(entries)
         self.started: list[float | None] = [None] * len(entries)  # time.monotonic() at its admission
         self.failures: list[BaseException | None] = [None] * len(entries)
@@ -86,6 +90,9 @@ class Suite:
         self._running: set[int] = set()  # admitted: measuring
         self._prepared: list[int] = []  # started, waiting for admission, in order
         self._exclusive_running = False
+        # Timing-sensitive scenarios do not prepare (so cannot start) while other work
+        # shares the machine (tests beside the suite: chaos.pytest_plugin) until release_exclusive().
+        self._exclusive_held = hold_exclusive
         self._cancelled = False
         self._threads: list[threading.Thread] = []
         self._scheduler: threading.Thread | None = None
@@ -98,6 +105,12 @@ class Suite:
         self._scheduler = threading.Thread(target=self._schedule, args=(order,), name="suite", daemon=True)
         self._scheduler.start()
         return self
+
+    def release_exclusive(self) -> None:
+        """Let the timing-sensitive scenarios go: the machine is the suite's alone now."""
+        with self._cond:
+            self._exclusive_held = False
+            self._cond.notify_all()
 
     def _may_start(self, exclusive: bool) -> bool:
         """Whether a scenario may be admitted now (start measuring)."""
@@ -112,7 +125,7 @@ class Suite:
         if self._exclusive_running or any(self.entries[i].exclusive for i in self._prepared):
             return False
         if exclusive:
-            return not self._running and not self._prepared
+            return not self._exclusive_held and not self._running and not self._prepared
         return len(self._running) + len(self._prepared) < self.jobs + self.ahead
 
     def _schedule(self, order: list[int]) -> None:
@@ -142,6 +155,8 @@ class Suite:
             self._exclusive_running = exclusive
             self.started[index] = time.monotonic()
             self._cond.notify_all()
+        if self.on_admit:
+            self.on_admit(index)
 
     def _run_one(self, index: int) -> None:
         entry = self.entries[index]
@@ -195,6 +210,18 @@ class Suite:
         if self.failures[index] is not None:
             raise self.failures[index]
         return self.reports[index]
+
+    def wait_done(self, indices: set[int]) -> list[int]:
+        """Wait until one of ``indices`` has its report (or broke); return those that
+        have, in order. Wakes every WAIT_S so the main thread takes a Ctrl-C."""
+        with self._cond:
+            while True:
+                done = sorted(i for i in indices if self.done(i))
+                if done:
+                    return done
+                if self._cancelled:
+                    raise interrupts.Cancelled
+                self._cond.wait(WAIT_S)
 
     def results(self) -> list[Report]:
         return [self.result(i) for i in range(len(self.entries))]

@@ -96,6 +96,15 @@ class Supervisor:
         self._warn_if_late(index, event, generation_start, completed)
         return now
 
+    def _prepare(self, index: int) -> None:
+        """A fault's work ahead (Fault.prepare); if it fails, its inject does it all."""
+        step = self.scenario.faults[index]
+        try:
+            step.fault.prepare(self.cluster)
+        except Exception as exc:  # noqa: BLE001 - the inject tries again, and says why if it fails
+            self._say(f"fault {index} ({step.fault.name}) could not be prepared ahead ({type(exc).__name__}: {exc}); "
+                      "its inject will do it")
+
     def _warn_if_late(self, index: int, event, generation_start: float, completed: float) -> None:
         if step_at_bring_up(self.scenario, index):
             return
@@ -188,9 +197,13 @@ class Supervisor:
         injected: dict[int, float] = {}
         for i in [i for i in at_bring_up if sc.faults[i].fault.applies_at_create]:
             injected[i] = self._inject(i, created)  # the workers are created with it
+        if not plan.may_restart:
+            self.cluster.expect_restarts(False)  # no next containers made ahead: nothing would start them
         self.cluster.start_workers()
         for i in [i for i in at_bring_up if not sc.faults[i].fault.applies_at_create]:
             injected[i] = self._inject(i, created)  # needs the running workers' proxy routes
+        for i in [i for i in range(len(sc.faults)) if i not in injected]:
+            self._prepare(i)  # while TensorFlow imports
         self.cluster.wait_started(sc.timeouts.bring_up)
         self._phase("training")
         started = self.clock()

@@ -12,10 +12,12 @@ import argparse
 from pathlib import Path
 
 from chaos import resources
+from chaos.backends.capabilities import BACKENDS, DEFAULT_BACKEND, check_backend, refusals
 from chaos.checks import RECOVERY_CHECKS, SYMPTOM_CHECKS
 from chaos.faults import FAULTS
 from chaos.scenario.model import current_model
 from chaos.scenario.loader import load_many, shown_path
+from chaos.errors import ScenarioError
 from chaos.registry import Registry, one_line, params_of
 from chaos.text import clean
 
@@ -79,6 +81,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """Every named file (or every file in the scenario folder), each reported; exit 2 if any is invalid."""
     given = args.files or [scenario_dir(args.dir)]
     scenarios, errors = load_many(given)
+    backend = check_backend(args.backend)
+    refused = {id(s): refusals([step.fault for step in s.faults], backend) for s in scenarios}
+    for scenario in [s for s in scenarios if refused[id(s)]]:
+        errors.append(ScenarioError(
+            f"{shown_path(scenario.source)}: " + "; ".join(r.describe(backend) for r in refused[id(scenario)]),
+            hint="run it with --backend docker (docs/backends.md lists what each backend serves)",
+        ))
+    scenarios = [s for s in scenarios if not refused[id(s)]]
     warned = 0
     for scenario in scenarios:
         warnings = scenario.warnings()
@@ -105,4 +115,7 @@ def register(subparsers) -> None:
     )
     v.add_argument("files", nargs="*", metavar="PATH", help="scenario files or folders (default: every file in --dir)")
     v.add_argument("--dir", help="scenario directory (default: ./scenarios)")
+    v.add_argument("--backend", default=DEFAULT_BACKEND, metavar="NAME",
+                   help=f"also refuse scenarios with faults this backend cannot serve: {', '.join(BACKENDS)} "
+                   f"(default {DEFAULT_BACKEND})")
     v.set_defaults(func=cmd_validate)

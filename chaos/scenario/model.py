@@ -51,10 +51,10 @@ from chaos.scenario.tasks import resolve_tasks, shape_problems
 from chaos.text import compiled_regex, shown
 from chaos.registry import MAX_SECONDS
 from chaos.timeline import RunInfo
+from chaos.topology import MAX_WORKERS
 from chaos.worker.settings import WorkerSettings
 from chaos.workload.spec import WorkloadSpec, check_env
 
-MAX_WORKERS = 4
 MAX_PS = 2
 DEFAULT_TF_VERSION = "2.20"
 

@@ -110,11 +110,12 @@ def make_keep_callback(keras, backup_dir: str, copies: int, save_freq: str | int
     return KeepBackups
 
 
-def kill_during_save_applier(report=None):
-    """Apply ``kill_during_save``: the next backup this process writes kills it
-    (SIGKILL) once the backup's files are written and before the ``checkpoint``
-    state file names it: the moment a kill leaves a new backup on disk that no
-    restore sees. ``report(path)`` is told of that backup first (a checkpoint
+def kill_during_save_applier(report=None, saved_epoch=None):
+    """Apply ``kill_during_save``: the next backup this process writes (with
+    ``epoch``: the first one written in that epoch, ``saved_epoch(path)`` telling a
+    backup's) kills it (SIGKILL) once the backup's files are written and before the
+    ``checkpoint`` state file names it: the moment a kill leaves a new backup on disk
+    that no restore sees. ``report(path)`` is told of that backup first (a checkpoint
     event: it was written, so the checks can see a restore fall back past it)."""
 
     def apply(params: dict) -> dict:
@@ -124,10 +125,13 @@ def kill_during_save_applier(report=None):
         from tensorflow.python.checkpoint import checkpoint_management as cm
 
         update = cm.update_checkpoint_state_internal
+        epoch = params.get("epoch")
 
         def killing_update(save_dir, model_checkpoint_path, *args, **kwargs):
             # The CheckpointManager calls this right after the files are
             # written (its write callback), before it sweeps older backups.
+            if epoch is not None and saved_epoch is not None and saved_epoch(model_checkpoint_path) < epoch:
+                return update(save_dir, model_checkpoint_path, *args, **kwargs)  # an earlier save: armed still
             print(f"kill_during_save: {model_checkpoint_path} written, {save_dir}/checkpoint not yet: SIGKILL",
                   file=sys.stderr, flush=True)
             try:
@@ -139,6 +143,7 @@ def kill_during_save_applier(report=None):
             return update(save_dir, model_checkpoint_path, *args, **kwargs)  # not reached
 
         cm.update_checkpoint_state_internal = killing_update
-        return {"armed": "SIGKILL at the next backup, between its files and its state file"}
+        when = "the next backup" if epoch is None else f"the first backup of epoch {epoch}"
+        return {"armed": f"SIGKILL at {when}, between its files and its state file"}
 
     return apply

@@ -45,6 +45,13 @@ def resume_position(path: str, save_freq: str | int, steps_per_epoch: int) -> tu
     return epoch, batch + 1
 
 
+def saved_epoch(path: str) -> int:
+    """The epoch backup ``path`` was written in (BackupAndRestore's own counter)."""
+    import tensorflow as tf
+
+    return int(tf.train.load_checkpoint(path).get_tensor(SAVED_EPOCH_KEY))
+
+
 def resume_position_or_start(path: str | None, save_freq: str | int, steps_per_epoch: int) -> tuple[int, int]:
     """``resume_position``, or (0, 0) when there is no backup or it cannot be
     read. A damaged backup is left to BackupAndRestore's own restore, so the

@@ -16,8 +16,9 @@ Commands (``{"seq": n, "command": name, "params": {...}}``):
   the real ``ResourceExhaustedError``; on a GPU the cap is TF's logical device
   memory limit, which can only be set at start (``device_memory_mb``).
   ``demand_mb: 0, cap_mb: null`` lifts both.
-* ``kill_during_save`` ``{}``: the next backup this process writes kills it
-  (SIGKILL) between its files and its state file (``backups.py``).
+* ``kill_during_save`` ``{"epoch": E}``: the first backup this process writes in
+  epoch E (null: the next one) kills it (SIGKILL) between its files and its state
+  file (``backups.py``).
 """
 
 from __future__ import annotations
@@ -43,8 +44,12 @@ class MemoryDemand:
 
 @dataclass(frozen=True)
 class KillDuringSave:
-    """``kill_during_save``: the next backup this process writes kills it."""
+    """``kill_during_save``: the first backup this process writes in ``epoch`` (None:
+    the next one) kills it. An epoch makes the kill's moment independent of when the
+    command arrives, which takes seconds on a loaded machine (more than an epoch of a
+    small job)."""
 
+    epoch: int | None = None
     name: ClassVar[str] = "kill_during_save"
 
 

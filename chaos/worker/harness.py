@@ -14,7 +14,9 @@ from chaos.events import CheckpointEvent, DoneEvent, ErrorEvent, RestoredEvent, 
 from chaos.worker import backups, data, mirrored, tfcompat
 from chaos.worker.backups import make_keep_callback
 from chaos.worker.cluster_env import TF_CONFIG_ENV, make_resolver
-from chaos.worker.callback import latest_backup, make_callback_class, resume_position, resume_position_or_start
+from chaos.worker.callback import (
+    latest_backup, make_callback_class, resume_position, resume_position_or_start, saved_epoch,
+)
 from chaos.worker.control import (
     ControlChannel,
     cap_address_space,
@@ -114,7 +116,7 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
         ControlChannel(),
         {
             "memory_demand": memory_demand_applier(tf, memory_demand, has_gpu),
-            "kill_during_save": backups.kill_during_save_applier(report_backup),
+            "kill_during_save": backups.kill_during_save_applier(report_backup, saved_epoch),
         },
         emitter,
     )

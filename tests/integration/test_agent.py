@@ -35,7 +35,8 @@ from chaos.events import (
     parse_line,
 )
 
-pytestmark = pytest.mark.integration
+# Beside the scenarios under --chaos-scenarios (chaos.pytest_plugin): one cluster at a time, judged on events and digests, not on time.
+pytestmark = [pytest.mark.integration, pytest.mark.chaos_beside_scenarios]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "keras-mwms"
@@ -265,7 +266,11 @@ def test_custom_loop_with_the_report_calls_reports_every_event_on_every_worker(d
     assert {(e.epoch, e.step) for e in done} == {(EPOCHS - 1, total)}
 
 
-@pytest.mark.parametrize("script", ["train_fit.py", "train_custom_loop.py"])
+# The fit job's case is the example suite's fit-job-killed-worker-recovers, run by the
+# runner in test_user_jobs (the same facts: worker-1 137, the chief's UnavailableError,
+# one checkpoint restored on both, resumed from it, bit-exact against an uninterrupted
+# run); its by-hand copy here cost two more clusters.
+@pytest.mark.parametrize("script", ["train_custom_loop.py"])
 def test_killed_worker_restored_from_checkpoint_ends_with_the_uninterrupted_digest(docker_client, example_image, script):
     job = command(script, KILL_EPOCHS, KILL_STEPS)
     with UserJobCluster(docker_client, example_image, job) as reference:

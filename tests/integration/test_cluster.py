@@ -14,7 +14,8 @@ from chaos.runner.training import run_training
 from chaos.events import CheckpointEvent, DoneEvent, ExitEvent, RestoredEvent, StepEvent
 from chaos.worker.settings import WorkerSettings
 
-pytestmark = pytest.mark.integration
+# Beside the scenarios under --chaos-scenarios (chaos.pytest_plugin): judged on digests, not on time.
+pytestmark = [pytest.mark.integration, pytest.mark.chaos_beside_scenarios]
 
 SETTINGS = WorkerSettings(epochs=5, steps_per_epoch=20, seed=42)
 

@@ -24,7 +24,7 @@ SHIPPED = Path(__file__).parents[2] / "scenarios"
 
 def test_a_longer_heartbeat_timeout_shows_as_a_later_symptom(images, tmp_path, capsys):
     code = main(["compare", "--baseline", "default", "--candidate", "heartbeat_timeout_s=30",
-                 str(SCENARIOS), "--repeat", "1", "--report-dir", str(tmp_path)])
+                 str(SCENARIOS), "--repeat", "1", "--report-dir", str(tmp_path)], embedded=True)
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if line.startswith("run ")]
     assert [line.split(":")[0] for line in lines] == ["run 1/1 baseline (default)",
@@ -36,7 +36,9 @@ def test_a_longer_heartbeat_timeout_shows_as_a_later_symptom(images, tmp_path, c
     assert scenario["verdicts"] == {"baseline": {"pass": 1}, "candidate": {"pass": 1}}, out
     symptom = next(m for m in scenario["metrics"] if m["metric"] == "time_to_symptom_s")
     (before,), (after,) = symptom["baseline"], symptom["candidate"]
-    assert before < 12 and after > before + 15, out  # about one heartbeat timeout each
+    # About one heartbeat timeout each (10 s, 30 s), run beside bin/test's other lanes:
+    # a loaded machine adds seconds to the detection, alike on both sides.
+    assert before < 16 and after > before + 12, out
     for side in ("baseline", "candidate"):
         assert (tmp_path / side / "run-1" / "paused-worker-until-heartbeat-timeout.json").exists()
     assert (tmp_path / "compare.md").exists() and (tmp_path / "compare-junit.xml").exists()
@@ -50,7 +52,7 @@ def test_tf_218_against_220_on_a_shipped_scenario_shows_the_versions_and_no_regr
     # heartbeats": before the scenario accepted both, this compare was a regression.
     code = main(["compare", "--baseline", "default", "--candidate", "tf=2.18",
                  str(SHIPPED / "partitioned-worker-fails-then-recovers.yaml"), "--repeat", "1",
-                 "--report-dir", str(tmp_path)])
+                 "--report-dir", str(tmp_path)], embedded=True)
     out = capsys.readouterr().out
     assert code == 0, out
     (scenario,) = json.loads((tmp_path / "compare.json").read_text())["scenarios"]

@@ -13,6 +13,8 @@ import fake_backend
 from chaos.backends import base
 from chaos.backends.docker.backend import DockerBackend
 from chaos.backends.docker.cluster import DockerCluster
+from chaos.backends.swarm.backend import SwarmBackend
+from chaos.backends.swarm.cluster import SwarmCluster
 from chaos.compose.control import ComposeControl
 
 P = inspect.Parameter
@@ -83,6 +85,8 @@ IMPLEMENTATIONS = [
     pytest.param(base.Cluster, DockerCluster, id="DockerCluster"),
     pytest.param(base.ClusterControl, ComposeControl, id="ComposeControl"),
     pytest.param(base.Backend, DockerBackend, id="DockerBackend"),
+    pytest.param(base.Cluster, SwarmCluster, id="SwarmCluster"),
+    pytest.param(base.Backend, SwarmBackend, id="SwarmBackend"),
     pytest.param(base.Cluster, fake_backend.FakeCluster, id="fake_backend.FakeCluster"),
     pytest.param(base.Cluster, "supervisor", id="test_supervisor.FakeCluster"),
 ]
@@ -108,6 +112,14 @@ def test_the_fakes_hold_the_seams_attributes(make):
     assert isinstance(cluster.num_workers, int)
     for verb in ("append", "snapshot", "wait_for", "raise_if_stopped"):
         assert callable(getattr(cluster.events, verb)), verb
+
+
+@pytest.mark.parametrize("backend", [DockerBackend, SwarmBackend])
+def test_each_backend_says_whether_it_builds_images_and_what_it_cannot_do(backend):
+    from chaos.backends.capabilities import CANNOT, OPTIONAL_VERBS
+
+    assert isinstance(backend.builds_images, bool) and backend.cannot == CANNOT[backend.name]
+    assert backend.cannot <= OPTIONAL_VERBS
 
 
 def test_the_check_itself_catches_a_drifted_fake():

@@ -183,6 +183,64 @@ def test_clean_removes_only_runs_whose_owner_is_gone_unless_told():
     assert [r.run_id for r in runs_on_engine(Client(api()))] == ["dead", "live", "remote"]
 
 
+class SwarmManagerAPI(FakeAPI):
+    """The fake engine as a swarm manager: it also has services (a swarm run's workers,
+    proxy and keepers); removing a service removes its tasks' containers."""
+
+    def __init__(self, services=(), **kw):
+        super().__init__(**kw)
+        self.s = {x["ID"]: x for x in services}
+
+    def services(self, filters=None):
+        return [x for x in self.s.values() if _match(x["Spec"]["Labels"], filters)]
+
+    def remove_service(self, id):
+        self.calls.append(("remove_service", id))
+        if id not in self.s:
+            raise NotFound()
+        del self.s[id]
+        for cid in [cid for cid, c in self.c.items() if c.get("service") == id]:
+            del self.c[cid]
+
+
+def service(id, labels):
+    return {"ID": id, "Spec": {"Name": f"tfchaos-{id}", "Labels": dict(labels)}}
+
+
+def test_clean_removes_a_dead_swarm_runs_services_first_and_keeps_a_live_ones():
+    """`chaos run --backend swarm` killed with SIGKILL leaves its services on the manager
+    (workers, proxy, keepers) and its overlay: `chaos clean`, with DOCKER_HOST at the
+    manager, removes them like a run's containers, services first (their tasks hold the
+    overlay)."""
+    me = Owner.current()
+    dead = {**RUN, LABEL_RUN: "dead", LABEL_OWNER: Owner(me.host, me.pid, "1").label(), "io.tfchaos.backend": "swarm"}
+    live = {**RUN, LABEL_RUN: "live", LABEL_OWNER: me.label(), "io.tfchaos.backend": "swarm"}
+    api = SwarmManagerAPI(
+        services=[service("w0", dead), service("proxy", dead), service("w0-live", live)],
+        containers=[{**c("task-w0", labels=dead, net="overlay"), "service": "w0"}],
+        networks=[{"Id": "overlay", "Name": "tfchaos-dead", "Labels": dead}],
+    )
+    result = clean(Client(api))
+    (record, removal), = result.removed
+    assert record.run_id == "dead" and removal.complete
+    assert removal.count("service") == 2 and removal.count("network") == 1
+    assert removal.summary().startswith("removed 2 services, ")
+    assert sorted(api.s) == ["w0-live"] and api.n == {} and api.c == {}
+    first_network = next(i for i, call in enumerate(api.calls) if call[0] == "remove_network")
+    assert all(i < first_network for i, call in enumerate(api.calls) if call[0] == "remove_service")
+    assert [r.run_id for r, _ in result.kept] == ["live"]
+
+
+def test_an_engine_that_is_no_swarm_manager_lists_no_service():
+    class NotAManager(FakeAPI):
+        def services(self, filters=None):
+            raise NotFound(503)  # "This node is not a swarm manager"
+
+    api = NotAManager([c("w0")])
+    assert [o.kind for o in list_objects(Client(api), RUN)] == ["container"]
+    assert remove_objects(Client(api), select(api), pause_s=0).summary() == "removed 1 containers, 0 networks, 0 volumes"
+
+
 # --- only what the framework created and marked: never what merely inherited its labels ------------
 
 # The labels a framework image carries (chaos.images.plans.labels_for), and so

@@ -241,3 +241,17 @@ def test_limits_reach_docker_as_they_came_lists_of_dicts_included():
     assert recipe.resources == iops and isinstance(recipe.resources["device_write_iops"], list)
     assert recipe.standby_resources()["device_write_iops"] == [{"Path": "/dev/vda", "Rate": 10}]
     assert recipe.serves(Recipe.of(BASE, ENV, dict(reversed(list(iops.items()))), None))  # order does not matter
+
+
+def test_a_job_image_built_on_ours_mounts_its_venv_and_another_runs_as_it_is(cluster, monkeypatch):
+    """A user's job (no harness settings) gets the venv copy only when venv_cache.serves its image."""
+    from chaos.backends.docker import venv_cache
+
+    monkeypatch.setattr(venv_cache, "venv_volume", lambda client, image: f"venv-of-{image}")
+    cluster._venv_wanted = True
+    from dataclasses import replace
+
+    cluster.spec = replace(cluster.spec, launch=replace(cluster.spec.launch, harness_settings=False))
+    monkeypatch.setattr(venv_cache, "serves", lambda client, image: image == "job-on-ours")
+    assert cluster._venv_volumes("job-on-ours") == {"venv-of-job-on-ours": "/opt/venv"}
+    assert cluster._venv_volumes("job-elsewhere") == {}

@@ -559,3 +559,72 @@ def test_no_restart_is_expected_once_every_fault_fired_and_healed():
     assert supervisor.run().finished
     said = [c[1] for c in cluster.calls if c[0] == "expect_restarts"]
     assert said == [True, False]  # the second kill was still to come at the first restart
+
+
+# --- work a fault does ahead of its inject ------------------------------------------------
+
+
+class NetnsAhead(FakeCluster):
+    """A cluster that can start a packet fault's helper ahead (DockerCluster.netns_ahead)."""
+
+    def netns_ahead(self, index):
+        self._call("netns_ahead", index)
+
+
+@pytest.fixture
+def packet_faults_act_on_the_fake(monkeypatch):
+    from chaos.faults.packet import PacketFault
+
+    monkeypatch.setattr(PacketFault, "act", lambda self, cluster, undo: cluster._call("packet_act", self.worker))
+
+
+@pytest.mark.usefixtures("packet_faults_act_on_the_fake")
+def test_a_fault_to_come_is_prepared_while_the_workers_import_one_at_bring_up_is_not():
+    supervisor, cluster, said = run(make_scenario(
+        {"mtu_blackhole": {"worker": 0}, "at": "bring_up", "for": 1},
+        {"mtu_blackhole": {"worker": 1}, "at": {"step": 2}, "for": 1}), NetnsAhead())
+    assert supervisor.run().finished
+    names = cluster.names()
+    assert [c for c in cluster.calls if c[0] == "netns_ahead"] == [("netns_ahead", 1)]
+    assert names.index("start_workers") < names.index("netns_ahead") < names.index("wait_started")
+    assert [c for c in cluster.calls if c[0] == "packet_act"] == [("packet_act", 0), ("packet_act", 1)]
+
+
+@pytest.mark.usefixtures("packet_faults_act_on_the_fake")
+def test_a_prepare_that_fails_leaves_the_work_to_the_inject_and_says_so():
+    cluster = NetnsAhead()
+    cluster.fail["netns_ahead"] = RuntimeError("409 conflict")
+    supervisor, cluster, said = run(make_scenario({"silent_drop": {"worker": 1}, "at": {"step": 2}, "for": 1}), cluster)
+    assert supervisor.run().finished
+    assert ("packet_act", 1) in cluster.calls and [e.fault for e in cluster.of(InjectEvent)] == ["silent_drop"]
+    assert any("could not be prepared ahead (RuntimeError: 409 conflict); its inject will do it" in s for s in said)
+
+
+def test_a_cluster_without_a_way_ahead_is_not_asked():
+    from chaos.faults.packet import SilentDrop
+
+    cluster = FakeCluster()
+
+    SilentDrop(worker=1).prepare(cluster)  # no netns_ahead on this cluster: nothing to do, no error
+    assert "netns_ahead" not in cluster.names()
+
+
+# --- containers made ahead only when a restart can come ------------------------------------
+
+
+@pytest.mark.parametrize("recovery, faults, expected", [
+    ({"restart": "none", "max_restarts": 0}, [{"cpu_throttle": {"worker": 1}, "at": {"step": 2}, "for": 1}], [False]),
+    ({"restart": "all", "max_restarts": 0}, [{"cpu_throttle": {"worker": 1}, "at": {"step": 2}, "for": 1}], [False]),
+    ({"restart": "none", "max_restarts": 0}, [{**SKEW, "until": {"epoch": 1}}], []),  # its heal redeploys
+    ({"restart": "all", "max_restarts": 1}, [{"cpu_throttle": {"worker": 1}, "at": {"step": 2}, "for": 1}], []),
+])
+def test_no_restart_is_expected_from_the_start_when_none_can_come(recovery, faults, expected):
+    scenario = scenario_from_dict({
+        "name": "x", "description": "d", "explain": EXPLAIN,
+        "cluster": {"workers": 2, "training": {"epochs": 3, "steps_per_epoch": 5}, "recovery": recovery},
+        "faults": faults, "timeouts": {"total": 30, "symptom": 30},
+    })
+    supervisor, cluster, _ = run(scenario)
+    supervisor.run()
+    before_start = cluster.calls[:cluster.names().index("start_workers")]
+    assert [c[1] for c in before_start if c[0] == "expect_restarts"] == expected

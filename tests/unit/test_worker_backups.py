@@ -74,8 +74,9 @@ def test_repair_leaves_a_good_backup_and_an_unrepairable_one_alone(tmp_path, fak
     assert fake_tf == []
 
 
-def test_kill_during_save_kills_at_the_next_state_file_update_only_once_armed(monkeypatch, capsys):
-    updates, kills = [], []
+def fake_checkpoint_management(monkeypatch, updates: list, kills: list):
+    """TF's checkpoint_management as the applier patches it (each state update
+    recorded), and os.kill recorded instead of sent."""
     cm = types.SimpleNamespace(update_checkpoint_state_internal=lambda save_dir, path, **kw: updates.append(path))
     for name, module in {
         "tensorflow": types.SimpleNamespace(),
@@ -85,6 +86,13 @@ def test_kill_during_save_kills_at_the_next_state_file_update_only_once_armed(mo
     }.items():
         monkeypatch.setitem(sys.modules, name, module)
     monkeypatch.setattr("os.kill", lambda pid, sig: kills.append(sig))
+    return cm
+
+
+
+def test_kill_during_save_kills_at_the_next_state_file_update_only_once_armed(monkeypatch, capsys):
+    updates, kills = [], []
+    cm = fake_checkpoint_management(monkeypatch, updates, kills)
     cm.update_checkpoint_state_internal("/backup/chief", "/backup/chief/ckpt-2")  # before: a normal save
     reported = []
     applied = backups.kill_during_save_applier(reported.append)({})
@@ -95,3 +103,20 @@ def test_kill_during_save_kills_at_the_next_state_file_update_only_once_armed(mo
     assert kills == [signal.SIGKILL]
     assert reported == ["/backup/chief/ckpt-3"]  # told before the kill
     assert "kill_during_save: /backup/chief/ckpt-3 written, /backup/chief/checkpoint not yet" in capsys.readouterr().err
+
+
+def test_kill_during_save_with_an_epoch_lets_earlier_backups_through_and_kills_in_that_epoch(monkeypatch):
+    """Armed at bring-up with ``epoch``: the kill's moment does not hang on when the
+    command arrived (a CI run's arrived after a 100-step job had finished)."""
+    import signal
+
+    updates, kills = [], []
+    cm = fake_checkpoint_management(monkeypatch, updates, kills)
+    epochs = {"/b/ckpt-1": 0, "/b/ckpt-2": 1, "/b/ckpt-3": 2}
+    applied = backups.kill_during_save_applier(lambda path: None, epochs.__getitem__)({"epoch": 2})
+    assert "SIGKILL at the first backup of epoch 2" in applied["armed"]
+    cm.update_checkpoint_state_internal("/b", "/b/ckpt-1")
+    cm.update_checkpoint_state_internal("/b", "/b/ckpt-2")
+    assert kills == [] and updates == ["/b/ckpt-1", "/b/ckpt-2"]  # earlier epochs' backups: named as usual
+    cm.update_checkpoint_state_internal("/b", "/b/ckpt-3")
+    assert kills == [signal.SIGKILL]  # (the mocked kill returns; a real one ends the process here)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import tarfile
+import time
 from typing import Any
 
 import docker
@@ -116,6 +117,36 @@ def ignore_gone(fn, *args, **kwargs):
         raise
 
 
+def is_running(container) -> bool:
+    """Whether a container is running now (False once it is removed)."""
+    if container is None:
+        return False
+    try:
+        container.reload()
+    except Exception:  # noqa: BLE001 - removed
+        return False
+    return container.status == "running"
+
+
+FREEZE_TRIES = 5
+FREEZE_RETRY_S = 0.5
+
+
+def pause(container, tries: int = FREEZE_TRIES, retry_s: float = FREEZE_RETRY_S) -> None:
+    """Freeze a container (the cgroup freezer), trying again when the freezer does not
+    settle: under load the engine answered ``OCI runtime pause failed: unable to freeze``
+    (twice in one CI run, a checkpoint-disk-full scenario and an audit's paused peer), a
+    transient state runc gives up on after its own short retries."""
+    for attempt in range(1, tries + 1):
+        try:
+            container.pause()
+            return
+        except APIError as exc:
+            if "unable to freeze" not in str(exc) or attempt == tries:
+                raise
+            time.sleep(retry_s)
+
+
 def unpause_if_paused(container) -> None:
     try:
         container.reload()
@@ -129,6 +160,31 @@ def stop(container, grace_s: float) -> None:
     """SIGTERM, then SIGKILL after ``grace_s`` (a paused container is thawed first)."""
     unpause_if_paused(container)
     ignore_gone(container.stop, timeout=int(grace_s))
+
+
+def send_command(container, worker: str, seq: int, command) -> None:
+    """A command (chaos.worker.control.WorkerCommand) for the training process in ``container``:
+    the control file it reads, written by an exec."""
+    from chaos.worker.control import control_file_script, params_of
+
+    result = container.exec_run(control_file_script(seq, command.name, params_of(command)))
+    if result.exit_code != 0:
+        raise InfrastructureError(
+            f"could not send {command.name!r} to {worker}: exit {result.exit_code}: "
+            f"{result.output.decode(errors='replace').strip()}",
+            hint="the worker must be running (not paused or exited) to take a command",
+        )
+
+
+def memory_usage(container, worker: str) -> int:
+    """Bytes the container uses now (its cgroup's usage)."""
+    usage = container.stats(stream=False, one_shot=True).get("memory_stats", {}).get("usage")
+    if usage is None:  # Docker reports no memory stats for a stopped container
+        raise InfrastructureError(
+            f"{worker} is not running: its memory use cannot be read",
+            hint="fire the fault while the worker trains (an earlier trigger, or longer training)",
+        )
+    return int(usage)
 
 
 def count_files(container, path: str, enough: int = 1) -> int | None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from chaos.backends.capabilities import CANNOT
 from chaos.backends.docker import api as docker_api
 from chaos.backends.docker.cluster import DockerCluster
 from chaos.backends.spec import Deployment
@@ -11,6 +12,8 @@ from chaos.eventlog import EventLog
 
 class DockerBackend:
     name = "docker"
+    builds_images = True
+    cannot = CANNOT["docker"]
 
     def __init__(self, client=None) -> None:
         # None: each cluster connects on its own (its log followers and exit

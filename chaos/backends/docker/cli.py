@@ -1,4 +1,5 @@
-"""``chaos clean``: remove what crashed runs left on the Docker engine, by label."""
+"""``chaos clean``: remove what crashed runs left on the Docker engine, by label (with
+DOCKER_HOST at a swarm manager, a swarm run's services too)."""
 
 from __future__ import annotations
 

@@ -9,14 +9,13 @@ its predecessor's exit is recorded first.
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import json
 import ipaddress
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,9 @@ from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT, interrupts
 from chaos.backends import backup_files
 from chaos.backends.backup_files import BackupDamage, BackupFile
 from chaos.backends.docker import api as docker_api, limits as docker_limits, venv_cache, volume_owner
+from chaos.backends.docker.container_workers import ContainerWorkers
 from chaos.backends.docker.engine_objects import Removal
+from chaos.backends.overrides import Overrides, WorkerOverride
 from chaos.backends.docker.logs import LogFollower
 from chaos.backends.docker.ownership import owner_labels
 from chaos.backends.docker.runs import remove_run
@@ -37,25 +38,12 @@ from chaos.backends.proxy_client import ProxyClient
 from chaos.backends.spec import Deployment, WriteLimit
 from chaos.errors import InfrastructureError
 from chaos.eventlog import EventLog
-from chaos.events import RUNNER, AddressEvent, Event, ExitEvent, NoticeEvent, RestartEvent
+from chaos.events import RUNNER, AddressEvent, ExitEvent, NoticeEvent, RestartEvent
 from chaos.topology import PROXY_ALIAS, PROXY_API_PORT
-from chaos.worker.cluster_env import cluster_env
-from chaos.worker.control import CONTROL_DIR, WorkerCommand, control_file_script, params_of
-from chaos.worker.emit import WORKER_INDEX_ENV
+from chaos.worker.control import CONTROL_DIR
 from chaos.worker.settings import WorkerSettings
 
 STOP_GRACE_S = 3  # a worker hung in TF ignores SIGTERM (FINDINGS.md): then SIGKILL
-
-
-@dataclass(frozen=True)
-class WorkerOverride:
-    """How a fault changes a worker's next container (image, environment, settings)."""
-
-    image: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    settings: dict[str, Any] = field(default_factory=dict)
-    cluster_config: str | None = None  # TF_CONFIG text in place of the healthy one
-    write_limit: WriteLimit | None = None  # set at create only
 
 
 @dataclass
@@ -74,7 +62,7 @@ class _Worker:
     watcher: threading.Thread
 
 
-class DockerCluster:
+class DockerCluster(ContainerWorkers):
     """Context manager: ``with DockerCluster(spec) as cluster: cluster.start_workers()``."""
 
     def __init__(self, spec: Deployment, *, events: EventLog | None = None, client=None) -> None:
@@ -94,7 +82,7 @@ class DockerCluster:
         self.proxies: ProxyClient | None = None
         self.workers: dict[int, _Worker] = {}
         # Per worker index, per owner (a fault's name): applied at the next create.
-        self.overrides: dict[int, dict[str, WorkerOverride]] = {}
+        self.overrides = Overrides(spec)
         self._command_seq = 0
         self._lock = threading.Lock()
         # Per worker index: its next container, made ahead (spec.standby).
@@ -103,21 +91,11 @@ class DockerCluster:
         self._closing = False
         self._restarts_expected = True
         self._venv_wanted = venv_cache.wanted(self.client)
-        self._venvs: dict[str, str] = {}  # image -> its venv volume
+        self._venvs: dict[str, str | None] = {}  # image -> its venv volume (None: run as it is)
         self._venv_lock = threading.Lock()
+        self._netns_ready: dict[int, list] = {}  # worker index -> helpers started ahead (netns_ahead)
 
     # --- lifecycle -------------------------------------------------------
-
-    def __enter__(self) -> "DockerCluster":
-        try:
-            self.start_infrastructure()
-        except BaseException:
-            self.teardown()
-            raise
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.teardown()
 
     def start_infrastructure(self) -> None:
         """Network, shared backup volume and the proxy (routes come with the workers)."""
@@ -261,29 +239,8 @@ class DockerCluster:
 
     # --- ClusterControl --------------------------------------------------
 
-    def worker_name(self, index: int) -> str:
-        return self.topology.worker_name(index)
-
     def container(self, index: int):
         return self.workers[index].container
-
-    def signal(self, index: int, signal: str) -> None:
-        docker_api.ignore_gone(self.container(index).kill, signal=signal)
-
-    def preempt(self, index: int, grace_s: float) -> None:
-        # Docker's stop is exactly a preemption (SIGTERM, grace, SIGKILL); it
-        # blocks for the grace, so it runs beside the supervisor's loop.
-        container = self.container(index)
-        threading.Thread(
-            target=docker_api.stop, args=(container,), kwargs={"grace_s": grace_s},
-            name=f"preempt-{self.worker_name(index)}", daemon=True,
-        ).start()
-
-    def pause(self, index: int) -> None:
-        self.container(index).pause()
-
-    def unpause(self, index: int) -> None:
-        docker_api.unpause_if_paused(self.container(index))
 
     def disconnect(self, index: int) -> None:
         self.network.disconnect(self.container(index), force=True)
@@ -294,58 +251,35 @@ class DockerCluster:
         if self.network.name not in container.attrs["NetworkSettings"]["Networks"]:
             self.network.connect(container, aliases=[self.worker_name(index)])
 
-    def proxy(self, index: int):
-        return self.proxies.proxy(self.worker_name(index))
-
     def netns(self, index: int):
         """A helper container in worker ``index``'s network namespace, labelled with
-        this run (chaos.backends.docker.netns); the packet faults close it at heal."""
+        this run (chaos.backends.docker.netns); the packet faults close it at heal.
+        One started ahead (``netns_ahead``) serves if it joined this very container;
+        one of a container since replaced is removed."""
         from chaos.backends.docker.netns import DockerNetns
 
-        return DockerNetns.join(self.client, self.container(index), labels=self.labels,
+        current = self.container(index)
+        while self._netns_ready.get(index):
+            helper = self._netns_ready[index].pop(0)
+            if helper.target.id == current.id and helper.is_running():
+                return helper
+            helper.close()
+        return DockerNetns.join(self.client, current, labels=self.labels,
                                 prefix=f"{self.prefix}-{self.worker_name(index)}")
 
-    def limit_cpu(self, index: int, cpus: float) -> None:
-        self.container(index).update(**docker_limits.cpu(cpus))
+    def netns_ahead(self, index: int) -> None:
+        """Start a helper in worker ``index``'s namespace now, for a packet fault to
+        come (starting one takes seconds under load), and probe the kernel with it.
+        Left unused, it goes with the run's teardown (it carries the run's labels)."""
+        from chaos.backends.docker.netns import DockerNetns
 
-    def limit_memory(self, index: int, limit_bytes: int) -> None:
-        self.container(index).update(**docker_limits.memory(limit_bytes))
-
-    def restore_cpu(self, index: int) -> None:
-        self.container(index).update(**docker_limits.cpu_as_created(self._resources(index)))
-
-    def restore_memory(self, index: int) -> None:
-        self.container(index).update(**docker_limits.memory_as_created(self._resources(index)))
-
-    def memory_usage(self, index: int) -> int:
-        """Bytes the worker's container uses now (its cgroup's usage)."""
-        usage = self.container(index).stats(stream=False, one_shot=True).get("memory_stats", {}).get("usage")
-        if usage is None:  # Docker reports no memory stats for a stopped container
-            raise InfrastructureError(
-                f"{self.worker_name(index)} is not running: its memory use cannot be read",
-                hint="fire the fault while the worker trains (an earlier trigger, or longer training)",
-            )
-        return int(usage)
+        helper = DockerNetns.join(self.client, self.container(index), labels=self.labels,
+                                  prefix=f"{self.prefix}-{self.worker_name(index)}")
+        self._netns_ready.setdefault(index, []).append(helper)
+        helper.capabilities()
 
     def is_running(self, index: int) -> bool:
-        container = self.container(index)
-        try:
-            container.reload()
-        except Exception:  # removed
-            return False
-        return container.status == "running"
-
-    def command(self, index: int, command: WorkerCommand) -> None:
-        """Send a command to the worker's training process (``chaos.worker.control``)."""
-        self._command_seq += 1
-        script = control_file_script(self._command_seq, command.name, params_of(command))
-        result = self.container(index).exec_run(script)
-        if result.exit_code != 0:
-            raise InfrastructureError(
-                f"could not send {command.name!r} to {self.worker_name(index)}: exit {result.exit_code}: "
-                f"{result.output.decode(errors='replace').strip()}",
-                hint="the worker must be running (not paused or exited) to take a command",
-            )
+        return docker_api.is_running(self.container(index))
 
     def override(
         self,
@@ -362,30 +296,19 @@ class DockerCluster:
         if image is not None:
             image = self.spec.image_map.get(image, image)
             docker_api.require_image(self.client, image)
-        if settings:
-            dataclasses.replace(self.spec.settings, **settings)  # fail now on a bad field
-        self.overrides.setdefault(index, {})[owner] = WorkerOverride(
+        self.overrides.set(index, owner, WorkerOverride(
             image, dict(env or {}), dict(settings or {}), cluster_config, write_limit
-        )
-
-    def clear_override(self, index: int, owner: str) -> None:
-        self.overrides.get(index, {}).pop(owner, None)
+        ))
 
     def worker_config(self, index: int) -> tuple[str, WorkerSettings, dict[str, str]]:
         """The image, settings and extra environment worker ``index`` is created with."""
-        image, settings, env = self.spec.images[index], self.spec.settings, dict(self.spec.env.get(index, {}))
-        for o in self.overrides.get(index, {}).values():
-            image = o.image or image
-            settings = dataclasses.replace(settings, **o.settings)
-            env.update(o.env)
-        return image, settings, env
+        return self.overrides.worker_config(index)
 
-    def _resources(self, index: int) -> dict[str, Any]:
+    def _limits(self, index: int) -> dict[str, Any]:
         """The container limits worker ``index`` is created with (the spec's, then the faults')."""
         limits = docker_limits.at_create(self.spec.resources.get(index))
-        for o in self.overrides.get(index, {}).values():
-            if o.write_limit is not None:
-                limits.update(docker_limits.writes(o.write_limit))
+        for write_limit in self.overrides.write_limits(index):
+            limits.update(docker_limits.writes(write_limit))
         return limits
 
     def backup_device(self) -> str:
@@ -405,10 +328,7 @@ class DockerCluster:
 
     def cluster_config(self, index: int) -> str:
         """The TF_CONFIG text worker ``index`` is created with (a fault's, or the healthy one)."""
-        text = self.tf_config(index)
-        for o in self.overrides.get(index, {}).values():
-            text = o.cluster_config if o.cluster_config is not None else text
-        return text
+        return self.overrides.cluster_config(index, self.tf_config(index))
 
     def unused_address(self) -> str:
         """An address on the run's own network that no container holds (Docker
@@ -428,21 +348,6 @@ class DockerCluster:
             self._start_worker(i, generation=self.workers[i].generation + 1)
             self.record(RestartEvent(t=time.time(), source=self.worker_name(i), reason=reason))
         self._make_standbys(indices)
-
-    def tf_config(self, index: int) -> str:
-        return self.topology.tf_config(index)
-
-    def log_tail(self, index: int) -> list[str]:
-        worker = self.workers.get(index)
-        return list(worker.follower.tail) if worker else []
-
-    def checkpoint_files(self) -> int | None:
-        # Read through worker-0's container, which may have exited: Docker
-        # copies out of a stopped container's mounts too.
-        worker = self.workers.get(0)
-        if worker is None:
-            return None
-        return docker_api.count_files(worker.container, self.spec.launch.checkpoint_dir)
 
     def damage_backup(self, file: BackupFile, mode: BackupDamage) -> dict[str, Any]:
         return self._on_backup_volume(
@@ -486,25 +391,13 @@ class DockerCluster:
             raise InfrastructureError(f"could not {args[0]} the backups under {root}: {why or exc}", hint=hint) from None
         return json.loads(out.decode().strip().splitlines()[-1])
 
-    def record(self, event: Event) -> None:
-        self.events.append(event)
-
     # --- internals -------------------------------------------------------
 
     def _recipe(self, index: int) -> Recipe:
         """What worker ``index``'s next container is created with."""
-        image, settings, extra_env = self.worker_config(index)
+        image, env = self.overrides.environment(index, self.tf_config(index))
         launch = self.spec.launch
-        # A user's job reads TF_CONFIG; the harness reads what its resolver setting says.
-        resolver = settings.cluster_resolver if launch.harness_settings else "tf_config"
-        env = {
-            **cluster_env(self.cluster_config(index), resolver),
-            WORKER_INDEX_ENV: str(index),
-            **(settings.to_env() if launch.harness_settings else {}),
-            **launch.env,
-            **extra_env,
-        }
-        return Recipe.of(image, env, self._resources(index), list(launch.command) if launch.command else None)
+        return Recipe.of(image, env, self._limits(index), list(launch.command) if launch.command else None)
 
     def _create(self, index: int, generation: int, recipe: Recipe, *, standby: bool):
         name = self.worker_name(index)
@@ -526,13 +419,16 @@ class DockerCluster:
         )
 
     def _venv_volumes(self, image: str) -> dict[str, str]:
-        """The image's /opt/venv as a read-only volume, where image reads are costly (chaos.backends.docker.venv_cache)."""
-        if not self.spec.launch.harness_settings or not self._venv_wanted:
+        """The image's /opt/venv as a read-only volume, where image reads are costly
+        (chaos.backends.docker.venv_cache): the harness's images, and a job's built on ours."""
+        if not self._venv_wanted:
             return {}
         with self._venv_lock:  # one fill per image; the standby makers ask from their own thread
             if image not in self._venvs:
-                self._venvs[image] = venv_cache.venv_volume(self.client, image)
-        return {self._venvs[image]: venv_cache.VENV_DIR}
+                served = self.spec.launch.harness_settings or venv_cache.serves(self.client, image)
+                self._venvs[image] = venv_cache.venv_volume(self.client, image) if served else None
+        name = self._venvs[image]
+        return {name: venv_cache.VENV_DIR} if name else {}
 
     def _start_worker(self, index: int, generation: int) -> None:
         name = self.worker_name(index)

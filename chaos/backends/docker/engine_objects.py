@@ -25,7 +25,9 @@ from typing import Callable
 
 from chaos import LABEL_PROJECT, PROJECT
 
-KINDS = ("container", "network", "volume", "image")
+# Removal order: a service first (removing it stops its tasks' containers), then
+# containers, then what they used.
+KINDS = ("service", "container", "network", "volume", "image")
 FRAMEWORK_PREFIX = "io.tfchaos."
 
 
@@ -62,6 +64,10 @@ def list_objects(client, labels: dict[str, str] | None = None, *, keys: tuple[st
     filters = _label_filter(labels, keys)
     api = client.api
     out: list[EngineObject] = []
+    if "service" in kinds:
+        for s in _services(api, filters):
+            spec = s.get("Spec") or {}
+            out.append(EngineObject("service", s["ID"], spec.get("Name") or s["ID"][:12], spec.get("Labels") or {}))
     if "container" in kinds:
         image_labels = _ImageLabels(api)
         for c in api.containers(all=True, filters=filters):
@@ -79,6 +85,15 @@ def list_objects(client, labels: dict[str, str] | None = None, *, keys: tuple[st
             tags = [t for t in i.get("RepoTags") or [] if t != "<none>:<none>"]
             out.append(EngineObject("image", i["Id"], tags[0] if tags else i["Id"][7:19], i.get("Labels") or {}))
     return out
+
+
+def _services(api, filters: dict) -> list[dict]:
+    """A swarm manager's services (a `chaos run --backend swarm` with DOCKER_HOST at the
+    manager makes them); none on an engine that is not a swarm manager."""
+    try:
+        return api.services(filters=filters) or []
+    except Exception:  # noqa: BLE001 - "This node is not a swarm manager", or no swarm API
+        return []
 
 
 class _ImageLabels:
@@ -133,7 +148,9 @@ def _remove_one(client, obj: EngineObject) -> str | None:
     """Remove one object; None when it is gone now, else why it is still there."""
     api = client.api
     try:
-        if obj.kind == "container":
+        if obj.kind == "service":
+            api.remove_service(obj.id)
+        elif obj.kind == "container":
             if obj.state == "paused":  # a paused container cannot be killed
                 try:
                     api.unpause(obj.id)
@@ -169,7 +186,7 @@ class Removal:
         return sum(1 for k, _ in self.removed if k == kind)
 
     def summary(self) -> str:
-        parts = [f"{self.count(k)} {k}s" for k in KINDS if self.count(k) or k != "image"]
+        parts = [f"{self.count(k)} {k}s" for k in KINDS if self.count(k) or k not in ("service", "image")]
         return "removed " + ", ".join(parts)
 
 

@@ -191,6 +191,12 @@ class DockerNetns:
         except ValueError:
             return None
 
+    def is_running(self) -> bool:
+        """Whether the helper (and so the namespace it joined) is still up."""
+        from chaos.backends.docker.api import is_running
+
+        return is_running(self.container)
+
     def close(self) -> None:
         if self.container is None:
             return

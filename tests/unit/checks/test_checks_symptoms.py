@@ -188,6 +188,17 @@ def test_hang_at_bring_up_with_missing_judges_the_named_peers():
     assert run(None).status is Status.PASS  # missing not asked: not judged
 
 
+def test_hang_at_bring_up_judges_the_generation_it_hung_in_not_the_one_restarted_after():
+    """A rehearsal (2026-11-27): worker-0, made ahead, said it started before the inject;
+    nothing trained until the heal, the runner restarted both, and the check took the
+    restarted generation's start for the bring-up and called 3.7 s to its first step "no hang"."""
+    b = TimelineBuilder().start([0]).inject("blocked_port").wait(2).start([1]).wait(20).heal("blocked_port")
+    b.wait(22).restart().wait(28).start().wait(3.7).steps(1, 30)
+    verdict = judge(HangAtBringUp(min_s=15), b.build())
+    assert verdict.status is Status.PASS, verdict.reason
+    assert "no step for 20.0 s after the workers started" in verdict.reason
+
+
 def test_hang_at_bring_up_fails_when_training_started_anyway():
     b = TimelineBuilder().inject("blocked_port").wait(1).start().wait(2).steps(1, 30).wait(20).heal("blocked_port")
     verdict = judge(HangAtBringUp(min_s=15), b.build())

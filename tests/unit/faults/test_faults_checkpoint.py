@@ -304,6 +304,9 @@ def test_kill_during_save_arms_the_worker_with_a_command_and_heals_nothing(tmp_p
     fault.inject(cluster, undo)
     undo(cluster)
     assert cluster.calls == [("command", 0, worker_control.KillDuringSave())]
+    cluster.calls.clear()
+    KillDuringSave(epoch=2).inject(cluster, Undo())
+    assert cluster.calls == [("command", 0, worker_control.KillDuringSave(epoch=2))]
 
 
 def test_kill_during_save_validates_the_worker():

@@ -77,7 +77,7 @@ def test_faults_and_checks_parse_into_typed_values():
         ({"expect": [{"stal": {"min_s": 1}}]}, "expect[0]: unknown symptom check 'stal'"),
         ({"recover": [{"error": {"class": "X"}}]}, "recover[0]: unknown recovery check 'error'"),
         ({"recover": [{"lost_work": {"max_step": 1}}]}, "recover[0].lost_work.max_step: unknown key; valid keys: max_steps"),
-        ({"cluster": {"workers": 5}}, "cluster.workers: must be <= 4 (got 5)"),
+        ({"cluster": {"workers": 17}}, "cluster.workers: must be <= 16 (got 17)"),
         ({"cluster": {"tf_version": 2.2}}, "quote the version"),
         ({"cluster": {"training": {"save_freq": "epochs"}}}, "cluster.training.save_freq: must be 'epoch' or a number of steps"),
         ({"cluster": {"recovery": {"restart": "al"}}}, "cluster.recovery.restart: 'al' is not valid; valid: all, failed, none; did you mean 'all'?"),

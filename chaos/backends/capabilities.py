@@ -1,0 +1,90 @@
+"""Which backends exist, and which verbs of the seam each cannot serve yet.
+
+Pure (no engine, no SDK), so ``chaos validate --backend`` and the runner can
+refuse a scenario before anything starts: a fault declares the verbs beyond the
+common ones it uses (``Fault.uses_verbs``; tests/unit/test_fault_verbs.py holds
+each declaration against the fault's code), a backend lists what it cannot do,
+and ``refusals`` says which fault of a scenario needs what a backend lacks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from chaos.errors import InfrastructureError, ScenarioError
+
+DEFAULT_BACKEND = "docker"
+
+# Verbs some backend cannot serve (every other verb of ClusterControl every backend serves).
+# "override.write_limit": ``override(..., write_limit=)``, a block device's writes throttled at create.
+OPTIONAL_VERBS = frozenset({
+    "disconnect", "reconnect", "netns", "backup_device", "damage_backup", "snapshot_backup",
+    "fill_backup_volume", "clear_backup_fill", "override.write_limit",
+})
+
+CANNOT: dict[str, frozenset[str]] = {
+    "docker": frozenset(),
+    # Not yet (docs/backends.md "The Swarm backend"): a helper in a task's network namespace, and
+    # the checkpoint-store faults (they run a helper beside the store).
+    "swarm": OPTIONAL_VERBS - {"disconnect", "reconnect"},
+}
+BACKENDS = tuple(CANNOT)
+
+# How many workers each backend runs (the scenario format allows up to chaos.topology.MAX_WORKERS):
+# one Docker host runs what a 2-core, 24 GB machine runs comfortably; a swarm spreads them over its
+# nodes (8 on a 3-node swarm on one machine, bit-exact: docs/backends.md).
+MAX_WORKERS: dict[str, int] = {"docker": 4, "swarm": 16}
+
+
+def too_many_workers(workers: int, backend: str) -> str | None:
+    """Why ``backend`` cannot run ``workers`` workers, or None."""
+    limit = MAX_WORKERS[check_backend(backend)]
+    if workers <= limit:
+        return None
+    return f"cluster.workers: {workers} workers, and the {backend} backend runs at most {limit}"
+
+
+class UnsupportedVerb(InfrastructureError):
+    """A verb a backend cannot serve, asked of it anyway (raised by the backend's cluster)."""
+
+
+def check_backend(name: str) -> str:
+    """``--backend``: one of BACKENDS."""
+    if name not in CANNOT:
+        raise ScenarioError(
+            f"unknown backend {name!r}; valid: {', '.join(BACKENDS)}",
+            hint="--backend docker (the default: one Docker host) or --backend swarm (the swarm manager "
+                 "DOCKER_HOST or the Docker context names; docs/backends.md)",
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class Refusal:
+    fault: str  # its name, as the scenario writes it
+    index: int  # its position under faults:
+    verbs: tuple[str, ...]  # what it needs that the backend lacks
+
+    def describe(self, backend: str) -> str:
+        return (f"fault {self.index} ({self.fault}) needs {', '.join(self.verbs)}, which the {backend} backend "
+                "cannot do yet")
+
+
+def refusals(faults: Iterable[object], backend: str) -> list[Refusal]:
+    """Each fault (a scenario's ``faults:`` values) that needs a verb ``backend`` cannot serve."""
+    cannot = CANNOT[check_backend(backend)]
+    out = []
+    for index, fault in enumerate(faults):
+        lacking = sorted(set(getattr(fault, "uses_verbs", frozenset())) & cannot)
+        if lacking:
+            out.append(Refusal(getattr(fault, "name", type(fault).__name__), index, tuple(lacking)))
+    return out
+
+
+def unsupported(verb: str, backend: str) -> UnsupportedVerb:
+    """The error a cluster raises for a verb it cannot serve (the runner refuses such scenarios first)."""
+    return UnsupportedVerb(
+        f"the {backend} backend cannot {verb} yet",
+        hint="docs/backends.md lists what each backend serves; run this scenario with --backend docker",
+    )

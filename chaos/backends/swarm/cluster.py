@@ -1,0 +1,491 @@
+"""The Swarm backend's cluster: each worker a one-task service placed on a node of
+its own, the proxy a service on the run's overlay, checkpoints on the store every
+node mounts.
+
+- **Placement** (chaos.backends.swarm.placement): workers round-robin over the
+  ready nodes, worker nodes first, by ``node.hostname==`` constraints; the proxy on
+  a manager. Each worker's node is said in the run's history (``AddressEvent.node``),
+  so the report names it.
+- **Network**: an attachable overlay per run (``tfchaos-<run>``, MTU 1400), endpoint
+  mode dnsrr; the proxy is ``proxy`` and worker i ``worker-i`` on it, so TF_CONFIG
+  and the proxy's routes are the single host's.
+- **The proxy's API** is published in host mode on its node; the runner talks to
+  it at that node's advertised address.
+- **Checkpoints**: a per-run folder of the store every node mounts
+  (``/mnt/tfchaos-store/tfchaos-<run>``, made and removed by a one-shot helper task),
+  bind-mounted where the worker expects its checkpoint volume.
+- **A worker's container** is reached through its node's engine
+  (chaos.backends.swarm.engines): kill, pause, signals, stop, its log and its exit,
+  read exactly as the Docker backend reads them.
+- **Restarts** are the runner's, as on one host (restart policy none): the old
+  task's container is stopped (its exit recorded), its service removed, and a
+  service of the next generation is made on the same node.
+- Verbs it cannot serve yet raise ``UnsupportedVerb`` (chaos.backends.capabilities);
+  the runner refuses scenarios that need them before anything starts.
+
+Everything carries the project label, the run id and the owner, and goes in
+``teardown`` (also on failure and Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+
+from chaos import LABEL_RUN, PROJECT, interrupts
+from chaos.backends.backup_files import BackupDamage, BackupFile
+from chaos.backends.capabilities import unsupported
+from chaos.backends.docker import api as docker_api, limits as docker_limits
+from chaos.backends.docker.container_workers import ContainerWorkers
+from chaos.backends.docker.logs import LogFollower
+from chaos.backends.docker.ownership import owner_labels
+from chaos.backends.docker.waits import wait_until
+from chaos.backends.overrides import Overrides, WorkerOverride
+from chaos.backends.proxy_client import ProxyClient
+from chaos.backends.spec import Deployment, WriteLimit
+from chaos.backends.swarm import specs
+from chaos.backends.swarm.engines import STORE_ENV, NodeEngines, connect_manager, require_manager
+from chaos.backends.swarm.placement import Node, Placement, place
+from chaos.backends.swarm.plan import STORE_IN_NODE
+from chaos.backends.swarm.tasks import Task, current, has_container, run_once, wait_task
+from chaos.errors import InfrastructureError
+from chaos.eventlog import EventLog
+from chaos.events import RUNNER, AddressEvent, ExitEvent, NoticeEvent, RestartEvent
+from chaos.topology import PROXY_ALIAS, PROXY_API_PORT
+
+BACKEND = "swarm"
+STOP_GRACE_S = 3
+TASK_START_TIMEOUT_S = 120.0  # a node may still be loading an image
+PROXY_API_TIMEOUT_S = 30.0
+ROUTES_TIMEOUT_S = 60.0
+HELPER_TIMEOUT_S = 60.0
+ATTACH_WAIT_S = 60.0
+NETWORK_REMOVE_S = 30.0
+
+
+@dataclass
+class _Worker:
+    """One generation of one worker: its service, and once the task runs, its container on its node."""
+
+    index: int
+    generation: int
+    service: Any
+    node: str
+    attached: threading.Event = field(default_factory=threading.Event)
+    container: Any = None
+    follower: LogFollower | None = None
+    watcher: threading.Thread | None = None
+    task: Task | None = None  # as last seen
+    problem: str = ""  # why no container came (rejected, failed to start)
+
+
+class SwarmCluster(ContainerWorkers):
+    """Context manager: ``with SwarmCluster(spec) as cluster: cluster.start_workers()``."""
+
+    def __init__(self, spec: Deployment, *, events: EventLog | None = None, manager=None,
+                 engines: NodeEngines | None = None, store_root: str | None = None) -> None:
+        self.spec = spec
+        self.topology = spec.shape
+        self.num_workers = spec.num_workers
+        self.run_id = uuid.uuid4().hex[:8]
+        self.prefix = f"{PROJECT}-{self.run_id}"
+        self.events = events or EventLog()
+        self.manager = manager or connect_manager()
+        self.labels = specs.run_labels(self.run_id, owner_labels())
+        self.engines = engines
+        self.store_root = (store_root or os.environ.get(STORE_ENV) or STORE_IN_NODE).rstrip("/")
+        self.store_dir = f"{self.store_root}/{self.prefix}"
+        self.network_name = self.prefix
+        self.network = None
+        self.placement: Placement | None = None
+        self.nodes: dict[str, Node] = {}
+        self.proxy_service = None
+        self.proxy_container = None
+        self.proxy_log: LogFollower | None = None
+        self.proxies: ProxyClient | None = None
+        self.workers: dict[int, _Worker] = {}
+        self.overrides = Overrides(spec)  # per worker, per fault: applied at the next create
+        self._store_made = False
+        self._command_seq = 0
+        self._closing = False
+        self._lock = threading.Lock()
+
+    # --- lifecycle -------------------------------------------------------
+
+    def start_infrastructure(self) -> None:
+        """Placement, the run's overlay, its store folder and the proxy (routes come with the workers)."""
+        if self.spec.backup_volume_mb:
+            raise unsupported("give the checkpoint store a size limit (checkpoint_disk_full)", BACKEND)
+        manager_host = require_manager(self.manager)
+        if self.engines is None:
+            self.engines = NodeEngines.from_env(manager_host, manager_client=self.manager)
+        for image in {*self.spec.images, self.spec.proxy_image}:
+            require_image(self.manager, image)
+        listed = [Node.of(n.attrs) for n in self.manager.nodes.list()]
+        self.nodes = {n.hostname: n for n in listed}
+        self.placement = place(listed, self.num_workers)
+        self.network = self.manager.networks.create(**specs.overlay(self.network_name, self.labels))
+        self._hold_network()
+        self._make_store_folder()
+        self._start_proxy()
+
+    def _hold_network(self) -> None:
+        """A keeper task on every worker's node but the proxy's, so that the node never drops the
+        overlay between a worker's generations (specs.keeper_service)."""
+        for node in sorted(set(self.placement.workers) - {self.placement.proxy}):
+            self.manager.services.create(**specs.keeper_service(
+                name=f"{self.prefix}-keeper-{node}", image=self.spec.images[0], network=self.network_name,
+                node=node, labels=self.labels,
+            ))
+
+    def _make_store_folder(self) -> None:
+        run_once(
+            self.manager,
+            specs.helper_service(
+                name=f"{self.prefix}-store-mkdir", image=self.spec.images[0], code=specs.MAKE_FOLDER,
+                args=[f"{specs.STORE_IN_HELPER}/{self.prefix}"], store_root=self.store_root, labels=self.labels,
+                node=self.placement.proxy,
+            ),
+            timeout=HELPER_TIMEOUT_S,
+            what=f"making the run's checkpoint folder {self.store_dir}",
+            hint=f"every node must mount the shared store at {self.store_root} ({STORE_ENV} names another "
+                 "folder); `chaos swarm up` mounts it on the local swarm",
+        )
+        self._store_made = True
+
+    def _start_proxy(self) -> None:
+        node = self.placement.proxy
+        self.proxy_service = self.manager.services.create(**specs.proxy_service(
+            name=f"{self.prefix}-proxy", image=self.spec.proxy_image, network=self.network_name, node=node,
+            labels=self.labels,
+        ))
+        task = wait_task(
+            self.proxy_service, lambda t: t.state == "running" and t.published(PROXY_API_PORT) is not None,
+            timeout=TASK_START_TIMEOUT_S, what=f"the proxy's task on {node}",
+            hint=f"`docker service ps {self.prefix}-proxy --no-trunc` on the manager shows why; the image "
+                 f"{self.spec.proxy_image} must be on {node}",
+        )
+        self.proxy_container = self.engines.client(node).containers.get(task.container_id)
+        self.proxy_log = LogFollower(self.proxy_container, PROXY_ALIAS, self.events)
+        self.proxy_log.start()
+        host = self._node_address(node)
+        port = task.published(PROXY_API_PORT)
+        api = f"http://{host}:{port}"
+        wait_until(
+            lambda: requests.get(f"{api}/version", timeout=1).ok,
+            timeout=PROXY_API_TIMEOUT_S, what=f"the proxy API at {api} (published on {node})",
+            containers=[self.proxy_container],
+            hint="the runner reaches the proxy at its node's advertised address; a firewall between them, "
+                 "or an image that does not serve the Toxiproxy API on 8474, stops it",
+        )
+        self.proxies = ProxyClient(host, port)
+
+    def _node_address(self, hostname: str) -> str:
+        addr = self.nodes[hostname].addr if hostname in self.nodes else ""
+        if addr and addr not in ("0.0.0.0", "127.0.0.1"):
+            return addr
+        return "127.0.0.1"  # a one-node swarm on this host
+
+    def start_workers(self) -> None:
+        for i in range(self.num_workers):
+            self._start_worker(i, generation=0)
+        wait_until(
+            self._populate_routes,
+            timeout=ROUTES_TIMEOUT_S,
+            what="the proxy to accept routes to the workers",
+            containers=[c for c in [self.proxy_container, *(w.container for w in self.workers.values())] if c],
+            hint="a worker whose task did not start cannot be routed to: " + self._states(),
+        )
+
+    def _populate_routes(self) -> bool:
+        existing = set(self.proxies.names())
+        missing = [r for r in self.topology.routes() if r.name not in existing]
+        self.proxies.populate(missing)
+        return set(self.proxies.names()) >= {r.name for r in self.topology.routes()}
+
+    def wait_started(self, timeout: float | None = None) -> None:
+        names = {self.worker_name(i) for i in range(self.num_workers)}
+        if self.spec.launch.reports_start:
+            started = lambda evs: {e.source for e in evs if e.kind == "start"} >= names  # noqa: E731
+        else:
+            started = lambda evs: all(w.attached.is_set() for w in self.workers.values())  # noqa: E731
+        if not self.events.wait_for(started, timeout or self.spec.bring_up_timeout_s):
+            raise InfrastructureError(
+                "workers did not start in time: " + self._states(),
+                hint="a task rejected or failed at once usually means an image missing on its node "
+                     "(`chaos swarm status` lists each node's images) or a broken image",
+            )
+
+    def _states(self) -> str:
+        out = []
+        for i, w in sorted(self.workers.items()):
+            task = current(w.service)
+            tail = " | ".join(w.follower.tail[-3:]) if w.follower else ""
+            out.append(f"{self.worker_name(i)} on {w.node}: {task.describe() if task else 'no task'}"
+                       + (f" ({w.problem})" if w.problem else "") + (f"; last lines: {tail}" if tail else ""))
+        return "; ".join(out) or "no worker created"
+
+    def teardown(self) -> None:
+        """Remove every service, the overlay and the store folder of this run. Never raises;
+        Ctrl-C or SIGTERM during it is held back until it is done. What could not be removed
+        is recorded as a notice (it reaches the report)."""
+        with interrupts.deferred():
+            with self._lock:
+                self._closing = True
+            left = []
+            # The containers first, with SIGKILL (a worker hung in TF ignores SIGTERM, and a
+            # service's removal would wait out its stop grace period).
+            for w in list(self.workers.values()):
+                if w.container is not None:
+                    _quietly(docker_api.ignore_gone, w.container.remove, force=True)
+            left += self._remove_services()
+            for w in list(self.workers.values()):
+                for thread in (w.follower, w.watcher):
+                    if thread is not None and thread is not threading.current_thread():
+                        thread.join(timeout=2)
+            if self._store_made:
+                try:
+                    self._remove_store_folder()
+                except Exception as exc:  # noqa: BLE001 - teardown never raises
+                    left.append(f"the store folder {self.store_dir} ({_first_line(exc)})")
+            left += self._remove_networks()
+            if self.engines is not None:
+                self.engines.close()
+        if left:
+            self.record(NoticeEvent(
+                t=time.time(), source=RUNNER, topic="teardown_incomplete",
+                text=f"teardown left {'; '.join(left)} on the swarm (label {LABEL_RUN}={self.run_id})",
+            ))
+
+    def _remove_services(self) -> list[str]:
+        try:
+            services = self.manager.services.list(filters={"label": f"{LABEL_RUN}={self.run_id}"})
+        except Exception as exc:  # noqa: BLE001
+            return [f"its services (cannot list them: {_first_line(exc)})"]
+        left = []
+        for service in services:
+            try:
+                service.remove()
+            except Exception as exc:  # noqa: BLE001
+                if getattr(getattr(exc, "response", None), "status_code", None) != 404:
+                    left.append(f"service {service.name} ({_first_line(exc)})")
+        return left
+
+    def _remove_store_folder(self) -> None:
+        run_once(
+            self.manager,
+            specs.helper_service(
+                name=f"{self.prefix}-store-rm", image=self.spec.images[0], code=specs.REMOVE_FOLDER,
+                args=[f"{specs.STORE_IN_HELPER}/{self.prefix}"], store_root=self.store_root, labels=self.labels,
+                node=self.placement.proxy if self.placement else None,
+            ),
+            timeout=HELPER_TIMEOUT_S, what=f"removing {self.store_dir}", hint="",
+        )
+
+    def _remove_networks(self) -> list[str]:
+        """The overlay goes once no task is attached (the swarm removes tasks' containers in the background)."""
+        deadline = time.monotonic() + NETWORK_REMOVE_S
+        why = ""
+        while True:
+            try:
+                networks = self.manager.networks.list(filters={"label": f"{LABEL_RUN}={self.run_id}"})
+            except Exception as exc:  # noqa: BLE001
+                return [f"its network (cannot list: {_first_line(exc)})"]
+            if not networks:
+                return []
+            for network in networks:
+                try:
+                    network.remove()
+                except Exception as exc:  # noqa: BLE001 - still in use: try again
+                    why = _first_line(exc)
+            if time.monotonic() > deadline:
+                return [f"network {n.name} ({why})" for n in networks]
+            time.sleep(0.5)
+
+    # --- workers ---------------------------------------------------------
+
+    def _start_worker(self, index: int, generation: int) -> None:
+        name = self.worker_name(index)
+        node = self.placement.workers[index]
+        image, env = self.overrides.environment(index, self.tf_config(index))
+        launch = self.spec.launch
+        service = self.manager.services.create(**specs.worker_service(
+            name=f"{self.prefix}-{name}-g{generation}", worker=name, index=index, image=image, env=env,
+            args=list(launch.command) if launch.command else None, network=self.network_name, node=node,
+            store_dir=self.store_dir, checkpoint_dir=launch.checkpoint_dir, labels=self.labels,
+            limits=self.spec.resources.get(index), stop_grace_s=STOP_GRACE_S,
+        ))
+        worker = _Worker(index, generation, service, node)
+        worker.watcher = threading.Thread(target=self._follow, args=(worker,), name=f"task-{name}", daemon=True)
+        self.workers[index] = worker
+        worker.watcher.start()
+
+    def _follow(self, worker: _Worker) -> None:
+        """Wait for the task's container on its node, then follow its log and record its exit."""
+        name = self.worker_name(worker.index)
+        try:
+            task = wait_task(worker.service, has_container, timeout=TASK_START_TIMEOUT_S,
+                             what=f"{name}'s task on {worker.node}", hint="", stop=lambda: self._closing)
+            worker.task = task
+            worker.container = self.engines.client(worker.node).containers.get(task.container_id)
+        except Exception as exc:  # noqa: BLE001 - rejected, failed, or teardown: said in wait_started's error
+            worker.problem = _first_line(exc)
+            worker.attached.set()
+            if not self._closing:
+                self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="task_failed",
+                                        text=f"{name} on {worker.node}: {worker.problem}"))
+            return
+        follower = LogFollower(worker.container, name, self.events, self.spec.launch.parser(name))
+        follower.start()
+        worker.follower = follower  # published started: a restart or teardown may join it at once
+        worker.attached.set()
+        self.record(AddressEvent(t=time.time(), source=RUNNER, task=name,
+                                 address=task.addresses.get(self.network_name, ""), node=worker.node))
+        try:
+            result = worker.container.wait()
+            worker.container.reload()
+            state = worker.container.attrs["State"]
+        except Exception:  # noqa: BLE001 - removed during teardown
+            return
+        if state.get("Error") and not self._closing:
+            # The engine could not start the container (exit 128, no output): on one host
+            # container.start() raises; a task starts in the background, so its error is said here.
+            self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="task_failed",
+                                    text=f"{name} on {worker.node}: its container did not start: {state['Error']}"))
+        self.events.append(ExitEvent(t=time.time(), source=name, exit_code=int(result.get("StatusCode", -1)),
+                                     oom_killed=bool(state.get("OOMKilled"))))
+
+    def container(self, index: int):
+        """Worker ``index``'s current container (on its node's engine), once its task has one."""
+        worker = self.workers[index]
+        if not worker.attached.wait(ATTACH_WAIT_S) or worker.container is None:
+            raise InfrastructureError(
+                f"{self.worker_name(index)} has no container on {worker.node}: {worker.problem or 'not started yet'}",
+                hint="fire the fault once the worker trains",
+            )
+        return worker.container
+
+    def node_of(self, index: int) -> str:
+        """The host name of the node worker ``index`` runs on."""
+        return self.placement.workers[index]
+
+    # --- ClusterControl --------------------------------------------------
+
+    def disconnect(self, index: int) -> None:
+        """Cut the task's container off the run's overlay, through its node's engine (measured: the
+        engine allows it on an attachable overlay)."""
+        container = self.container(index)
+        self._node_engine(index).api.disconnect_container_from_network(container.id, self.network_name, force=True)
+
+    def reconnect(self, index: int) -> None:
+        """Attach it again under its alias. Measured on the local swarm: the engine attaches it, but
+        the alias attached so does not resolve on the other nodes, so the worker is reachable again
+        only once restarted (a new task), which the partition scenarios do after the heal."""
+        container = self.container(index)
+        container.reload()
+        if self.network_name not in (container.attrs.get("NetworkSettings") or {}).get("Networks", {}):
+            # By name through the low-level API: a node with no other task on the overlay has
+            # dropped its copy of it (no longer listed there), and attaches again through the manager.
+            self._node_engine(index).api.connect_container_to_network(
+                container.id, self.network_name, aliases=[self.worker_name(index)])
+
+    def _node_engine(self, index: int):
+        return self.engines.client(self.workers[index].node)
+
+    def netns(self, index: int):
+        raise unsupported("run a helper in a worker's network namespace (packet faults)", BACKEND)
+
+    def _limits(self, index: int) -> dict[str, Any]:
+        return docker_limits.at_create(self.spec.resources.get(index))
+
+    def is_running(self, index: int) -> bool:
+        worker = self.workers.get(index)
+        return worker is not None and docker_api.is_running(worker.container)
+
+    def override(
+        self,
+        index: int,
+        owner: str,
+        *,
+        image: str | None = None,
+        env: dict[str, str] | None = None,
+        settings: dict[str, Any] | None = None,
+        cluster_config: str | None = None,
+        write_limit: WriteLimit | None = None,
+    ) -> None:
+        if write_limit is not None:
+            raise unsupported("throttle a worker's writes to a block device (slow_checkpoint_storage)", BACKEND)
+        if image is not None:
+            image = self.spec.image_map.get(image, image)
+            require_image(self.manager, image)
+        self.overrides.set(index, owner, WorkerOverride(image, dict(env or {}), dict(settings or {}), cluster_config))
+
+    def restart(self, indices: list[int], reason: str, grace_s: float = STOP_GRACE_S) -> None:
+        """Stop each (SIGTERM, ``grace_s``, SIGKILL) with its exit recorded, remove its service,
+        and start the next generation on the same node."""
+        for i in indices:
+            old = self.workers[i]
+            if old.attached.wait(10) and old.container is not None:
+                docker_api.stop(old.container, grace_s=grace_s)
+            if old.watcher is not None:
+                old.watcher.join(timeout=10)
+            if old.follower is not None:
+                old.follower.join(timeout=5)
+            _quietly(old.service.remove)
+        for i in indices:
+            self._start_worker(i, generation=self.workers[i].generation + 1)
+            self.record(RestartEvent(t=time.time(), source=self.worker_name(i), reason=reason))
+
+    def expect_restarts(self, expected: bool) -> None:
+        """Nothing is made ahead on a swarm (no standbys yet)."""
+
+    def unused_address(self) -> str:
+        network = self.manager.networks.get(self.network.id)
+        subnet = network.attrs["IPAM"]["Config"][0]["Subnet"]
+        return str(ipaddress.ip_network(subnet)[-2])
+
+    def damage_backup(self, file: BackupFile, mode: BackupDamage) -> dict[str, Any]:
+        raise unsupported("damage a checkpoint on the store (corrupt_checkpoint)", BACKEND)
+
+    def snapshot_backup(self, name: str) -> str:
+        raise unsupported("snapshot the checkpoints on the store (stale_checkpoint)", BACKEND)
+
+    def backup_device(self) -> str:
+        raise unsupported("name the block device of the checkpoint store", BACKEND)
+
+    def fill_backup_volume(self, leave_bytes: int) -> dict[str, Any]:
+        raise unsupported("fill the checkpoint store (checkpoint_disk_full)", BACKEND)
+
+    def clear_backup_fill(self) -> dict[str, Any]:
+        raise unsupported("clear a fill of the checkpoint store (checkpoint_disk_full)", BACKEND)
+
+
+def require_image(manager, image: str) -> None:
+    """The image on the manager's engine (the local swarm loads every image into every node)."""
+    try:
+        manager.images.get(image)
+    except Exception:  # noqa: BLE001 - docker.errors.ImageNotFound
+        raise InfrastructureError(
+            f"image {image!r} is not on the swarm manager's engine",
+            hint=f"load it into every node (`chaos swarm up --image {image}` on the local swarm), or push it "
+                 "to a registry the nodes pull from",
+        ) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "explanation", None) or exc)
+    return (text.splitlines() or [type(exc).__name__])[0][:200]
+
+
+def _quietly(fn, *args, **kwargs) -> None:
+    try:
+        fn(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - teardown and restarts go on
+        pass

@@ -1,0 +1,76 @@
+"""Where a run's tasks go: each worker on its own node while there are nodes
+enough (round-robin over the ready nodes after that), the proxy on a manager.
+
+Pure: the nodes come in as values (``Node.of`` reads one from the engine's node
+listing), so every choice is unit-tested.
+
+Order: worker nodes first, then managers, each by host name. On the local
+swarm (node-1 the only manager) two workers land on node-2 and node-3 and the
+proxy on node-1, so a fault that takes a node down (issue 23) takes a worker's
+node, never the manager that runs the swarm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from chaos.errors import InfrastructureError
+
+
+@dataclass(frozen=True)
+class Node:
+    hostname: str  # the swarm's node.hostname: what a placement constraint names
+    role: str  # manager / worker
+    state: str  # ready / down / unknown ...
+    availability: str  # active / pause / drain
+    addr: str = ""  # the address the node's engine advertises (Status.Addr): where host-mode ports are
+
+    @property
+    def usable(self) -> bool:
+        return self.state == "ready" and self.availability == "active"
+
+    @classmethod
+    def of(cls, attrs: dict[str, Any]) -> "Node":
+        """From a node's inspect data (``client.nodes.list()[i].attrs``)."""
+        spec, status = attrs.get("Spec") or {}, attrs.get("Status") or {}
+        addr = status.get("Addr", "")
+        if addr in ("", "0.0.0.0"):  # some engines say so of a manager: its raft address has the host
+            addr = ((attrs.get("ManagerStatus") or {}).get("Addr") or "").rpartition(":")[0] or addr
+        return cls(
+            hostname=(attrs.get("Description") or {}).get("Hostname", ""),
+            role=spec.get("Role", "worker"),
+            state=status.get("State", "unknown"),
+            availability=spec.get("Availability", "active"),
+            addr=addr,
+        )
+
+
+@dataclass(frozen=True)
+class Placement:
+    workers: tuple[str, ...]  # per worker index: the node's host name
+    proxy: str
+
+    def constraint(self, hostname: str) -> str:
+        return f"node.hostname=={hostname}"
+
+    @property
+    def spread(self) -> bool:
+        """Every worker on a node of its own."""
+        return len(set(self.workers)) == len(self.workers)
+
+
+def place(nodes: list[Node], workers: int) -> Placement:
+    """Workers round-robin over the usable nodes (worker nodes first), the proxy on the first manager."""
+    usable = [n for n in nodes if n.usable]
+    if not usable:
+        states = ", ".join(f"{n.hostname or '?'} {n.state}/{n.availability}" for n in nodes) or "none"
+        raise InfrastructureError(
+            f"the swarm has no node ready and active to place workers on (nodes: {states})",
+            hint="`docker node ls` on the manager shows them; `docker node update --availability active NODE` "
+                 "brings a drained node back",
+        )
+    order = sorted(usable, key=lambda n: (n.role == "manager", n.hostname))
+    managers = [n for n in order if n.role == "manager"]
+    proxy = (managers or order)[0].hostname
+    return Placement(tuple(order[i % len(order)].hostname for i in range(workers)), proxy)
