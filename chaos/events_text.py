@@ -113,8 +113,8 @@ def report_text(e: Event) -> str:
     if isinstance(e, EpochEndEvent):
         return f"epoch_end {e.epoch} at step {e.step} loss {e.loss:.6g}"
     if isinstance(e, ErrorEvent):
-        message = " ".join(e.message.split())
-        return f"error {short_class(e.error_class)}: {message}"
+        # The cause, not the stack: a line cut at WIDTH must still say why (Socket closed, heartbeats).
+        return f"error {error_text(e)}"
     if isinstance(e, ExitEvent):
         return f"exit {e.exit_code}" + (" (OOM-killed)" if e.oom_killed else "")
     if isinstance(e, InjectEvent):

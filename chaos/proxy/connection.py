@@ -23,6 +23,15 @@ from chaos.proxy.pipe import Pipe
 log = logging.getLogger("chaos.proxy")
 
 DIAL_TIMEOUT = 10.0  # seconds to reach the upstream before giving up on a client
+# An upstream whose name does not resolve is asked again this often until DIAL_TIMEOUT:
+# Docker drops a disconnected container's name at once, where a partitioned host
+# would just not answer (and a standby's name appears when it joins the network).
+RESOLVE_RETRY_S = 0.25
+
+
+async def open_upstream(loop, protocol_factory, host: str, port: int):
+    """The dial itself (resolution included): one name for tests to fake DNS at."""
+    return await loop.create_connection(protocol_factory, host, port)
 
 
 class _Discard:
@@ -151,15 +160,25 @@ class Connection:
     async def _connect_upstream(self) -> None:
         host, port = self.proxy.upstream.host, self.proxy.upstream.port
         side = self.upstream  # close() unlinks it; a late answer still needs it (and closes at once)
+        unresolved = ""
         try:
             # asyncio.timeout, not wait_for: wait_for's inner task keeps a failed
             # dial's exception, whose traceback keeps wait_for's frame and so
             # that task: a cycle that held every refused connection.
             async with asyncio.timeout(DIAL_TIMEOUT):
-                await self.loop.create_connection(lambda: side, host, port)
+                while True:
+                    try:
+                        await open_upstream(self.loop, lambda: side, host, port)
+                        break
+                    except socket.gaierror as exc:  # no such name (yet, or any more): like no answer
+                        unresolved = str(exc)
+                    await asyncio.sleep(RESOLVE_RETRY_S)
         except (OSError, asyncio.TimeoutError) as exc:
             # A string, not exc: a kept log record would keep its traceback's frames.
-            reason = str(exc) or f"no answer within {DIAL_TIMEOUT:g} s"
+            if unresolved and isinstance(exc, asyncio.TimeoutError):
+                reason = f"{unresolved} (for {DIAL_TIMEOUT:g} s)"
+            else:
+                reason = str(exc) or f"no answer within {DIAL_TIMEOUT:g} s"
             log.warning("proxy %s: cannot reach upstream %s: %s", self.proxy.name, self.proxy.upstream, reason)
             self.close()
             return

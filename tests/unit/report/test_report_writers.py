@@ -159,6 +159,16 @@ def test_event_lines_are_one_line_each():
     assert "\n" not in line and line.startswith("+   2.00s worker-0  error UnavailableError: a b") and len(line) <= 140
 
 
+def test_an_error_line_shows_the_tf_errors_cause_not_its_stack():
+    from chaos.events_text import event_line
+
+    message = ("Graph execution error:\n\nDetected at node CollectiveReduceV2 defined at (most recent call last):\n"
+               '  File "<frozen runpy>", line 198, in _run_module_as_main\n\n'
+               "Collective ops is aborted by: Socket closed\nAdditional GRPC error information from remote target")
+    line = event_line(ErrorEvent(t=3.0, source="worker-0", error_class=ERROR, message=message), 1.0)
+    assert line.startswith("+   2.00s worker-0  error UnavailableError: Collective ops is aborted by: Socket closed")
+
+
 def test_checks_on_the_report_timeline_are_the_same_checks():
     # Sanity: the check types used above are what the scenario parsed into.
     s = scenario()
