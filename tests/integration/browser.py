@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
+import signal
 import shutil
 import subprocess
 import tempfile
@@ -39,6 +41,7 @@ class Browser:
              f"--window-size={width},{height}", "--remote-debugging-port=0",
              f"--user-data-dir={self._profile.name}", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            start_new_session=True,  # its own process group: close() ends the helpers with it
         )
         port = self._port()
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -96,6 +99,14 @@ class Browser:
         self.events.clear()
         self.call("Page.navigate", url=url)
         self.wait_for("Page.loadEventFired")
+        # A load event can be about:blank's, read late on a loaded machine: wait
+        # until this very page has loaded before anything reads it.
+        deadline = time.monotonic() + CALL_TIMEOUT_S
+        loaded = f"location.href === {json.dumps(url)} && document.readyState === 'complete'"
+        while not self.evaluate(loaded):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{url} did not load; the page is {self.evaluate('location.href')}")
+            time.sleep(0.05)
 
     def evaluate(self, expression: str):
         result = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
@@ -147,7 +158,22 @@ class Browser:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-            self._profile.cleanup()
+            # Chromium's helper processes outlive the browser by a moment and still
+            # write to the profile ('Directory not empty: Default' in 2 of 15 closes):
+            # end the group, then remove the profile.
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            deadline = time.monotonic() + 10
+            while True:
+                try:
+                    self._profile.cleanup()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
 
     def __enter__(self) -> "Browser":
         return self
