@@ -7,6 +7,7 @@ loop may be uvloop, which resolves without socket.getaddrinfo); the sockets are 
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 import time
@@ -50,18 +51,41 @@ def test_a_refused_upstream_closes_the_client_at_once(make_proxy):
     assert how in ("eof", "reset") and seconds < 0.5
 
 
+class _Said(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@pytest.fixture
+def proxy_log():
+    """What the proxy logs, whatever an earlier test did to logging (a dictConfig
+    disables the loggers it does not name, and may stop propagation)."""
+    said, logger = _Said(), logging.getLogger("chaos.proxy")
+    disabled, level = logger.disabled, logger.level
+    logger.disabled = False
+    logger.setLevel(logging.WARNING)
+    logger.addHandler(said)
+    yield said.lines
+    logger.removeHandler(said)
+    logger.disabled = disabled
+    logger.setLevel(level)
+
+
 def test_an_unresolved_upstream_holds_the_client_then_closes_it_after_the_dial_timeout(
-        make_proxy, dns, monkeypatch, caplog):
+        make_proxy, dns, monkeypatch, proxy_log):
     monkeypatch.setattr("chaos.proxy.connection.DIAL_TIMEOUT", 1.5)
     _, port = make_proxy(upstream=f"{NAME}:{_refused_port()}")
     dns.clear()  # the container left the network
     sock = connect(port)
     sock.sendall(b"x")
-    with caplog.at_level("WARNING", logger="chaos.proxy"):
-        how, seconds = wait_closed(sock, 5)
+    how, seconds = wait_closed(sock, 5)
     sock.close()
     assert how in ("eof", "reset") and 1.4 <= seconds < 3.0
-    said = [r.getMessage() for r in caplog.records if "cannot reach upstream" in r.getMessage()]
+    said = [line for line in proxy_log if "cannot reach upstream" in line]
     assert said and said[-1].endswith("Name or service not known (for 1.5 s)"), said
 
 
