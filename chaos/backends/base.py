@@ -48,6 +48,14 @@ class ClusterControl(Protocol):
 
     def reconnect(self, index: int) -> None: ...
 
+    def lose_node(self, index: int) -> str:
+        """Stop the engine of the node worker ``index`` runs on, unannounced (its processes die
+        with it, no signal first); returns the node's name. The run places nothing on it again:
+        the worker's next start goes to another node."""
+
+    def restore_node(self, node: str) -> None:
+        """Start a lost node's engine again (it rejoins the cluster)."""
+
     def proxy(self, index: int) -> Any:
         """The ``toxiproxy.Proxy`` in front of worker ``index`` (all traffic *into* it)."""
 

@@ -20,14 +20,15 @@ DEFAULT_BACKEND = "docker"
 # "override.write_limit": ``override(..., write_limit=)``, a block device's writes throttled at create.
 OPTIONAL_VERBS = frozenset({
     "disconnect", "reconnect", "netns", "backup_device", "damage_backup", "snapshot_backup",
-    "fill_backup_volume", "clear_backup_fill", "override.write_limit",
+    "fill_backup_volume", "clear_backup_fill", "override.write_limit", "lose_node", "restore_node",
 })
 
 CANNOT: dict[str, frozenset[str]] = {
-    "docker": frozenset(),
+    # One host has no other node to lose and to move a worker to.
+    "docker": frozenset({"lose_node", "restore_node"}),
     # Not yet (docs/backends.md "The Swarm backend"): a helper in a task's network namespace, and
     # the checkpoint-store faults (they run a helper beside the store).
-    "swarm": OPTIONAL_VERBS - {"disconnect", "reconnect"},
+    "swarm": OPTIONAL_VERBS - {"disconnect", "reconnect", "lose_node", "restore_node"},
 }
 BACKENDS = tuple(CANNOT)
 
@@ -80,6 +81,14 @@ def refusals(faults: Iterable[object], backend: str) -> list[Refusal]:
         if lacking:
             out.append(Refusal(getattr(fault, "name", type(fault).__name__), index, tuple(lacking)))
     return out
+
+
+def refusal_hint(found: list[Refusal], backend: str) -> str:
+    """Where the refused faults run: the backends that serve every verb they need."""
+    needed = {v for r in found for v in r.verbs}
+    able = [b for b in BACKENDS if b != backend and not needed & CANNOT[b]]
+    where = " or ".join(f"--backend {b}" for b in able) if able else "no backend yet"
+    return f"run it with {where} (docs/backends.md lists what each backend serves)"
 
 
 def unsupported(verb: str, backend: str) -> UnsupportedVerb:

@@ -27,6 +27,7 @@ from chaos.checks.recovery_state import FellBack, LostWork, RestoredSameCheckpoi
 from chaos.checks.recovery_fidelity import Completed, IdenticalWeights, MatchesUninterrupted  # isort: skip
 from chaos.checks.recovery_timing import NormalSpeed, RecoveredWithin  # isort: skip
 from chaos.checks.recovery_environment import DistinctBatches, EnvironmentsMatch  # isort: skip
+from chaos.checks.recovery_placement import Rescheduled  # isort: skip
 from chaos.checks.symptom_randomness import (  # isort: skip
     DistinctDropoutMasks,
     IdenticalDropoutMasks,
@@ -66,6 +67,7 @@ __all__ = [
     "NormalSpeed",
     "RecoveredWithin",
     "RecoveryCheck",
+    "Rescheduled",
     "RestartsExhausted",
     "RestoreFailed",
     "RestoredSameCheckpoint",

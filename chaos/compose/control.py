@@ -126,6 +126,12 @@ class ComposeControl(ContainerVerbs):
     def netns(self, index: int) -> Any:
         raise self._unsupported("netns", "packet faults need the network helper image a scenario run builds")
 
+    def lose_node(self, index: int) -> str:
+        raise self._unsupported("lose_node", "a compose cluster runs on one Docker host, one node")
+
+    def restore_node(self, node: str) -> None:
+        raise self._unsupported("restore_node", "a compose cluster runs on one Docker host, one node")
+
     def tf_config(self, index: int) -> str:
         raise self._unsupported("tf_config", "it rewrites TF_CONFIG, read only when a worker is created")
 

@@ -34,6 +34,7 @@ from chaos.faults.checkpoint import (  # isort: skip
 from chaos.faults.training_skew import BatchSizeSkew, SeedSkew  # isort: skip
 from chaos.faults.poison import PoisonInput  # isort: skip
 from chaos.faults.resources import CpuThrottle, DeviceOOM, HostOOM  # isort: skip
+from chaos.faults.node import NodeLost  # isort: skip
 
 __all__ = [
     "FAULTS",
@@ -51,6 +52,7 @@ __all__ = [
     "KillWorker",
     "Latency",
     "MtuBlackhole",
+    "NodeLost",
     "OneWayBlackhole",
     "PacketCorrupt",
     "PacketDelay",

@@ -20,7 +20,7 @@ from typing import Callable
 from chaos.checks import run_checks
 from chaos.checks.verdict import unknown
 from chaos.backends.base import Backend
-from chaos.backends.capabilities import DEFAULT_BACKEND, MAX_WORKERS, refusals, too_many_workers
+from chaos.backends.capabilities import DEFAULT_BACKEND, MAX_WORKERS, refusal_hint, refusals, too_many_workers
 from chaos.backends.spec import Deployment
 from chaos.eventlog import EventLog
 from chaos.errors import ChaosError, ScenarioError
@@ -162,7 +162,7 @@ def refuse_unsupported(scenario: Scenario, backend: str) -> None:
     if found:
         raise ScenarioError(
             f"{scenario.name}: " + "; ".join(r.describe(backend) for r in found),
-            hint="run it with --backend docker (docs/backends.md lists what each backend serves)",
+            hint=refusal_hint(found, backend),
         )
 
 

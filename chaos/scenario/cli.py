@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from chaos import resources
-from chaos.backends.capabilities import BACKENDS, DEFAULT_BACKEND, check_backend, refusals
+from chaos.backends.capabilities import BACKENDS, DEFAULT_BACKEND, check_backend, refusal_hint, refusals
 from chaos.checks import RECOVERY_CHECKS, SYMPTOM_CHECKS
 from chaos.faults import FAULTS
 from chaos.scenario.model import current_model
@@ -86,7 +86,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for scenario in [s for s in scenarios if refused[id(s)]]:
         errors.append(ScenarioError(
             f"{shown_path(scenario.source)}: " + "; ".join(r.describe(backend) for r in refused[id(scenario)]),
-            hint="run it with --backend docker (docs/backends.md lists what each backend serves)",
+            hint=refusal_hint(refused[id(scenario)], backend),
         ))
     scenarios = [s for s in scenarios if not refused[id(s)]]
     warned = 0

@@ -1,8 +1,10 @@
-"""A scenario on a 3-node Docker Swarm on this machine (chaos.backends.swarm.nodes):
-``killed-worker-recovers-from-checkpoint`` through ``--backend swarm`` (the manager
-named by DOCKER_HOST), each worker on a node of its own, every verdict passing,
-recovery bit-exact against the uninterrupted run computed on one Docker host, and
-nothing of the run left on the swarm.
+"""Scenarios on a 3-node Docker Swarm on this machine (chaos.backends.swarm.nodes), one
+swarm for the module: ``killed-worker-recovers-from-checkpoint`` through ``--backend
+swarm`` (the manager named by DOCKER_HOST), each worker on a node of its own, and
+``node-lost-...`` (scenarios-swarm/), whose lost node's worker comes back on another
+node and resumes from the shared store. Every verdict passes, recovery is bit-exact
+against the uninterrupted run computed on one Docker host, and nothing of a run is
+left on the swarm.
 
 Gated: it loads the 1.7 GB worker image into three nodes and takes minutes
 (docs/backends.md: the figure), so the default run (`bin/test`, CI) skips it;
@@ -23,13 +25,14 @@ from chaos.backends.swarm.backend import SwarmBackend
 from chaos.backends.swarm.nodes import local_swarm
 from chaos.backends.swarm.plan import STORE_IN_NODE
 from chaos.checks.verdict import Status
-from chaos.events import AddressEvent, ExitEvent, RestartEvent
+from chaos.events import AddressEvent, ExitEvent, NoticeEvent, RestartEvent
 from chaos.runner.reference import uninterrupted_reference
 from chaos.runner.run import RunOptions, deployment_of, prepare_images, run
 from chaos.scenario.loader import load_many
 
 GATE = "TFCHAOS_SWARM_SCENARIOS"
 KILLED = "scenarios/killed-worker-recovers-from-checkpoint.yaml"
+NODE_LOST = "scenarios-swarm/node-lost-worker-rescheduled-resumes-from-the-shared-checkpoint.yaml"
 
 pytestmark = [
     pytest.mark.integration,
@@ -43,27 +46,38 @@ def say(msg: str) -> None:
     print(f"[swarm-backend] {msg}", flush=True)
 
 
-def test_killed_worker_recovers_bit_exact_with_each_worker_on_its_own_node(docker_client, images, monkeypatch, tmp_path):
-    [scenario], errors = load_many([KILLED])
+@pytest.fixture(scope="module")
+def swarm(docker_client, images):
+    t0 = time.monotonic()
+    with local_swarm(nodes=3, images=[images["worker"], images["proxy"]], client=docker_client, progress=say) as swarm:
+        say(f"swarm up {time.monotonic() - t0:.1f}s ({' '.join(swarm.timings.lines()).strip()})")
+        yield swarm
+
+
+def run_on_swarm(path, swarm, docker_client, monkeypatch, tmp_path):
+    [scenario], errors = load_many([path])
     assert not errors
     # The uninterrupted run on one Docker host (cached when computed before): the swarm's
     # recovered run must end with the same weights digest.
-    on_one_host = uninterrupted_reference(deployment_of(scenario, prepare_images(scenario, RunOptions(), None)),
+    # (Computed from the scenario without its faults: one host refuses a node_lost.)
+    plain = scenario.model_copy(update={"faults": []})
+    on_one_host = uninterrupted_reference(deployment_of(plain, prepare_images(plain, RunOptions(), None)),
                                           DockerBackend(docker_client))
     assert on_one_host.digest
+    monkeypatch.setenv("DOCKER_HOST", swarm.plan.docker_host(1))
     t0 = time.monotonic()
-    with local_swarm(nodes=3, images=[images["worker"], images["proxy"]], client=docker_client, progress=say) as swarm:
-        up_s = time.monotonic() - t0
-        monkeypatch.setenv("DOCKER_HOST", swarm.plan.docker_host(1))
-        t1 = time.monotonic()
-        report = run(scenario, KILLED, RunOptions(backend=SwarmBackend(), report_dir=tmp_path), progress=say)
-        run_s = time.monotonic() - t1
-        say(f"swarm up {up_s:.1f}s ({' '.join(swarm.timings.lines()).strip()}), run {run_s:.1f}s, "
-            f"total {time.monotonic() - t0:.1f}s")
-        leftovers = what_the_run_left(swarm, images["worker"])
+    report = run(scenario, path, RunOptions(backend=SwarmBackend(), report_dir=tmp_path), progress=say)
+    say(f"{scenario.name}: run {time.monotonic() - t0:.1f}s")
     failed = [f"{v.check}: {v.status.value}: {v.reason}" for v in report.verdicts if v.status is not Status.PASS]
     assert report.status is Status.PASS, f"{report.error or ''} {failed}"
-    assert report.reproduce == f"chaos run {KILLED} --backend swarm"
+    assert report.reproduce == f"chaos run {path} --backend swarm"
+    return report
+
+
+def test_killed_worker_recovers_bit_exact_with_each_worker_on_its_own_node(swarm, docker_client, images,
+                                                                           monkeypatch, tmp_path):
+    report = run_on_swarm(KILLED, swarm, docker_client, monkeypatch, tmp_path)
+    leftovers = what_the_run_left(swarm, images["worker"])
     places = [(e.task, e.node) for e in report.timeline.of(AddressEvent)]
     say(f"placement: {places}")
     first = dict(places[:2])
@@ -73,6 +87,23 @@ def test_killed_worker_recovers_bit_exact_with_each_worker_on_its_own_node(docke
     exits = {(e.source, e.exit_code) for e in report.timeline.of(ExitEvent)}
     assert ("worker-1", 137) in exits
     assert {e.source for e in report.timeline.of(RestartEvent)} == {"worker-0", "worker-1"}
+    assert leftovers == {}, leftovers
+
+
+def test_a_lost_nodes_worker_resumes_on_another_node_from_the_shared_checkpoint(swarm, docker_client, images,
+                                                                               monkeypatch, tmp_path):
+    report = run_on_swarm(NODE_LOST, swarm, docker_client, monkeypatch, tmp_path)
+    leftovers = what_the_run_left(swarm, images["worker"])
+    places = [(e.task, e.node) for e in report.timeline.of(AddressEvent)]
+    say(f"placement: {places}")
+    before, after = dict(places[:2]), dict(places[2:])
+    assert after["worker-1"] != before["worker-1"] and after["worker-0"] == before["worker-0"], places
+    notices = {e.topic: e.text for e in report.timeline.of(NoticeEvent)}
+    say(f"notices: {notices}")
+    assert notices["node_lost"].startswith(f"{before['worker-1']} lost")
+    assert "node_restored" in notices and "teardown_incomplete" not in notices
+    ready = {n.attrs["Description"]["Hostname"]: n.attrs["Status"]["State"] for n in swarm.client(1).nodes.list()}
+    assert set(ready.values()) == {"ready"}, ready  # the swarm is whole again for what comes next
     assert leftovers == {}, leftovers
 
 

@@ -78,6 +78,7 @@ class FakeCluster:
         self.fail: dict[str, Exception] = {}  # verb -> what it raises
         self.paused: set[int] = set()
         self.disconnected: set[int] = set()
+        self.lost_nodes: set[str] = set()
         self.running: set[int] = set(range(num_workers))
         self.usage = {i: usage_bytes for i in range(num_workers)}
         self.overrides: dict[int, dict[str, dict]] = {}
@@ -151,6 +152,20 @@ class FakeCluster:
         if index not in self.disconnected:
             raise RuntimeError("not disconnected")
         self.disconnected.remove(index)
+
+    def lose_node(self, index):
+        self._call("lose_node", index)
+        node = f"node-of-worker-{index}"
+        if node in self.lost_nodes:
+            raise RuntimeError("already lost")
+        self.lost_nodes.add(node)
+        return node
+
+    def restore_node(self, node):
+        self._call("restore_node", node)
+        if node not in self.lost_nodes:
+            raise RuntimeError("not lost")
+        self.lost_nodes.remove(node)
 
     def proxy(self, index):
         return self.proxies[index]

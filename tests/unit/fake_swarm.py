@@ -22,6 +22,7 @@ class FakeContainer:
         self.status = "running"
         self.calls: list[tuple] = []
         self.exit_code: int | None = None
+        self.lost = False  # its node's engine died under it
         self._exited = threading.Event()
         self.attrs = {"State": {"OOMKilled": False, "Paused": False, "Status": "running"}}
         self.name = f"{service.name}.1.{self.id}"
@@ -59,7 +60,15 @@ class FakeContainer:
 
     def wait(self):
         self._exited.wait(30)
+        if self.lost:
+            raise ConnectionError("the node's engine is gone")  # as its socket closes
         return {"StatusCode": self.exit_code if self.exit_code is not None else -1}
+
+    def lose(self):
+        """Its node died: no engine is left to answer for it."""
+        self.lost = True
+        self.status = "gone"
+        self._exited.set()
 
     def logs(self, stream=False, follow=False, stdout=True, stderr=True, tail=None):
         lines = [b'{"event": "start", "t": 1.0, "tf_version": "2.20.0"}\n']
@@ -193,6 +202,11 @@ class FakeContainers:
     def get(self, container_id):
         return self.held[container_id]
 
+    def list(self, all=False, filters=None):
+        key, _, value = ((filters or {}).get("label") or "=").partition("=")
+        return [c for c in self.held.values() if c.status != "removed" and (all or c.status == "running")
+                and (not key or c.service.spec["labels"].get(key) == value)]
+
 
 class FakeLowLevel:
     """The node engine's low-level API: attaching a container to a network and cutting it off."""
@@ -268,3 +282,38 @@ class FakeProxies:
 
     def proxy(self, name):
         return SimpleNamespace(name=name, route=self.routes[name])
+
+
+# --- a SwarmCluster on the fake ------------------------------------------------------------
+
+WORKER_IMAGE = "tfchaos/worker:tf2.20"
+PROXY_IMAGE = "tfchaos/proxy:latest"
+
+
+def make_cluster(fake: "FakeSwarm", **spec_kwargs):
+    """A SwarmCluster whose manager and node engines are ``fake``'s."""
+    from chaos.backends.spec import Deployment
+    from chaos.backends.swarm.cluster import SwarmCluster
+    from chaos.backends.swarm.engines import NodeEngines
+    from chaos.worker.settings import WorkerSettings
+
+    spec = Deployment(images=(WORKER_IMAGE, WORKER_IMAGE), proxy_image=PROXY_IMAGE, settings=WorkerSettings(epochs=3),
+                      **spec_kwargs)
+    engines = NodeEngines(None, "node-1", connect=lambda url: None, manager_client=fake)
+    engines._clients.update(fake.engines)  # each node's engine, as a real swarm's sockets would give
+    return SwarmCluster(spec, manager=fake, engines=engines, store_root="/mnt/tfchaos-store")
+
+
+def wait_for(predicate, timeout=5.0):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def services(fake: "FakeSwarm", role: str):
+    return [s for s in fake.services.created if s.spec["labels"].get("io.tfchaos.role") == role]

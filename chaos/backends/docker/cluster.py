@@ -25,6 +25,7 @@ from docker.errors import APIError, ContainerError
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT, interrupts
 from chaos.backends import backup_files
 from chaos.backends.backup_files import BackupDamage, BackupFile
+from chaos.backends.capabilities import unsupported
 from chaos.backends.docker import api as docker_api, limits as docker_limits, venv_cache, volume_owner
 from chaos.backends.docker.container_workers import ContainerWorkers
 from chaos.backends.docker.engine_objects import Removal
@@ -250,6 +251,12 @@ class DockerCluster(ContainerWorkers):
         container.reload()
         if self.network.name not in container.attrs["NetworkSettings"]["Networks"]:
             self.network.connect(container, aliases=[self.worker_name(index)])
+
+    def lose_node(self, index: int) -> str:
+        raise unsupported("lose a node (one Docker host is one node)", "docker")
+
+    def restore_node(self, node: str) -> None:
+        raise unsupported("restore a node (one Docker host is one node)", "docker")
 
     def netns(self, index: int):
         """A helper container in worker ``index``'s network namespace, labelled with

@@ -52,7 +52,7 @@ from chaos.backends.proxy_client import ProxyClient
 from chaos.backends.spec import Deployment, WriteLimit
 from chaos.backends.swarm import specs
 from chaos.backends.swarm.engines import STORE_ENV, NodeEngines, connect_manager, require_manager
-from chaos.backends.swarm.placement import Node, Placement, place
+from chaos.backends.swarm.placement import Node, Placement, another_node, moved, place
 from chaos.backends.swarm.plan import STORE_IN_NODE
 from chaos.backends.swarm.tasks import Task, current, has_container, run_once, wait_task
 from chaos.errors import InfrastructureError
@@ -68,6 +68,7 @@ ROUTES_TIMEOUT_S = 60.0
 HELPER_TIMEOUT_S = 60.0
 ATTACH_WAIT_S = 60.0
 NETWORK_REMOVE_S = 30.0
+NODE_RESTORE_WAIT_S = 120.0  # teardown waits this long for a lost node coming back
 
 
 @dataclass
@@ -113,6 +114,10 @@ class SwarmCluster(ContainerWorkers):
         self.workers: dict[int, _Worker] = {}
         self.overrides = Overrides(spec)  # per worker, per fault: applied at the next create
         self._store_made = False
+        self._lost: set[str] = set()  # nodes this run lost (node_lost): nothing is placed on them again
+        self._node_loss = None  # how this swarm's nodes are lost and restored, made at first use
+        self._restoring: list[tuple[str, threading.Thread]] = []  # lost nodes being started again
+        self._not_restored: set[str] = set()
         self._command_seq = 0
         self._closing = False
         self._lock = threading.Lock()
@@ -246,6 +251,7 @@ class SwarmCluster(ContainerWorkers):
                 if w.container is not None:
                     _quietly(docker_api.ignore_gone, w.container.remove, force=True)
             left += self._remove_services()
+            left += self._clear_restored_nodes()
             for w in list(self.workers.values()):
                 for thread in (w.follower, w.watcher):
                     if thread is not None and thread is not threading.current_thread():
@@ -352,7 +358,9 @@ class SwarmCluster(ContainerWorkers):
             result = worker.container.wait()
             worker.container.reload()
             state = worker.container.attrs["State"]
-        except Exception:  # noqa: BLE001 - removed during teardown
+        except Exception:  # noqa: BLE001 - removed during teardown, or its node lost (its exit said there)
+            return
+        if worker.node in self._lost:
             return
         if state.get("Error") and not self._closing:
             # The engine could not start the container (exit 128, no output): on one host
@@ -396,6 +404,80 @@ class SwarmCluster(ContainerWorkers):
             self._node_engine(index).api.connect_container_to_network(
                 container.id, self.network_name, aliases=[self.worker_name(index)])
 
+    def lose_node(self, index: int) -> str:
+        """Kill the node worker ``index`` runs on (the local swarm's node container). The workers
+        on it die with it: their exit is recorded here, as no engine is left to report it."""
+        worker = self.workers[index]
+        node = worker.node
+        if node == self.placement.proxy:
+            raise InfrastructureError(
+                f"{self.worker_name(index)} runs on {node}, which also runs the proxy: losing it would end the run",
+                hint="the proxy runs on a manager and workers go to worker nodes first: bring the swarm up with "
+                     "more nodes than workers (`chaos swarm up --nodes 3` for 2 workers)",
+            )
+        if self._node_loss is None:
+            from chaos.backends.swarm.node_loss import LocalNodeLoss
+
+            self._node_loss = LocalNodeLoss.of(self.engines.manager if self.engines else None)
+        on_it = sorted(i for i, w in self.workers.items() if w.node == node)
+        with self._lock:
+            self._lost.add(node)
+        self._node_loss.kill(node)
+        t = time.time()
+        self.record(NoticeEvent(t=t, source=RUNNER, topic="node_lost", text=(
+            f"{node} lost (its engine killed): {', '.join(self.worker_name(i) for i in on_it)} killed with it "
+            "(exit 137 recorded at the kill: no engine is left to report it); the run places nothing on it again")))
+        for i in on_it:
+            self.events.append(ExitEvent(t=t, source=self.worker_name(i), exit_code=137, oom_killed=False))
+        return node
+
+    def restore_node(self, node: str) -> None:
+        """Start a lost node again, in the background: its engine takes seconds to rejoin, and the
+        run goes on meanwhile, as an orchestrator reschedules without waiting for the node. This
+        run still places nothing on it; teardown waits for it and clears what the run left there."""
+        thread = threading.Thread(target=self._restore, args=(node,), name=f"restore-{node}", daemon=True)
+        self._restoring.append((node, thread))
+        thread.start()
+
+    def _restore(self, node: str) -> None:
+        try:
+            self._node_loss.restart(node)
+        except Exception as exc:  # noqa: BLE001 - said in the report; teardown goes on
+            self._not_restored.add(node)
+            self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="node_restore_failed",
+                                    text=f"{node} did not come back: {_first_line(exc)}"))
+            return
+        self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="node_restored",
+                                text=f"{node} back: its engine rejoined the swarm"))
+
+    def _clear_restored_nodes(self) -> list[str]:
+        """Wait for the nodes being restored, then remove this run's containers they still hold
+        (a lost task's container comes back with its node, exited)."""
+        left = []
+        for node, thread in self._restoring:
+            thread.join(timeout=NODE_RESTORE_WAIT_S)
+            if thread.is_alive():
+                left.append(f"node {node} (still coming back after {NODE_RESTORE_WAIT_S:.0f} s)")
+                continue
+            if node in self._not_restored:
+                continue  # said as node_restore_failed; nothing of it can be reached
+            try:
+                client = self.engines.client(node)
+                for c in client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={self.run_id}"}):
+                    _quietly(docker_api.ignore_gone, c.remove, force=True)
+            except Exception as exc:  # noqa: BLE001 - teardown never raises
+                left.append(f"containers on node {node} ({_first_line(exc)})")
+        return left
+
+    def _move(self, index: int) -> None:
+        """Place worker ``index``, whose node was lost, on another node."""
+        old = self.placement.workers[index]
+        nodes = [Node.of(n.attrs) for n in self.manager.nodes.list()]
+        node = another_node(nodes, self.placement, index, self._lost)
+        self.placement = moved(self.placement, index, node)
+        self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="rescheduled",
+                                text=f"{self.worker_name(index)} moves from {old} (lost) to {node}"))
+
     def _node_engine(self, index: int):
         return self.engines.client(self.workers[index].node)
 
@@ -429,10 +511,10 @@ class SwarmCluster(ContainerWorkers):
 
     def restart(self, indices: list[int], reason: str, grace_s: float = STOP_GRACE_S) -> None:
         """Stop each (SIGTERM, ``grace_s``, SIGKILL) with its exit recorded, remove its service,
-        and start the next generation on the same node."""
+        and start the next generation on the same node, or on another when its node was lost."""
         for i in indices:
             old = self.workers[i]
-            if old.attached.wait(10) and old.container is not None:
+            if old.node not in self._lost and old.attached.wait(10) and old.container is not None:
                 docker_api.stop(old.container, grace_s=grace_s)
             if old.watcher is not None:
                 old.watcher.join(timeout=10)
@@ -440,6 +522,8 @@ class SwarmCluster(ContainerWorkers):
                 old.follower.join(timeout=5)
             _quietly(old.service.remove)
         for i in indices:
+            if self.workers[i].node in self._lost:
+                self._move(i)
             self._start_worker(i, generation=self.workers[i].generation + 1)
             self.record(RestartEvent(t=time.time(), source=self.worker_name(i), reason=reason))
 

@@ -37,6 +37,9 @@ from chaos.images import engine
 from chaos.images.engine import Progress
 from chaos.images.wheelhouse import cache_root
 
+# Nothing leaves the node any more: what it sends (its own and the overlay's VXLAN packets:
+# OUTPUT) and what its containers send (FORWARD). Gone with the node's network at its kill.
+SILENCE_NODE = "iptables -I OUTPUT 1 -j DROP && iptables -I FORWARD 1 -j DROP"
 ENGINE_START_TIMEOUT_S = 60.0
 NODES_READY_TIMEOUT_S = 60.0
 CHUNK = 4 << 20
@@ -206,24 +209,64 @@ class LocalSwarm:
 
     def _mount_store(self) -> None:
         """sshfs of the store on every node (retried while its sshd starts)."""
-        plan = self.plan
         t0 = time.monotonic()
-        for i in plan.indices():
-            node = self.host.containers.get(plan.node_container(i))
-            deadline = time.monotonic() + 30
-            while True:
-                code, out = node.exec_run(plan.store_mount_command())
-                if code == 0:
-                    break
-                if time.monotonic() > deadline:
-                    raise InfrastructureError(
-                        f"{plan.hostname(i)} could not mount the shared store: "
-                        f"{out.decode(errors='replace').strip()[-300:]}",
-                        hint="the node needs /dev/fuse and SYS_ADMIN; --no-store brings the swarm up without it",
-                    )
-                time.sleep(0.5)
+        for i in self.plan.indices():
+            self._mount_store_on(i)
         self.timings.store += time.monotonic() - t0
         self.progress(f"shared store mounted on every node at {STORE_IN_NODE}")
+
+    def _mount_store_on(self, i: int) -> None:
+        plan = self.plan
+        node = self.host.containers.get(plan.node_container(i))
+        deadline = time.monotonic() + 30
+        while True:
+            code, out = node.exec_run(plan.store_mount_command())
+            if code == 0:
+                return
+            if time.monotonic() > deadline:
+                raise InfrastructureError(
+                    f"{plan.hostname(i)} could not mount the shared store: "
+                    f"{out.decode(errors='replace').strip()[-300:]}",
+                    hint="the node needs /dev/fuse and SYS_ADMIN; --no-store brings the swarm up without it",
+                )
+            time.sleep(0.5)
+
+    # --- a node lost and back (the node_lost fault) -------------------------------
+
+    def kill_node(self, i: int) -> None:
+        """Node ``i`` goes silent, then its container is SIGKILLed: its engine and every task on it
+        die at once, unannounced, as on a machine that loses power. Silent first: a killed
+        process's kernel still sends FIN or RST on its connections while its network lives
+        (measured: a peer's `Socket closed` 0.08 s after a bare kill), and a machine without
+        power sends nothing."""
+        self._forget_client(i)
+        node = self.host.containers.get(self.plan.node_container(i))
+        code, out = node.exec_run(["sh", "-c", SILENCE_NODE])
+        if code != 0:
+            raise InfrastructureError(
+                f"{self.plan.hostname(i)} could not be cut off before its kill: "
+                f"{out.decode(errors='replace').strip()[-300:]}",
+                hint="the node needs NET_ADMIN and iptables (the node image has both; docs/backends.md)",
+            )
+        node.kill()
+
+    def restart_node(self, i: int) -> None:
+        """Start node ``i``'s container again: its engine comes back with the swarm state its volume
+        kept and rejoins; the store is mounted again; returns once every node is ready."""
+        self._forget_client(i)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.plan.socket_path(i))  # the dead engine's: a new one is made at start
+        self.host.containers.get(self.plan.node_container(i)).start()
+        self._wait_engine(i)
+        if os.path.exists(os.path.join(self.plan.store_keys, "id.pub")):
+            self._mount_store_on(i)
+        self._wait_ready()
+
+    def _forget_client(self, i: int) -> None:
+        client = self._clients.pop(i, None)
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.close()
 
     def _start_nodes(self, node_image: str) -> None:
         plan = self.plan

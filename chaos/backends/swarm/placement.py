@@ -74,3 +74,25 @@ def place(nodes: list[Node], workers: int) -> Placement:
     managers = [n for n in order if n.role == "manager"]
     proxy = (managers or order)[0].hostname
     return Placement(tuple(order[i % len(order)].hostname for i in range(workers)), proxy)
+
+
+def another_node(nodes: list[Node], placement: Placement, index: int, lost: set[str] | frozenset[str]) -> str:
+    """Where worker ``index`` goes when its node is lost: a usable node this run has not lost,
+    one that runs none of the run's other workers first, worker nodes before managers."""
+    others = {h for i, h in enumerate(placement.workers) if i != index}
+    usable = [n for n in nodes if n.usable and n.hostname not in lost]
+    if not usable:
+        states = ", ".join(f"{n.hostname or '?'} {n.state}/{n.availability}" for n in nodes) or "none"
+        raise InfrastructureError(
+            f"worker-{index}'s node {placement.workers[index]} is lost and no other node is ready and active "
+            f"to run it (nodes: {states}; lost by this run: {', '.join(sorted(lost)) or 'none'})",
+            hint="a node_lost scenario needs a node to spare: `chaos swarm up --nodes 3` or more for 2 workers",
+        )
+    return min(usable, key=lambda n: (n.hostname in others, n.role == "manager", n.hostname)).hostname
+
+
+def moved(placement: Placement, index: int, hostname: str) -> Placement:
+    """The placement with worker ``index`` on ``hostname``."""
+    workers = list(placement.workers)
+    workers[index] = hostname
+    return Placement(tuple(workers), placement.proxy)

@@ -205,9 +205,10 @@ class SwarmPlan:
 
     def dockerd_command(self) -> list[str]:
         """The inner engine: the local socket (for ``docker exec NODE docker ...``) and
-        the one bound to the host (``docker_host``)."""
-        return ["dockerd", "--host", "unix:///var/run/docker.sock",
-                "--host", f"unix://{SOCKET_DIR_IN_NODE}/{SOCKET_NAME}"]
+        the one bound to the host (``docker_host``). A node killed (node_lost) keeps its
+        engine's pid file, and an engine that finds one refuses to start: removed first."""
+        return ["sh", "-c", 'rm -f /var/run/docker.pid && exec dockerd "$@"', "dockerd",
+                "--host", "unix:///var/run/docker.sock", "--host", f"unix://{SOCKET_DIR_IN_NODE}/{SOCKET_NAME}"]
 
     def node_create(self, i: int, image: str, *, fuse: bool = True, store: bool = False) -> dict[str, Any]:
         """Keyword arguments for ``client.containers.create`` of node ``i``

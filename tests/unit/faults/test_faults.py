@@ -121,6 +121,17 @@ def test_partition_disconnects_and_reconnects_once(cluster):
     assert cluster.calls == [("disconnect", 1), ("reconnect", 1)]
 
 
+def test_node_lost_loses_the_workers_node_and_restores_that_node_once(cluster):
+    from chaos.faults import NodeLost
+
+    undo = Undo()
+    NodeLost(worker=1).inject(cluster, undo)
+    assert cluster.lost_nodes == {"node-of-worker-1"}
+    undo(cluster)
+    undo(cluster)
+    assert cluster.calls == [("lose_node", 1), ("restore_node", "node-of-worker-1")] and not cluster.lost_nodes
+
+
 def test_inject_and_heal_events_name_the_fault_its_target_and_params():
     fault = Latency(worker=1, latency_ms=100)
     inject = fault.inject_event(12.5)
@@ -173,6 +184,7 @@ def test_registry_lists_every_fault_with_documented_params():
         "device_oom",
         "host_oom",
         "cpu_throttle",
+        "node_lost",
     ]
     for cls in FAULTS:
         assert one_line(cls)

@@ -6,7 +6,6 @@ and verbs it cannot serve refused by name."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from docker.types import Mount
@@ -14,17 +13,14 @@ from docker.types import Mount
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT
 from chaos.backends.capabilities import UnsupportedVerb
 from chaos.backends.docker.ownership import LABEL_OWNER, LABEL_SESSION
-from chaos.backends.spec import Deployment, Limits, WriteLimit
-from chaos.backends.swarm import cluster as swarm_cluster, specs
+from chaos.backends.spec import Limits, WriteLimit
+from chaos.backends.swarm import specs
 from chaos.backends.swarm.backend import SwarmBackend
-from chaos.backends.swarm.cluster import SwarmCluster
-from chaos.backends.swarm.engines import NodeEngines
 from chaos.backends.swarm.placement import Node, place
 from chaos.errors import InfrastructureError
 from chaos.events import AddressEvent, ExitEvent, NoticeEvent, RestartEvent
 from chaos.topology import PROXY_API_PORT
-from chaos.worker.settings import WorkerSettings
-from fake_swarm import FakeProxies, FakeSwarm, node_attrs
+from fake_swarm import FakeSwarm, make_cluster as make, node_attrs, services, wait_for
 
 WORKER = "tfchaos/worker:tf2.20"
 PROXY = "tfchaos/proxy:latest"
@@ -122,32 +118,7 @@ def test_the_runs_overlay_is_attachable_with_the_swarms_mtu_and_labelled():
 
 # --- the cluster against a fake swarm ------------------------------------------------------------
 
-@pytest.fixture
-def swarm(monkeypatch):
-    fake = FakeSwarm()
-    monkeypatch.setattr(swarm_cluster, "ProxyClient", FakeProxies)
-    monkeypatch.setattr(swarm_cluster.requests, "get", lambda url, timeout: type("R", (), {"ok": True})())
-    return fake
-
-
-def make(fake, **spec_kwargs) -> SwarmCluster:
-    spec = Deployment(images=(WORKER, WORKER), proxy_image=PROXY, settings=WorkerSettings(epochs=3), **spec_kwargs)
-    engines = NodeEngines(None, "node-1", connect=lambda url: None, manager_client=fake)
-    engines._clients.update(fake.engines)  # each node's engine, as a real swarm's sockets would give
-    return SwarmCluster(spec, manager=fake, engines=engines, store_root="/mnt/tfchaos-store")
-
-
-def wait_for(predicate, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
-
-
-def services(fake, role):
-    return [s for s in fake.services.created if s.spec["labels"].get("io.tfchaos.role") == role]
+# The ``swarm`` fixture: tests/unit/swarm/conftest.py.
 
 
 def test_bring_up_places_each_worker_on_its_own_node_and_says_where(swarm):

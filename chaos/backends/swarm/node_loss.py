@@ -1,0 +1,96 @@
+"""Losing a node of the local swarm (``chaos swarm up``) and bringing it back.
+
+Its nodes are containers on the host's engine: a node is lost by killing its container
+(the node's engine and every task on it die at once, unannounced, as when a machine loses
+power) and restored by starting it again (its engine rejoins the swarm with the state its
+volume kept; the shared store is mounted anew). Which local swarm: the one whose node-1
+socket the manager's endpoint is (``<root>/<name>/node-1/docker.sock``). A real
+multi-machine swarm's node cannot be switched off from here: the backend says so.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from chaos.backends.swarm.engines import SOCKET_NAME
+from chaos.backends.swarm.plan import LABEL_SWARM, SwarmPlan
+from chaos.errors import InfrastructureError, ScenarioError
+
+HOST_ENV = "TFCHAOS_SWARM_HOST"  # the engine the local swarm's node containers run on
+DEFAULT_HOST = "unix:///var/run/docker.sock"
+_NODE = re.compile(r"node-(\d+)$")
+
+
+def local_plan(manager_url: str | None) -> SwarmPlan | None:
+    """The plan of the local swarm whose node socket ``manager_url`` is, or None."""
+    if not manager_url or not manager_url.startswith("unix://"):
+        return None
+    path = Path(manager_url[len("unix://"):])
+    if path.name != SOCKET_NAME or not _NODE.match(path.parent.name):
+        return None
+    swarm_dir = path.parent.parent
+    count = sum(1 for p in swarm_dir.glob("node-*") if _NODE.match(p.name))
+    try:
+        return SwarmPlan(swarm_dir.name, max(count, 1), str(swarm_dir.parent))
+    except ScenarioError:
+        return None
+
+
+def not_local(manager_url: str | None) -> InfrastructureError:
+    return InfrastructureError(
+        f"the swarm at {manager_url or 'the default engine'} is not a local swarm made by `chaos swarm up`: "
+        "this backend cannot switch one of its machines off (node_lost)",
+        hint="run node_lost on a local swarm (`chaos swarm up`, then DOCKER_HOST as it prints); on real "
+             "machines stop a node's engine by hand (`systemctl stop docker` there) and watch the job",
+    )
+
+
+class LocalNodeLoss:
+    """Kills and restarts the node containers of one local swarm, by host name."""
+
+    def __init__(self, swarm) -> None:
+        self.swarm = swarm  # chaos.backends.swarm.nodes.LocalSwarm
+
+    @classmethod
+    def of(cls, manager_url: str | None, host=None) -> "LocalNodeLoss":
+        from chaos.backends.swarm.nodes import LocalSwarm
+
+        plan = local_plan(manager_url)
+        if plan is None:
+            raise not_local(manager_url)
+        if host is None:
+            import docker
+
+            url = os.environ.get(HOST_ENV, DEFAULT_HOST)
+            try:
+                host = docker.DockerClient(base_url=url, timeout=120)
+                host.ping()
+            except Exception as exc:  # noqa: BLE001 - docker.errors.DockerException, requests errors
+                raise InfrastructureError(
+                    f"cannot reach the engine the local swarm's nodes run on at {url} "
+                    f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
+                    hint=f"set {HOST_ENV} to the engine `chaos swarm up` ran against",
+                ) from None
+        return cls(LocalSwarm(host, plan))
+
+    def index(self, hostname: str) -> int:
+        """The node container's index for a node host name, checked to be this swarm's."""
+        plan = self.swarm.plan
+        match = _NODE.match(hostname)
+        if not match:
+            raise InfrastructureError(f"swarm node {hostname!r} is not one of swarm {plan.name!r}'s node containers",
+                                      hint="the local swarm's nodes are named node-1, node-2, ...")
+        i = int(match.group(1))
+        container = self.swarm.host.containers.get(plan.node_container(i))
+        if container.labels.get(LABEL_SWARM) != plan.name:  # never touch what no `chaos swarm up` made
+            raise InfrastructureError(f"{plan.node_container(i)} does not carry {LABEL_SWARM}={plan.name}",
+                                      hint="`chaos swarm status` lists the local swarm's nodes")
+        return i
+
+    def kill(self, hostname: str) -> None:
+        self.swarm.kill_node(self.index(hostname))
+
+    def restart(self, hostname: str) -> None:
+        self.swarm.restart_node(self.index(hostname))
