@@ -6,7 +6,8 @@
    beside them. The machine is CPU-bound here (docs/speed.md).
 2. **Three lanes at once**: the other integration modules in two pytest sessions side
    by side, and beside them the compare of two heartbeat timeouts, which mostly waits
-   for them (30 % busy alone) and judges a difference of 20 s between its two runs.
+   for them (30 % busy alone) and judges a difference of 20 s between its two runs,
+   followed by the scenarios on a 3-node swarm.
    Run in series they left the machine 40-90 % busy (their deliberate waits:
    interrupts, fault windows, image builds' I/O); together they fill it. Each lane is
    a module list; a module judges no time a neighbour's load breaks, removes nothing
@@ -42,17 +43,21 @@ SCENARIOS_BESIDE = [
 ]
 # Balanced by their wall time in a rehearsal of this plan (the --durations of each lane):
 # lane 1 the example job's suite, the audits, the package and the images (~660 s), lane 2
-# the interrupts and cleanup, the packet faults, the report page and the swarm (~600 s).
+# the interrupts and cleanup, the packet faults and the report page (~550 s).
 LANES = [
     [f"{INTEGRATION}/test_user_jobs.py", f"{INTEGRATION}/test_audit_example.py", f"{INTEGRATION}/test_audit.py",
      f"{INTEGRATION}/test_installed_package.py", f"{INTEGRATION}/test_images.py",
      f"{INTEGRATION}/test_compose_by_hand.py"],
     [f"{INTEGRATION}/test_cleanup.py", "--deselect", CLEAN_ALL, f"{INTEGRATION}/test_packet_faults.py",
-     f"{INTEGRATION}/test_html_report.py", f"{INTEGRATION}/test_swarm_nodes.py", f"{INTEGRATION}/test_swarm_backend.py",
+     f"{INTEGRATION}/test_html_report.py",
      f"{INTEGRATION}/test_compare.py", "--deselect", HEARTBEAT_COMPARE],
 ]
-# Wait-bound (two runs of a 45 s pause): a lane of its own beside the two above.
-HEARTBEAT_LANE = [HEARTBEAT_COMPARE]
+# Wait-bound (two runs of a 45 s pause): a lane of its own beside the two above (215 s in a
+# rehearsal, against ~620 s for each of them), then the swarm modules, one after the other
+# (the first builds the node image, which no other lane then rebuilds): the nodes' own test,
+# then two scenarios on a 3-node swarm, most of whose time is the worker image going into
+# the nodes (~65 s quiet).
+HEARTBEAT_LANE = [HEARTBEAT_COMPARE, f"{INTEGRATION}/test_swarm_nodes.py", f"{INTEGRATION}/test_swarm_backend.py"]
 ALONE = [CLEAN_ALL]
 
 
