@@ -56,6 +56,14 @@ class ClusterControl(Protocol):
     def restore_node(self, node: str) -> None:
         """Start a lost node's engine again (it rejoins the cluster)."""
 
+    def drain_node(self, index: int) -> str:
+        """Drain the node worker ``index`` runs on (an operator's maintenance: the orchestrator
+        stops its tasks gracefully and places nothing there); returns the node's name. The
+        worker's next start goes to another node."""
+
+    def activate_node(self, node: str) -> None:
+        """Make a drained node take tasks again."""
+
     def proxy(self, index: int) -> Any:
         """The ``toxiproxy.Proxy`` in front of worker ``index`` (all traffic *into* it)."""
 

@@ -21,14 +21,16 @@ DEFAULT_BACKEND = "docker"
 OPTIONAL_VERBS = frozenset({
     "disconnect", "reconnect", "netns", "backup_device", "damage_backup", "snapshot_backup",
     "fill_backup_volume", "clear_backup_fill", "override.write_limit", "lose_node", "restore_node",
+    "drain_node", "activate_node",
 })
+NODE_VERBS = frozenset({"lose_node", "restore_node", "drain_node", "activate_node"})
 
 CANNOT: dict[str, frozenset[str]] = {
     # One host has no other node to lose and to move a worker to.
-    "docker": frozenset({"lose_node", "restore_node"}),
+    "docker": NODE_VERBS,
     # Not yet (docs/backends.md "The Swarm backend"): a helper in a task's network namespace, and
     # the checkpoint-store faults (they run a helper beside the store).
-    "swarm": OPTIONAL_VERBS - {"disconnect", "reconnect", "lose_node", "restore_node"},
+    "swarm": OPTIONAL_VERBS - {"disconnect", "reconnect"} - NODE_VERBS,
 }
 BACKENDS = tuple(CANNOT)
 

@@ -132,6 +132,12 @@ class ComposeControl(ContainerVerbs):
     def restore_node(self, node: str) -> None:
         raise self._unsupported("restore_node", "a compose cluster runs on one Docker host, one node")
 
+    def drain_node(self, index: int) -> str:
+        raise self._unsupported("drain_node", "a compose cluster runs on one Docker host, one node")
+
+    def activate_node(self, node: str) -> None:
+        raise self._unsupported("activate_node", "a compose cluster runs on one Docker host, one node")
+
     def tf_config(self, index: int) -> str:
         raise self._unsupported("tf_config", "it rewrites TF_CONFIG, read only when a worker is created")
 

@@ -34,7 +34,7 @@ from chaos.faults.checkpoint import (  # isort: skip
 from chaos.faults.training_skew import BatchSizeSkew, SeedSkew  # isort: skip
 from chaos.faults.poison import PoisonInput  # isort: skip
 from chaos.faults.resources import CpuThrottle, DeviceOOM, HostOOM  # isort: skip
-from chaos.faults.node import NodeLost  # isort: skip
+from chaos.faults.node import NodeDrained, NodeLost  # isort: skip
 
 __all__ = [
     "FAULTS",
@@ -52,6 +52,7 @@ __all__ = [
     "KillWorker",
     "Latency",
     "MtuBlackhole",
+    "NodeDrained",
     "NodeLost",
     "OneWayBlackhole",
     "PacketCorrupt",

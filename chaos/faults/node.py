@@ -1,4 +1,4 @@
-"""Faults that only a cluster of several nodes has: a node lost under a worker."""
+"""Faults that only a cluster of several nodes has: a node lost or drained under a worker."""
 
 from __future__ import annotations
 
@@ -20,3 +20,17 @@ class NodeLost(WorkerFault):
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         node = cluster.lose_node(self.worker)
         undo.add(lambda c: c.restore_node(node))
+
+
+@register_fault
+class NodeDrained(WorkerFault):
+    """Drain the node the worker runs on, as an operator does before maintenance: the
+    orchestrator stops the worker gracefully (SIGTERM, then SIGKILL after the stop grace)
+    and, once restarted, it runs on another node; heal makes the node active again."""
+
+    name: ClassVar[str] = "node_drained"
+    uses_verbs: ClassVar[frozenset[str]] = frozenset({"drain_node", "activate_node"})
+
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
+        node = cluster.drain_node(self.worker)
+        undo.add(lambda c: c.activate_node(node))

@@ -79,6 +79,7 @@ class FakeCluster:
         self.paused: set[int] = set()
         self.disconnected: set[int] = set()
         self.lost_nodes: set[str] = set()
+        self.drained_nodes: set[str] = set()
         self.running: set[int] = set(range(num_workers))
         self.usage = {i: usage_bytes for i in range(num_workers)}
         self.overrides: dict[int, dict[str, dict]] = {}
@@ -166,6 +167,20 @@ class FakeCluster:
         if node not in self.lost_nodes:
             raise RuntimeError("not lost")
         self.lost_nodes.remove(node)
+
+    def drain_node(self, index):
+        self._call("drain_node", index)
+        node = f"node-of-worker-{index}"
+        if node in self.drained_nodes:
+            raise RuntimeError("already drained")
+        self.drained_nodes.add(node)
+        return node
+
+    def activate_node(self, node):
+        self._call("activate_node", node)
+        if node not in self.drained_nodes:
+            raise RuntimeError("not drained")
+        self.drained_nodes.remove(node)
 
     def proxy(self, index):
         return self.proxies[index]

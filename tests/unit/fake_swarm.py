@@ -255,7 +255,17 @@ class FakeSwarm:
         self.services = FakeServices(self)
         self.removed: list[str] = []
         self.is_manager = manager
-        self.nodes = SimpleNamespace(list=lambda: [SimpleNamespace(id=n["ID"], attrs=n) for n in self.node_list])
+        self.nodes = SimpleNamespace(list=lambda: [SimpleNamespace(id=n["ID"], attrs=n, update=self._node_updater(n))
+                                                   for n in self.node_list])
+        self.node_updates: list[tuple[str, dict]] = []
+
+    def _node_updater(self, attrs: dict):
+        """``node.update(spec)``: the SDK replaces the node's whole spec."""
+        def update(spec: dict) -> bool:
+            self.node_updates.append((attrs["Description"]["Hostname"], dict(spec)))
+            attrs["Spec"] = dict(spec)
+            return True
+        return update
 
     def info(self):
         state = {"LocalNodeState": "active", "ControlAvailable": True} if self.is_manager else \

@@ -258,6 +258,12 @@ class DockerCluster(ContainerWorkers):
     def restore_node(self, node: str) -> None:
         raise unsupported("restore a node (one Docker host is one node)", "docker")
 
+    def drain_node(self, index: int) -> str:
+        raise unsupported("drain a node (one Docker host is one node)", "docker")
+
+    def activate_node(self, node: str) -> None:
+        raise unsupported("activate a node (one Docker host is one node)", "docker")
+
     def netns(self, index: int):
         """A helper container in worker ``index``'s network namespace, labelled with
         this run (chaos.backends.docker.netns); the packet faults close it at heal.

@@ -118,6 +118,7 @@ class SwarmCluster(ContainerWorkers):
         self._node_loss = None  # how this swarm's nodes are lost and restored, made at first use
         self._restoring: list[tuple[str, threading.Thread]] = []  # lost nodes being started again
         self._not_restored: set[str] = set()
+        self._drained: set[str] = set()  # nodes this run drained (node_drained): nothing placed there again
         self._command_seq = 0
         self._closing = False
         self._lock = threading.Lock()
@@ -407,14 +408,7 @@ class SwarmCluster(ContainerWorkers):
     def lose_node(self, index: int) -> str:
         """Kill the node worker ``index`` runs on (the local swarm's node container). The workers
         on it die with it: their exit is recorded here, as no engine is left to report it."""
-        worker = self.workers[index]
-        node = worker.node
-        if node == self.placement.proxy:
-            raise InfrastructureError(
-                f"{self.worker_name(index)} runs on {node}, which also runs the proxy: losing it would end the run",
-                hint="the proxy runs on a manager and workers go to worker nodes first: bring the swarm up with "
-                     "more nodes than workers (`chaos swarm up --nodes 3` for 2 workers)",
-            )
+        node = self._node_beside_the_proxy(index, "losing")
         if self._node_loss is None:
             from chaos.backends.swarm.node_loss import LocalNodeLoss
 
@@ -430,6 +424,44 @@ class SwarmCluster(ContainerWorkers):
         for i in on_it:
             self.events.append(ExitEvent(t=t, source=self.worker_name(i), exit_code=137, oom_killed=False))
         return node
+
+    def _node_beside_the_proxy(self, index: int, doing: str) -> str:
+        """Worker ``index``'s node, refused when it also runs the proxy (the run would end with it)."""
+        node = self.workers[index].node
+        if node == self.placement.proxy:
+            raise InfrastructureError(
+                f"{self.worker_name(index)} runs on {node}, which also runs the proxy: {doing} it would end the run",
+                hint="the proxy runs on a manager and workers go to worker nodes first: bring the swarm up with "
+                     "more nodes than workers (`chaos swarm up --nodes 3` for 2 workers)",
+            )
+        return node
+
+    def drain_node(self, index: int) -> str:
+        """Drain the node worker ``index`` runs on, as an operator does before maintenance
+        (``docker node update --availability drain``): Swarm stops its tasks (SIGTERM, SIGKILL
+        after the stop grace) and places nothing there; the next start of the worker goes to
+        another node."""
+        node = self._node_beside_the_proxy(index, "draining")
+        with self._lock:
+            self._drained.add(node)
+        self._set_availability(node, "drain")
+        self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="node_drained", text=(
+            f"{node} drained: Swarm stops {', '.join(self.worker_name(i) for i, w in sorted(self.workers.items()) if w.node == node)} "
+            "there; the run places nothing on it again")))
+        return node
+
+    def activate_node(self, node: str) -> None:
+        """Make a drained node active again (``--availability active``)."""
+        self._set_availability(node, "active")
+        self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="node_active",
+                                text=f"{node} active again"))
+
+    def _set_availability(self, hostname: str, availability: str) -> None:
+        for n in self.manager.nodes.list():
+            if Node.of(n.attrs).hostname == hostname:
+                n.update({**n.attrs["Spec"], "Availability": availability})
+                return
+        raise InfrastructureError(f"the swarm has no node {hostname!r} (`docker node ls` lists them)")
 
     def restore_node(self, node: str) -> None:
         """Start a lost node again, in the background: its engine takes seconds to rejoin, and the
@@ -470,13 +502,14 @@ class SwarmCluster(ContainerWorkers):
         return left
 
     def _move(self, index: int) -> None:
-        """Place worker ``index``, whose node was lost, on another node."""
+        """Place worker ``index``, whose node was lost or drained, on another node."""
         old = self.placement.workers[index]
         nodes = [Node.of(n.attrs) for n in self.manager.nodes.list()]
-        node = another_node(nodes, self.placement, index, self._lost)
+        node = another_node(nodes, self.placement, index, self._lost | self._drained)
         self.placement = moved(self.placement, index, node)
+        why = "lost" if old in self._lost else "drained"
         self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="rescheduled",
-                                text=f"{self.worker_name(index)} moves from {old} (lost) to {node}"))
+                                text=f"{self.worker_name(index)} moves from {old} ({why}) to {node}"))
 
     def _node_engine(self, index: int):
         return self.engines.client(self.workers[index].node)
@@ -522,7 +555,7 @@ class SwarmCluster(ContainerWorkers):
                 old.follower.join(timeout=5)
             _quietly(old.service.remove)
         for i in indices:
-            if self.workers[i].node in self._lost:
+            if self.workers[i].node in self._lost | self._drained:
                 self._move(i)
             self._start_worker(i, generation=self.workers[i].generation + 1)
             self.record(RestartEvent(t=time.time(), source=self.worker_name(i), reason=reason))

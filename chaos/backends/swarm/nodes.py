@@ -41,6 +41,7 @@ from chaos.images.wheelhouse import cache_root
 # OUTPUT) and what its containers send (FORWARD). Gone with the node's network at its kill.
 SILENCE_NODE = "iptables -I OUTPUT 1 -j DROP && iptables -I FORWARD 1 -j DROP"
 ENGINE_START_TIMEOUT_S = 60.0
+NODE_START_ATTEMPTS = 3  # a node restarted after a kill (node_lost)
 NODES_READY_TIMEOUT_S = 60.0
 CHUNK = 4 << 20
 # One save streamed into every node at once, or one save per node in turn.
@@ -254,10 +255,23 @@ class LocalSwarm:
         """Start node ``i``'s container again: its engine comes back with the swarm state its volume
         kept and rejoins; the store is mounted again; returns once every node is ready."""
         self._forget_client(i)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.plan.socket_path(i))  # the dead engine's: a new one is made at start
-        self.host.containers.get(self.plan.node_container(i)).start()
-        self._wait_engine(i)
+        for attempt in range(1, NODE_START_ATTEMPTS + 1):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.plan.socket_path(i))  # the dead engine's: a new one is made at start
+            container = self.host.containers.get(self.plan.node_container(i))
+            container.start()
+            try:
+                self._wait_engine(i)
+                break
+            except InfrastructureError:
+                # Measured: 3 of 11 restarts after a kill, the new engine exited at once with
+                # `can't create unix socket /var/run/docker.sock: bind: address already in
+                # use` although the node's command had removed that file (cause not found);
+                # started again, each came up. A node that keeps failing is an error.
+                container.reload()
+                if container.status in ("created", "running") or attempt == NODE_START_ATTEMPTS:
+                    raise
+                self.progress(f"{self.plan.hostname(i)}'s engine exited at its start; starting it again")
         if os.path.exists(os.path.join(self.plan.store_keys, "id.pub")):
             self._mount_store_on(i)
         self._wait_ready()

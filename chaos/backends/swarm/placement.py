@@ -84,8 +84,8 @@ def another_node(nodes: list[Node], placement: Placement, index: int, lost: set[
     if not usable:
         states = ", ".join(f"{n.hostname or '?'} {n.state}/{n.availability}" for n in nodes) or "none"
         raise InfrastructureError(
-            f"worker-{index}'s node {placement.workers[index]} is lost and no other node is ready and active "
-            f"to run it (nodes: {states}; lost by this run: {', '.join(sorted(lost)) or 'none'})",
+            f"worker-{index}'s node {placement.workers[index]} is out of use and no other node is ready and active "
+            f"to run it (nodes: {states}; lost or drained by this run: {', '.join(sorted(lost)) or 'none'})",
             hint="a node_lost scenario needs a node to spare: `chaos swarm up --nodes 3` or more for 2 workers",
         )
     return min(usable, key=lambda n: (n.hostname in others, n.role == "manager", n.hostname)).hostname

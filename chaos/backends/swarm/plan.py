@@ -99,6 +99,11 @@ def check_name(value: str) -> str:
     return value
 
 
+# What a node's engine keeps in /run between its start and its end (not the host's socket
+# folder, /run/tfchaos): emptied before each start, as a reboot empties /run.
+RUNTIME_STATE = ("/run/docker", "/run/docker.pid", "/run/docker.sock", "/run/containerd")
+
+
 @dataclass(frozen=True)
 class SwarmPlan:
     """One local swarm: ``nodes`` node containers named after ``name``.
@@ -206,8 +211,10 @@ class SwarmPlan:
     def dockerd_command(self) -> list[str]:
         """The inner engine: the local socket (for ``docker exec NODE docker ...``) and
         the one bound to the host (``docker_host``). A node killed (node_lost) keeps its
-        engine's pid file, and an engine that finds one refuses to start: removed first."""
-        return ["sh", "-c", 'rm -f /var/run/docker.pid && exec dockerd "$@"', "dockerd",
+        engine's runtime state in /run, which a machine's reboot empties: an engine that
+        finds its old pid file refuses to start, and one that finds containerd's waits for
+        it and gives up (`failed to start containerd: timeout waiting`). Removed first."""
+        return ["sh", "-c", f'rm -rf {" ".join(RUNTIME_STATE)} && exec dockerd "$@"', "dockerd",
                 "--host", "unix:///var/run/docker.sock", "--host", f"unix://{SOCKET_DIR_IN_NODE}/{SOCKET_NAME}"]
 
     def node_create(self, i: int, image: str, *, fuse: bool = True, store: bool = False) -> dict[str, Any]:

@@ -132,6 +132,17 @@ def test_node_lost_loses_the_workers_node_and_restores_that_node_once(cluster):
     assert cluster.calls == [("lose_node", 1), ("restore_node", "node-of-worker-1")] and not cluster.lost_nodes
 
 
+def test_node_drained_drains_the_workers_node_and_activates_that_node_once(cluster):
+    from chaos.faults import NodeDrained
+
+    undo = Undo()
+    NodeDrained(worker=0).inject(cluster, undo)
+    assert cluster.drained_nodes == {"node-of-worker-0"}
+    undo(cluster)
+    undo(cluster)
+    assert cluster.calls == [("drain_node", 0), ("activate_node", "node-of-worker-0")] and not cluster.drained_nodes
+
+
 def test_inject_and_heal_events_name_the_fault_its_target_and_params():
     fault = Latency(worker=1, latency_ms=100)
     inject = fault.inject_event(12.5)
@@ -185,6 +196,7 @@ def test_registry_lists_every_fault_with_documented_params():
         "host_oom",
         "cpu_throttle",
         "node_lost",
+        "node_drained",
     ]
     for cls in FAULTS:
         assert one_line(cls)

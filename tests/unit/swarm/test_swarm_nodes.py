@@ -150,6 +150,15 @@ def test_the_inner_engine_listens_on_sockets_only():
     assert not any("tcp://" in word for word in cmd)
 
 
+def test_the_node_empties_its_engines_runtime_state_before_each_start_as_a_reboot_does():
+    from chaos.backends.swarm.plan import RUNTIME_STATE
+
+    cmd = plan().dockerd_command()
+    assert cmd[:2] == ["sh", "-c"] and cmd[2].startswith("rm -rf ") and cmd[2].endswith('&& exec dockerd "$@"')
+    assert {"/run/docker", "/run/docker.pid", "/run/containerd"} <= set(RUNTIME_STATE)
+    assert all(path in cmd[2] for path in RUNTIME_STATE) and "/run/tfchaos" not in cmd[2]  # the host's socket folder
+
+
 def test_the_overlay_is_attachable_with_a_smaller_mtu():
     args = plan().overlay_create()
     assert args["name"] == OVERLAY_NETWORK and args["driver"] == "overlay" and args["attachable"] is True

@@ -42,7 +42,7 @@ def test_a_node_lost_earlier_or_not_ready_is_never_chosen_and_none_left_is_an_er
     assert another_node(down, p, 1, {"node-3"}) == "node-2"  # shares with worker-0: the only one left
     with pytest.raises(InfrastructureError) as err:
         another_node(THREE, p, 1, {"node-1", "node-2", "node-3"})
-    assert "worker-1's node node-3 is lost" in err.value.message and "node-1 ready/active" in err.value.message
+    assert "worker-1's node node-3 is out of use" in err.value.message and "node-1 ready/active" in err.value.message
     assert "chaos swarm up --nodes 3" in err.value.hint
 
 
@@ -213,3 +213,39 @@ def test_a_node_that_cannot_be_silenced_is_not_killed():
         _local_swarm(node).kill_node(3)
     assert "node-3 could not be cut off" in err.value.message and "Permission denied" in err.value.message
     assert ("kill",) not in node.calls
+
+
+# --- a node drained ---------------------------------------------------------------------------
+
+def test_a_drained_node_is_set_to_drain_its_worker_moves_and_the_heal_makes_it_active(swarm):
+    with make(swarm) as cluster:
+        cluster.start_workers()
+        assert cluster.drain_node(1) == "node-3"
+        assert swarm.node_updates == [("node-3", {"Role": "worker", "Availability": "drain"})]
+        [notice] = [e for e in cluster.events.snapshot() if isinstance(e, NoticeEvent)]
+        assert notice.topic == "node_drained" and notice.text.startswith("node-3 drained: Swarm stops worker-1")
+        cluster.container(1).stop()  # what Swarm does to a drained node's task
+        cluster.restart([0, 1], reason="worker-0, worker-1 failed", grace_s=2)
+        live = [(s.name, s.node) for s in services(swarm, "worker") if not s.removed]
+        assert live == [(f"{cluster.prefix}-worker-0-g1", "node-2"), (f"{cluster.prefix}-worker-1-g1", "node-1")]
+        moves = [e.text for e in cluster.events.snapshot() if isinstance(e, NoticeEvent) and e.topic == "rescheduled"]
+        assert moves == ["worker-1 moves from node-3 (drained) to node-1"]
+        cluster.activate_node("node-3")
+        assert swarm.node_updates[-1] == ("node-3", {"Role": "worker", "Availability": "active"})
+        cluster.restart([1], reason="again", grace_s=2)
+        assert [s.node for s in services(swarm, "worker") if not s.removed] == ["node-2", "node-1"]  # not back
+
+
+def test_draining_the_proxys_node_is_refused_and_nothing_is_drained(swarm):
+    swarm.node_list[:] = [node_attrs("node-1", "manager")]
+    with make(swarm) as cluster:
+        cluster.start_workers()
+        with pytest.raises(InfrastructureError) as err:
+            cluster.drain_node(0)
+        assert "draining it would end the run" in err.value.message and swarm.node_updates == []
+
+
+def test_one_docker_host_refuses_node_drained_and_names_the_swarm():
+    fault = FAULTS.get("node_drained")(worker=1)
+    [refusal] = refusals([fault], "docker")
+    assert refusal.verbs == ("activate_node", "drain_node") and refusals([fault], "swarm") == []
