@@ -121,26 +121,17 @@ def test_partition_disconnects_and_reconnects_once(cluster):
     assert cluster.calls == [("disconnect", 1), ("reconnect", 1)]
 
 
-def test_node_lost_loses_the_workers_node_and_restores_that_node_once(cluster):
-    from chaos.faults import NodeLost
-
+@pytest.mark.parametrize("name, take, give_back, taken", [
+    ("node_lost", "lose_node", "restore_node", "lost_nodes"),
+    ("node_drained", "drain_node", "activate_node", "drained_nodes"),
+])
+def test_a_node_fault_takes_the_workers_node_and_gives_that_node_back_once(cluster, name, take, give_back, taken):
     undo = Undo()
-    NodeLost(worker=1).inject(cluster, undo)
-    assert cluster.lost_nodes == {"node-of-worker-1"}
+    FAULTS.get(name)(worker=1).inject(cluster, undo)
+    assert getattr(cluster, taken) == {"node-of-worker-1"}
     undo(cluster)
     undo(cluster)
-    assert cluster.calls == [("lose_node", 1), ("restore_node", "node-of-worker-1")] and not cluster.lost_nodes
-
-
-def test_node_drained_drains_the_workers_node_and_activates_that_node_once(cluster):
-    from chaos.faults import NodeDrained
-
-    undo = Undo()
-    NodeDrained(worker=0).inject(cluster, undo)
-    assert cluster.drained_nodes == {"node-of-worker-0"}
-    undo(cluster)
-    undo(cluster)
-    assert cluster.calls == [("drain_node", 0), ("activate_node", "node-of-worker-0")] and not cluster.drained_nodes
+    assert cluster.calls == [(take, 1), (give_back, "node-of-worker-1")] and not getattr(cluster, taken)
 
 
 def test_inject_and_heal_events_name_the_fault_its_target_and_params():
