@@ -97,5 +97,6 @@ def unsupported(verb: str, backend: str) -> UnsupportedVerb:
     """The error a cluster raises for a verb it cannot serve (the runner refuses such scenarios first)."""
     return UnsupportedVerb(
         f"the {backend} backend cannot {verb} yet",
-        hint="docs/backends.md lists what each backend serves; run this scenario with --backend docker",
+        hint="docs/backends.md lists what each backend serves; run this scenario with "
+             + " or ".join(f"--backend {b}" for b in BACKENDS if b != backend),
     )

@@ -81,3 +81,10 @@ def test_more_workers_than_one_docker_host_runs_are_refused_there_and_run_on_a_s
     refuse_unsupported(eight, "swarm")  # not refused
     data["cluster"]["workers"] = 4
     refuse_unsupported(scenario_from_dict(data), "docker")
+
+
+def test_a_verb_a_backend_cannot_serve_names_the_other_backends_in_its_hint():
+    from chaos.backends.capabilities import unsupported
+
+    assert unsupported("lose a node", "docker").hint.endswith("run this scenario with --backend swarm")
+    assert unsupported("run a helper", "swarm").hint.endswith("run this scenario with --backend docker")

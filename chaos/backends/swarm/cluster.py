@@ -114,11 +114,11 @@ class SwarmCluster(ContainerWorkers):
         self.workers: dict[int, _Worker] = {}
         self.overrides = Overrides(spec)  # per worker, per fault: applied at the next create
         self._store_made = False
-        self._lost: set[str] = set()  # nodes this run lost (node_lost): nothing is placed on them again
+        # Nodes this run lost (node_lost) or drained (node_drained), with which: nothing is placed there again.
+        self._out_of_use: dict[str, str] = {}
         self._node_loss = None  # how this swarm's nodes are lost and restored, made at first use
         self._restoring: list[tuple[str, threading.Thread]] = []  # lost nodes being started again
         self._not_restored: set[str] = set()
-        self._drained: set[str] = set()  # nodes this run drained (node_drained): nothing placed there again
         self._command_seq = 0
         self._closing = False
         self._lock = threading.Lock()
@@ -361,7 +361,7 @@ class SwarmCluster(ContainerWorkers):
             state = worker.container.attrs["State"]
         except Exception:  # noqa: BLE001 - removed during teardown, or its node lost (its exit said there)
             return
-        if worker.node in self._lost:
+        if self._out_of_use.get(worker.node) == "lost":
             return
         if state.get("Error") and not self._closing:
             # The engine could not start the container (exit 128, no output): on one host
@@ -415,7 +415,7 @@ class SwarmCluster(ContainerWorkers):
             self._node_loss = LocalNodeLoss.of(self.engines.manager if self.engines else None)
         on_it = sorted(i for i, w in self.workers.items() if w.node == node)
         with self._lock:
-            self._lost.add(node)
+            self._out_of_use[node] = "lost"
         self._node_loss.kill(node)
         t = time.time()
         self.record(NoticeEvent(t=t, source=RUNNER, topic="node_lost", text=(
@@ -443,7 +443,7 @@ class SwarmCluster(ContainerWorkers):
         another node."""
         node = self._node_beside_the_proxy(index, "draining")
         with self._lock:
-            self._drained.add(node)
+            self._out_of_use[node] = "drained"
         self._set_availability(node, "drain")
         self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="node_drained", text=(
             f"{node} drained: Swarm stops {', '.join(self.worker_name(i) for i, w in sorted(self.workers.items()) if w.node == node)} "
@@ -505,11 +505,10 @@ class SwarmCluster(ContainerWorkers):
         """Place worker ``index``, whose node was lost or drained, on another node."""
         old = self.placement.workers[index]
         nodes = [Node.of(n.attrs) for n in self.manager.nodes.list()]
-        node = another_node(nodes, self.placement, index, self._lost | self._drained)
+        node = another_node(nodes, self.placement, index, self._out_of_use)
         self.placement = moved(self.placement, index, node)
-        why = "lost" if old in self._lost else "drained"
         self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="rescheduled",
-                                text=f"{self.worker_name(index)} moves from {old} ({why}) to {node}"))
+                                text=f"{self.worker_name(index)} moves from {old} ({self._out_of_use[old]}) to {node}"))
 
     def _node_engine(self, index: int):
         return self.engines.client(self.workers[index].node)
@@ -547,7 +546,8 @@ class SwarmCluster(ContainerWorkers):
         and start the next generation on the same node, or on another when its node was lost."""
         for i in indices:
             old = self.workers[i]
-            if old.node not in self._lost and old.attached.wait(10) and old.container is not None:
+            lost = self._out_of_use.get(old.node) == "lost"  # nothing is left to stop
+            if not lost and old.attached.wait(10) and old.container is not None:
                 docker_api.stop(old.container, grace_s=grace_s)
             if old.watcher is not None:
                 old.watcher.join(timeout=10)
@@ -555,7 +555,7 @@ class SwarmCluster(ContainerWorkers):
                 old.follower.join(timeout=5)
             _quietly(old.service.remove)
         for i in indices:
-            if self.workers[i].node in self._lost | self._drained:
+            if self.workers[i].node in self._out_of_use:
                 self._move(i)
             self._start_worker(i, generation=self.workers[i].generation + 1)
             self.record(RestartEvent(t=time.time(), source=self.worker_name(i), reason=reason))

@@ -80,7 +80,7 @@ class NodeEngines:
         self.manager = manager
         self.manager_host = manager_host
         self.explicit = dict(explicit or {})
-        self._connect = connect or _docker_client
+        self._connect = connect or connect_engine
         self._clients: dict[str, object] = {}
         self._borrowed = manager_client  # the caller's: never closed here
         if manager_client is not None and not self.explicit.get(manager_host):
@@ -125,7 +125,9 @@ class NodeEngines:
                 pass
 
 
-def _docker_client(url: str):
+def connect_engine(url: str, what: str = "the node engine",
+                   hint: str = f"check {NODES_ENV}, or that the local swarm is up (`chaos swarm status`)"):
+    """A client of the engine at ``url``, answering; else an InfrastructureError naming ``what``."""
     import docker
 
     try:
@@ -134,8 +136,8 @@ def _docker_client(url: str):
         return client
     except Exception as exc:  # noqa: BLE001 - docker.errors.DockerException, requests errors
         raise InfrastructureError(
-            f"cannot reach the node engine at {url} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
-            hint=f"check {NODES_ENV}, or that the local swarm is up (`chaos swarm status`)",
+            f"cannot reach {what} at {url} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
+            hint=hint,
         ) from None
 
 

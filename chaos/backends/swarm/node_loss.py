@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from chaos.backends.swarm.engines import SOCKET_NAME
+from chaos.backends.swarm.engines import SOCKET_NAME, connect_engine
 from chaos.backends.swarm.plan import LABEL_SWARM, SwarmPlan
 from chaos.errors import InfrastructureError, ScenarioError
 
@@ -61,18 +61,8 @@ class LocalNodeLoss:
         if plan is None:
             raise not_local(manager_url)
         if host is None:
-            import docker
-
-            url = os.environ.get(HOST_ENV, DEFAULT_HOST)
-            try:
-                host = docker.DockerClient(base_url=url, timeout=120)
-                host.ping()
-            except Exception as exc:  # noqa: BLE001 - docker.errors.DockerException, requests errors
-                raise InfrastructureError(
-                    f"cannot reach the engine the local swarm's nodes run on at {url} "
-                    f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
-                    hint=f"set {HOST_ENV} to the engine `chaos swarm up` ran against",
-                ) from None
+            host = connect_engine(os.environ.get(HOST_ENV, DEFAULT_HOST), "the engine the local swarm's nodes run on",
+                                  hint=f"set {HOST_ENV} to the engine `chaos swarm up` ran against")
         return cls(LocalSwarm(host, plan))
 
     def index(self, hostname: str) -> int:

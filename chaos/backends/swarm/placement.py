@@ -13,7 +13,7 @@ node, never the manager that runs the swarm.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Collection
 
 from chaos.errors import InfrastructureError
 
@@ -76,17 +76,19 @@ def place(nodes: list[Node], workers: int) -> Placement:
     return Placement(tuple(order[i % len(order)].hostname for i in range(workers)), proxy)
 
 
-def another_node(nodes: list[Node], placement: Placement, index: int, lost: set[str] | frozenset[str]) -> str:
-    """Where worker ``index`` goes when its node is lost: a usable node this run has not lost,
-    one that runs none of the run's other workers first, worker nodes before managers."""
+def another_node(nodes: list[Node], placement: Placement, index: int, out_of_use: Collection[str]) -> str:
+    """Where worker ``index`` goes when its node is out of use: a usable node this run has not
+    lost or drained, one that runs none of the run's other workers first, worker nodes before
+    managers."""
     others = {h for i, h in enumerate(placement.workers) if i != index}
-    usable = [n for n in nodes if n.usable and n.hostname not in lost]
+    usable = [n for n in nodes if n.usable and n.hostname not in out_of_use]
     if not usable:
         states = ", ".join(f"{n.hostname or '?'} {n.state}/{n.availability}" for n in nodes) or "none"
         raise InfrastructureError(
             f"worker-{index}'s node {placement.workers[index]} is out of use and no other node is ready and active "
-            f"to run it (nodes: {states}; lost or drained by this run: {', '.join(sorted(lost)) or 'none'})",
-            hint="a node_lost scenario needs a node to spare: `chaos swarm up --nodes 3` or more for 2 workers",
+            f"to run it (nodes: {states}; lost or drained by this run: {', '.join(sorted(out_of_use)) or 'none'})",
+            hint="a node_lost or node_drained scenario needs a node to spare: `chaos swarm up --nodes 3` or more "
+                 "for 2 workers",
         )
     return min(usable, key=lambda n: (n.hostname in others, n.role == "manager", n.hostname)).hostname
 
