@@ -316,6 +316,8 @@ def _entries() -> tuple[Entry, ...]:
                 S("checkpoint_shape", 4, "the checkpoint does not fit the model"),
                 S("checkpoint_write", 4, "a checkpoint file could not be written or renamed (full, read-only or I/O error)"),
                 S("save_op_failed", 2, "the saver's SaveV2/RestoreV2 op failed"),
+                S("hdf5_io", 3, "HDF5 could not create, open or write the model's .h5 file"),
+                S("checkpoint_frame", 1.5, "the error was raised in the code that saves or restores a checkpoint"),
             ],
             ["https://github.com/tensorflow/tensorflow/issues/39033", "https://github.com/tensorflow/ecosystem/issues/28",
              "https://github.com/tensorflow/models/issues/803", "https://github.com/google-research/bert/issues/703",

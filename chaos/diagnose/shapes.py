@@ -229,16 +229,31 @@ SHAPES: tuple[Shape, ...] = (
            r"Checksum does not match|too short to be an sstable|not an sstable|corrupted record|Data loss:|DataLossError|"
            r"truncated record"),
     _shape("checkpoint_missing", ["TensorSliceReader", "matching files", "MergeV2", "_temp", "No such file", "not found",
-                                  "does not exist", "Restoring from"],
+                                  "does not exist", "Restoring from", "match files for checkpoint"],
            r"Unsuccessful TensorSliceReader constructor|Failed to find any matching files for|MergeV2Checkpoints|"
            r"\.ckpt\S*_temp\S*(?:; No such file|\.index|\.data-\d+-of-\d+)|[Cc]heckpoint\S* (?:not found|does not exist)|"
-           r"Restoring from checkpoint failed|(?:\.ckpt|checkpoint)\S*; No such file"),
+           r"Restoring from checkpoint failed|(?:\.ckpt|checkpoint)\S*; No such file|"
+           # TF 1.x's saver, when the files a `checkpoint` state file names are not where it looks
+           r"Couldn't match files for checkpoint"),
     _shape("checkpoint_shape", ["requires shapes", "incompatible tensor", "not found in checkpoint", "are incompatible"],
            r"Assign requires shapes of both tensors to match|[Rr]eceived incompatible tensor with shape .* when attempting to restore|"
            r"\bKey .* not found in checkpoint|Shapes \([\d, ]*\) and \([\d, ]*\) are incompatible"),
     _shape("checkpoint_write", ["No space left", "Failed to rename", "checkpoint.tmp", "tempstate", "Input/output error"],
            r"No space left on device|Failed to rename|checkpoint\.tmp[0-9a-f]{6,}|\.tempstate\d+|"
            r"(?:\.ckpt|checkpoint)[^;\s]*; (?:Input/output error|Permission denied|Read-only file system|Operation not supported)"),
+    # HDF5's own I/O errors (h5py, Keras' .h5 weights and ModelCheckpoint): in a training job the .h5 file
+    # written or read is the model's, e.g. "RuntimeError: Can't decrement id ref count (file write failed: ...
+    # errno = 95, error message = 'Operation not supported'" or "OSError: Unable to create file"
+    _shape("hdf5_io", ["file write failed", "file read failed", "Unable to create file", "Unable to open file",
+                       "Unable to lock file", "decrement id ref count"],
+           r"\bfile (?:write|read) failed\b|[Uu]nable to (?:create|open|lock|flush|truncate) file|"
+           r"Can't decrement id ref count"),
+    # a traceback frame in the code that saves or restores a checkpoint or model: the error raised there is
+    # the save's or the restore's (a weak sign alone: a peer that dies during a save also fails in it)
+    _shape("checkpoint_frame", ["saver.py", "checkpoint_management.py", "tracking/util.py", "hdf5_format.py", "_save_model"],
+           r"File \"[^\"]*/(?:training/saver|training/checkpoint_management|training/tracking/util|checkpoint/checkpoint|"
+           r"saving/(?:legacy/)?hdf5_format|saved_model/save)\.py\", line \d+|"
+           r"File \"[^\"]*/callbacks\.py\", line \d+, in _save_model"),
     _shape("save_op_failed", ["node save", "Node: save"],
            r"\[\[\{\{node save(?:_\d+)?/(?:SaveV2|RestoreV2|MergeV2Checkpoints)\}\}|\[\[Node: save(?:_\d+)?/(?:SaveV2|RestoreV2)"),
     # --- NaN
@@ -272,9 +287,11 @@ SHAPES: tuple[Shape, ...] = (
     _shape("closure_error", ["closure"], r"encountered the following error when processing closure|Start cancelling closures"),
     # --- TF_CONFIG
     _shape("tf_config_error", ["valid task_type", "TF_CONFIG", "not defined in job", "No worker known", "\"chief\" node",
-                               "Unrecognized task_type"],
+                               "Unrecognized task_type", "No such job in cluster"],
            r"is not a valid task_type in the cluster_spec|If \"cluster\" is (?:not )?set in TF_CONFIG|must have one \"chief\" node|"
            r"Task \d+ was not defined in job|No worker known as /job:|Unrecognized task_type|[Ii]nvalid TF_CONFIG|"
+           # ClusterSpec's lookup of a task type the cluster does not list
+           r"No such job in cluster|"
            r"TF_CONFIG.*(?:JSONDecodeError|Expecting)", ""),
     _shape("tf_config_print", ["TF_CONFIG", "cluster_spec", "ClusterSpec", "\"cluster\"", "'cluster'"],
            r"TF_CONFIG.*\{|cluster_spec ?= ?\{|ClusterSpec\(\{|[\"']cluster[\"']\s*:\s*\{"),
