@@ -259,9 +259,13 @@ def _entries() -> tuple[Entry, ...]:
             "ranks` with `[missing ranks: N]` or `Stalled ranks:`; TF 1.x: `Waiting for model to be ready`; no "
             "error, no exit.",
             "The ranks do not run the same collectives in the same order: one rank restored a checkpoint or "
-            "took another branch, ran out of data first, or never reached its init (an exception on it).",
+            "took another branch, ran out of data first, or never reached its init (an exception on it). "
+            "`Waiting for model to be ready` means the session is up and the chief has not initialised the "
+            "variables: a chief that failed or never started, variables the chief's init does not cover, or a "
+            "cluster with no `chief` (a TF_CONFIG naming it `master`).",
             "Make every rank run the same steps (same data length per rank, broadcast after restore on all "
-            "ranks, hvd.join / drop_remainder), and read the stalled rank's own log.",
+            "ranks, hvd.join / drop_remainder), and read the stalled rank's own log; for a model that is "
+            "never ready, read the chief's log and check that TF_CONFIG names a `chief`.",
             [
                 S("horovod_stall", 4, "Horovod: a collective submitted by a subset of ranks"),
                 S("horovod_ranks", 3, "the ranks Horovod waits for"),

@@ -70,11 +70,13 @@ def test_a_missing_findings_file_is_an_error(capsys, tmp_path):
 
 
 def test_no_confident_match_exits_1_with_the_candidates(capsys, tmp_path):
-    """A non-chief waiting for the model (dev case tf-32081): a hang at bring-up
-    that a blocked port, a TF_CONFIG mistake and a stalled collective all
-    explain alike: no guess, the candidates and the line worth a look."""
+    """A task whose port is taken (dev-2 case tf-3517): another process on the
+    machine, or two tasks of one cluster given the same host and port, which a
+    port that cannot be reached and a TF_CONFIG mistake explain alike: no
+    guess, the candidates and the lines worth a look."""
     (tmp_path / "w.log").write_text(
-        "Waiting for model to be ready. Ready_for_local_init_op: Variables not initialized: global_step\n")
+        "E0727 11:38:35.762428930   22857 tcp_server_posix.c:284]     bind addr=[::]:2223: Address already in use\n"
+        "E0727 11:38:35.762761220   22857 server_chttp2.c:119]        No address added out of total 1 resolved\n")
     code, out, _ = run(capsys, tmp_path / "w.log")
     assert code == 1 and "no confident match: these logs fit" in out
-    assert "the candidates, equally likely" in out and "Waiting for model to be ready" in out
+    assert "the candidates, equally likely" in out and "Address already in use" in out

@@ -75,3 +75,33 @@ def test_a_peer_lost_during_a_save_is_not_taken_for_a_checkpoint_failure(tmp_pat
     )
     ranked = _rank(tmp_path, catalogue, text)
     assert ranked and ranked[0].entry.family != "checkpoint"
+
+
+MODEL_WAIT = (
+    "2018-04-21 00:34:44.031831: I tensorflow/core/distributed_runtime/master_session.cc:1017] "
+    "Start master session 76c3e3934cf937ae with config:\n"
+    "INFO:tensorflow:Waiting for model to be ready.  Ready_for_local_init_op:  Variables not initialized: w, b\n"
+    "2018-04-21 00:35:15.087387: I tensorflow/core/distributed_runtime/master_session.cc:1017] "
+    "Start master session c4f0640d9b337f3b with config:\n"
+    "INFO:tensorflow:Waiting for model to be ready.  Ready_for_local_init_op:  Variables not initialized: w, b\n"
+)
+
+
+def test_a_worker_waiting_for_the_model_is_not_waiting_for_its_peers(tmp_path, catalogue):
+    """Its session is up (its peers answered): the chief has not initialised the
+    variables. The bring-up hangs of a blocked port or a wrong TF_CONFIG (a wait
+    for peers) do not explain it; it was tied with them before round 7."""
+    ranked = _rank(tmp_path, catalogue, MODEL_WAIT)
+    assert confident(ranked) and ranked[0].entry.family == "hang"
+    assert not any(m.entry.family == "port_blocked" for m in ranked)
+
+
+def test_a_worker_waiting_for_its_peers_still_hangs_at_bring_up(tmp_path, catalogue):
+    text = (
+        "2024-01-01 10:00:00.000000: I tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc:457] "
+        "Started server with target: grpc://worker-0:23600\n"
+        "2024-01-01 10:00:40.000000: I tensorflow/core/distributed_runtime/master.cc:228] "
+        "CreateSession still waiting for response from worker: /job:worker/replica:0/task:1\n"
+    )
+    ranked = _rank(tmp_path, catalogue, text)
+    assert ranked and ranked[0].entry.family in ("port_blocked", "tf_config")
