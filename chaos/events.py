@@ -181,10 +181,13 @@ class ExitEvent(Event):
 
 @dataclass(frozen=True)
 class RestartEvent(Event):
-    """The runner (re)started a worker container (``source`` is the worker)."""
+    """A worker container was (re)started (``source`` is the worker): by the runner, or by the
+    orchestrator's own restart policy (``by``: ``runner`` / ``orchestrator``; scenario field
+    ``cluster.recovery.by``)."""
 
     kind: ClassVar[str] = "restart"
     reason: str = ""
+    by: str = "runner"
 
 
 @dataclass(frozen=True)

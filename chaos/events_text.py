@@ -123,7 +123,8 @@ def report_text(e: Event) -> str:
     if isinstance(e, HealEvent):
         return f"heal {e.fault} on {e.target}"
     if isinstance(e, RestartEvent):
-        return f"restart ({e.reason})" if e.reason else "restart"
+        what = "restart by the orchestrator" if e.by == "orchestrator" else "restart"
+        return f"{what} ({e.reason})" if e.reason else what
     if isinstance(e, RestoredEvent):
         return f"restored epoch {e.epoch} step {e.step} from {e.checkpoint or '?'} weights {e.weights_digest[:12] or 'not reported'}"
     if isinstance(e, DoneEvent):

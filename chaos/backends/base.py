@@ -171,6 +171,14 @@ class Cluster(ClusterControl, Protocol):
         """Wait until every worker started (its ``start`` event, or its process for a
         workload that sends none); raises ``InfrastructureError`` with each worker's state."""
 
+    def await_restarts(self, indices: list[int], reason: str, timeout_s: float = 120.0) -> list[int]:
+        """Instead of ``restart`` when the orchestrator restarts failed workers (``cluster.recovery.by:
+        orchestrator``): wait until its restart policy started a new container for each of these
+        workers since the last call, follow those, and record each as a ``RestartEvent(by=
+        "orchestrator")``. Returns the ones it restarted; a worker that did not exit with a failure
+        is never restarted by the orchestrator and is left out at once. A backend without such a
+        policy raises ``UnsupportedVerb`` (the runner refuses those scenarios first)."""
+
 
 class Backend(Protocol):
     """Where clusters come from."""

@@ -21,16 +21,21 @@ DEFAULT_BACKEND = "docker"
 OPTIONAL_VERBS = frozenset({
     "disconnect", "reconnect", "netns", "backup_device", "damage_backup", "snapshot_backup",
     "fill_backup_volume", "clear_backup_fill", "override.write_limit", "lose_node", "restore_node",
-    "drain_node", "activate_node",
+    "drain_node", "activate_node", "await_restarts",
 })
 NODE_VERBS = frozenset({"lose_node", "restore_node", "drain_node", "activate_node"})
+# cluster.recovery.by: who restarts failed workers; the orchestrator's own restart policy
+# needs the seam's ``Cluster.await_restarts`` (the runner waits for it instead of restarting).
+RESTARTERS = ("runner", "orchestrator")
+ORCHESTRATOR_VERB = "await_restarts"
 
 CANNOT: dict[str, frozenset[str]] = {
-    # One host has no other node to lose and to move a worker to.
-    "docker": NODE_VERBS,
+    # One host has no other node to lose and to move a worker to, and the runner restarts its
+    # workers (the engine's own restart policy would reuse the container: not a new task).
+    "docker": NODE_VERBS | {ORCHESTRATOR_VERB},
     # Not yet (docs/backends.md "The Swarm backend"): a helper in a task's network namespace, and
     # the checkpoint-store faults (they run a helper beside the store).
-    "swarm": OPTIONAL_VERBS - {"disconnect", "reconnect"} - NODE_VERBS,
+    "swarm": OPTIONAL_VERBS - {"disconnect", "reconnect", ORCHESTRATOR_VERB} - NODE_VERBS,
 }
 BACKENDS = tuple(CANNOT)
 
@@ -91,6 +96,33 @@ def refusal_hint(found: list[Refusal], backend: str) -> str:
     able = [b for b in BACKENDS if b != backend and not needed & CANNOT[b]]
     where = " or ".join(f"--backend {b}" for b in able) if able else "no backend yet"
     return f"run it with {where} (docs/backends.md lists what each backend serves)"
+
+
+def restarter_refusal(by: str, backend: str) -> str | None:
+    """Why ``backend`` cannot have failed workers restarted ``by`` whom (cluster.recovery.by), or None."""
+    if by != "orchestrator" or ORCHESTRATOR_VERB not in CANNOT[check_backend(backend)]:
+        return None
+    able = [b for b in BACKENDS if ORCHESTRATOR_VERB not in CANNOT[b]]
+    return (f"cluster.recovery.by: orchestrator needs an orchestrator's own restart policy, which the {backend} "
+            f"backend does not have (there the runner restarts workers; valid: {' or '.join(RESTARTERS)}; "
+            f"by: orchestrator on {', '.join(able)})")
+
+
+def refusal(where: str, faults: Iterable[object], restarted_by: str, backend: str) -> ScenarioError | None:
+    """The error for a scenario (``where``: its name or file) that ``backend`` cannot run: a fault
+    needing a verb it lacks, or recovery by an orchestrator it does not have; None if it can."""
+    found = refusals(faults, backend)
+    reasons = [r.describe(backend) for r in found]
+    restarter = restarter_refusal(restarted_by, backend)
+    if restarter:
+        reasons.append(restarter)
+        found = [*found, Refusal("cluster.recovery.by", -1, (ORCHESTRATOR_VERB,))]
+    if not reasons:
+        return None
+    hint = refusal_hint(found, backend)
+    if restarter:
+        hint += "; or set cluster.recovery.by: runner to have the runner restart the workers"
+    return ScenarioError(f"{where}: " + "; ".join(reasons), hint=hint)
 
 
 def unsupported(verb: str, backend: str) -> UnsupportedVerb:

@@ -51,6 +51,10 @@ class Deployment:
     # Make each worker's next container ahead of use (chaos.backends.docker.standby):
     # for a run that may restart workers, not for one that never does.
     standby: bool = False
+    # Who restarts failed workers (cluster.recovery.by): "runner" (Cluster.restart), or
+    # "orchestrator" (its own restart policy, up to max_restarts times; Cluster.await_restarts).
+    restarted_by: str = "runner"
+    max_restarts: int = 1
 
     def __post_init__(self) -> None:
         if self.topology is not None and self.topology.num_slots != len(self.images):

@@ -28,16 +28,23 @@ _GENERATION = (ExitEvent, ErrorEvent, StepEvent, DoneEvent)
 
 def restart_rounds(events: list[Event]) -> list[list[RestartEvent]]:
     """Restart events grouped by round: a round is the restarts with nothing a
-    worker did (exit, error, step, done) between them."""
+    restarted worker did (exit, error, step, done) between them. An exit or error of
+    a worker not yet restarted in the round is its old generation's end, not the new
+    one's: an orchestrator restarts each failed worker as it exits (cluster.recovery.by),
+    so a peer that fails later exits after the first restart of the same round."""
     rounds: list[list[RestartEvent]] = []
+    restarted: set = set()
     open_round = False
     for event in events:
         if isinstance(event, RestartEvent):
             if not open_round:
                 rounds.append([])
+                restarted = set()
             rounds[-1].append(event)
+            restarted.add(event.worker)
             open_round = True
-        elif isinstance(event, _GENERATION):
+        elif isinstance(event, _GENERATION) and (
+                isinstance(event, (StepEvent, DoneEvent)) or event.worker in restarted):
             open_round = False
     return rounds
 

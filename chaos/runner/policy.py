@@ -15,7 +15,9 @@ MWMS has no elasticity: when a worker fails, the collectives abort
 everywhere and "the user is responsible to bring jobs back". The policy
 waits for the symptom to settle (every worker exited, or the symptom timeout
 passed) or for training to stall, heals every fault, and restarts the failed
-workers (or all), up to ``max_restarts``. A fault that changes how workers are
+workers (or all), up to ``max_restarts``; or, when the orchestrator restarts
+them (``recovery.by: orchestrator``), waits for its restart policy to have
+started the failed ones again (it never restarts a worker that hangs). A fault that changes how workers are
 created (``applies_at_create``) needs every worker redeployed when it fires or
 heals mid-training; a redeploy is not a failure restart.
 """
@@ -61,6 +63,9 @@ class Plan:
     # Containers 0..reporters-1 report training (0: all). Parameter servers:
     # only the coordinator; the ps and worker servers never exit by themselves.
     reporters: int = 0
+    # Who restarts failed workers (cluster.recovery.by): the orchestrator restarts only those
+    # that exit with a failure, by its own policy; the runner then waits for it (AwaitRestart).
+    restarted_by: Literal["runner", "orchestrator"] = "runner"
 
     @property
     def trainers(self) -> int:
@@ -86,6 +91,7 @@ class Plan:
             total_s=scenario.timeouts.total,
             restart=c.recovery.restart,
             max_restarts=c.recovery.max_restarts,
+            restarted_by=c.recovery.by,
             bring_up_s=scenario.timeouts.bring_up,
             reports_done=evidence is None or "done" in evidence,
             reports_steps=evidence is None or "steps" in evidence,
@@ -218,6 +224,15 @@ class Restart:
 
 
 @dataclass(frozen=True)
+class AwaitRestart:
+    """The orchestrator restarts these failed workers by its own restart policy: wait for it,
+    restart nothing (a failure restart all the same)."""
+
+    workers: tuple[int, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
 class Finish:
     completed: bool  # every worker finished training
     reason: str = ""
@@ -231,7 +246,7 @@ class Abort:
     reason: str
 
 
-Action = Union[Inject, Heal, Redeploy, Restart, Finish, Abort]
+Action = Union[Inject, Heal, Redeploy, Restart, AwaitRestart, Finish, Abort]
 
 
 @dataclass(frozen=True)
@@ -368,6 +383,12 @@ def decide(plan: Plan, state: State, seen: Seen, now: float) -> Decision:
     actions += healing
     if plan.restart == "none" or state.restarts >= plan.max_restarts:
         return Decision((*actions, Finish(False, f"{why}; recovery policy allows no (further) restart")), state)
+    if plan.restarted_by == "orchestrator":
+        if not seen.failed:
+            return Decision((*actions, Finish(False, (
+                f"{why}, and no worker exited with a failure: the orchestrator's restart policy restarts only "
+                "those, so a hung job is never restarted by the platform"))), state)
+        return Decision((*actions, AwaitRestart(tuple(sorted(seen.failed)), why)), state)
     if plan.restart == "failed" and seen.failed:
         workers = tuple(sorted(seen.failed))
     else:

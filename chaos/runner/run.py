@@ -20,7 +20,7 @@ from typing import Callable
 from chaos.checks import run_checks
 from chaos.checks.verdict import unknown
 from chaos.backends.base import Backend
-from chaos.backends.capabilities import DEFAULT_BACKEND, MAX_WORKERS, refusal_hint, refusals, too_many_workers
+from chaos.backends.capabilities import DEFAULT_BACKEND, MAX_WORKERS, refusal, too_many_workers
 from chaos.backends.spec import Deployment
 from chaos.eventlog import EventLog
 from chaos.errors import ChaosError, ScenarioError
@@ -111,6 +111,8 @@ def deployment_of(scenario: Scenario, images: Images) -> Deployment:
         # imports TF first (seconds).
         standby=not any(check.timing_sensitive for check in scenario.checks)
         and not any(s.at.before_start and getattr(s.fault, "needs_netns_helper", False) for s in scenario.faults),
+        restarted_by=c.recovery.by,
+        max_restarts=c.recovery.max_restarts,
     )
 
 
@@ -158,12 +160,9 @@ def refuse_unsupported(scenario: Scenario, backend: str) -> None:
             hint=f"use at most {MAX_WORKERS[backend]} workers here, or run it on a swarm that spreads them over "
                  f"its nodes (--backend swarm: up to {MAX_WORKERS['swarm']}; docs/backends.md)",
         )
-    found = refusals([step.fault for step in scenario.faults], backend)
-    if found:
-        raise ScenarioError(
-            f"{scenario.name}: " + "; ".join(r.describe(backend) for r in found),
-            hint=refusal_hint(found, backend),
-        )
+    refused = refusal(scenario.name, [step.fault for step in scenario.faults], scenario.cluster.recovery.by, backend)
+    if refused:
+        raise refused
 
 
 def images_as_given(scenario: Scenario, options: RunOptions) -> Images:

@@ -19,13 +19,13 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from chaos.checks.select import first_by_worker
+from chaos.checks.select import first_by_worker, names
 from chaos.backends.base import Cluster
 from chaos.errors import ChaosError, InfrastructureError
 from chaos.events import RUNNER, NoticeEvent, PhaseEvent, PlanEvent, StartEvent
 from chaos.faults.undo import Undo
 from chaos.fingerprints import skews
-from chaos.runner.policy import Abort, Finish, Heal, Inject, Plan, Redeploy, Restart, Seen, State, decide
+from chaos.runner.policy import Abort, AwaitRestart, Finish, Heal, Inject, Plan, Redeploy, Restart, Seen, State, decide
 from chaos.scenario.model import Scenario
 from chaos.timeline import finished_workers
 
@@ -246,6 +246,23 @@ class Supervisor:
                     self._say(f"restarting {', '.join(f'worker-{i}' for i in action.workers)} ({action.reason})")
                     self.cluster.expect_restarts(restarts_ahead(state))
                     self.cluster.restart(list(action.workers), reason=action.reason)
+                    created = self.clock()
+                    state, skew_said = state.new_generation(created, failure_restart=True), False
+                    acted = True
+                elif isinstance(action, AwaitRestart):
+                    # The orchestrator's restart policy restarts them (cluster.recovery.by): nothing is
+                    # restarted here; the cluster follows the new containers and records their restarts.
+                    self._phase("recover")
+                    self._warn_if_no_checkpoint()
+                    who = names(list(action.workers))
+                    self._say(f"waiting for the orchestrator to restart {who} ({action.reason})")
+                    restarted = self.cluster.await_restarts(list(action.workers), action.reason,
+                                                            timeout_s=sc.timeouts.bring_up)
+                    missing = sorted(set(action.workers) - set(restarted))
+                    if missing:
+                        return Outcome(False, f"{action.reason}; the orchestrator did not restart "
+                                              f"{names(missing)} within {sc.timeouts.bring_up:g}s (timeouts.bring_up)",
+                                       state.restarts)
                     created = self.clock()
                     state, skew_said = state.new_generation(created, failure_restart=True), False
                     acted = True

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from chaos import resources
-from chaos.backends.capabilities import BACKENDS, DEFAULT_BACKEND, check_backend, refusal_hint, refusals
+from chaos.backends.capabilities import BACKENDS, DEFAULT_BACKEND, check_backend, refusal
 from chaos.checks import RECOVERY_CHECKS, SYMPTOM_CHECKS
 from chaos.faults import FAULTS
 from chaos.scenario.model import current_model
@@ -82,13 +82,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     given = args.files or [scenario_dir(args.dir)]
     scenarios, errors = load_many(given)
     backend = check_backend(args.backend)
-    refused = {id(s): refusals([step.fault for step in s.faults], backend) for s in scenarios}
-    for scenario in [s for s in scenarios if refused[id(s)]]:
-        errors.append(ScenarioError(
-            f"{shown_path(scenario.source)}: " + "; ".join(r.describe(backend) for r in refused[id(scenario)]),
-            hint=refusal_hint(refused[id(scenario)], backend),
-        ))
-    scenarios = [s for s in scenarios if not refused[id(s)]]
+    refused = {id(s): refusal(shown_path(s.source), [step.fault for step in s.faults], s.cluster.recovery.by, backend)
+               for s in scenarios}
+    errors += [e for e in refused.values() if e is not None]
+    scenarios = [s for s in scenarios if refused[id(s)] is None]
     warned = 0
     for scenario in scenarios:
         warnings = scenario.warnings()

@@ -202,6 +202,29 @@ def _strategy_problems(training, workers: int) -> list[Problem]:
     return []
 
 
+def _restarted_by_problems(scenario: Scenario) -> list[Problem]:
+    """``recovery.by: orchestrator``: the platform restarts only workers that exit with a failure
+    (Swarm's on-failure, Kubernetes' OnFailure), and a worker stays on its node."""
+    recovery = scenario.cluster.recovery
+    if recovery.by != "orchestrator":
+        return []
+    problems = []
+    if recovery.restart != "failed":
+        problems.append(Problem(
+            ("cluster", "recovery", "restart"),
+            f"{recovery.restart} cannot go with by: orchestrator: the orchestrator's restart policy restarts "
+            "only the workers that exit with a failure; valid with it: failed (or by: runner)",
+        ))
+    for i, step in enumerate(scenario.faults):
+        if step.fault.uses_verbs & {"lose_node", "drain_node"}:
+            problems.append(Problem(
+                ("faults", i, step.name),
+                "cannot go with cluster.recovery.by: orchestrator yet: moving the worker off a lost or "
+                "drained node is the runner's restart; set by: runner",
+            ))
+    return problems
+
+
 def reference_problems(scenario: Scenario) -> list[Problem]:
     """Problems that span fields, each with its path."""
     problems: list[Problem] = []
@@ -237,6 +260,7 @@ def reference_problems(scenario: Scenario) -> list[Problem]:
                     f"{training.cluster_resolver} (workers get an address list); valid with it: every other mode",
                 )
             )
+    problems += _restarted_by_problems(scenario)
     problems += _poison_problems(scenario)
     problems += _trigger_problems(scenario)
     if scenario.expect and not scenario.faults:

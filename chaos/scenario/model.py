@@ -164,6 +164,14 @@ class RecoveryPolicy(_Strict):
         "all", description="which workers the runner restarts when one exits"
     )
     max_restarts: int = Field(1, ge=0, le=10)
+    # Who restarts them: the runner (every backend), or the orchestrator's own restart
+    # policy (Swarm's on-failure, as Kubernetes restarts a failed pod): then only workers
+    # that exit with a failure come back, so it goes with restart: failed (consistency.py).
+    by: Literal["runner", "orchestrator"] = Field(
+        "runner",
+        description="who restarts failed workers: the runner, or the orchestrator's own restart policy "
+        "(--backend swarm; needs restart: failed)",
+    )
 
 
 class WorkerResources(_Strict):

@@ -34,6 +34,7 @@ GATE = "TFCHAOS_SWARM_SCENARIOS"
 KILLED = "scenarios/killed-worker-recovers-from-checkpoint.yaml"
 NODE_LOST = "scenarios-swarm/node-lost-worker-rescheduled-resumes-from-the-shared-checkpoint.yaml"
 NODE_DRAINED = "scenarios-swarm/node-drained-worker-rescheduled-resumes-from-the-shared-checkpoint.yaml"
+RESTARTED_BY_SWARM = "scenarios-swarm/killed-worker-restarted-by-the-orchestrator-resumes-from-the-shared-checkpoint.yaml"
 
 pytestmark = [
     pytest.mark.integration,
@@ -78,17 +79,37 @@ def run_on_swarm(path, swarm, docker_client, images, monkeypatch, tmp_path):
     return report, places, what_the_run_left(swarm, images["worker"])
 
 
-def test_killed_worker_recovers_bit_exact_with_each_worker_on_its_own_node(swarm, docker_client, images,
-                                                                           monkeypatch, tmp_path):
-    report, places, leftovers = run_on_swarm(KILLED, swarm, docker_client, images, monkeypatch, tmp_path)
+@pytest.mark.parametrize("path, restarted_by", [(KILLED, "runner"), (RESTARTED_BY_SWARM, "orchestrator")],
+                         ids=["by-runner", "by-orchestrator"])
+def test_killed_worker_recovers_bit_exact_with_each_worker_on_its_own_node(path, restarted_by, swarm, docker_client,
+                                                                           images, monkeypatch, tmp_path):
+    """The runner restarts the workers (restart policy none), or Swarm's restart policy does
+    (cluster.recovery.by: orchestrator): then the runner restarts nothing, and follows the new tasks."""
+    report, places, leftovers = run_on_swarm(path, swarm, docker_client, images, monkeypatch, tmp_path)
     first = dict(places[:2])
     assert set(first) == {"worker-0", "worker-1"} and len(set(first.values())) == 2, places
     assert "node-1" not in first.values()  # workers on the worker nodes, the proxy on the manager
     assert len(places) == 4 and dict(places[2:]) == first  # restarted on the same nodes
     exits = {(e.source, e.exit_code) for e in report.timeline.of(ExitEvent)}
     assert ("worker-1", 137) in exits
-    assert {e.source for e in report.timeline.of(RestartEvent)} == {"worker-0", "worker-1"}
+    restarts = report.timeline.of(RestartEvent)
+    assert {e.source for e in restarts} == {"worker-0", "worker-1"}
+    assert {e.by for e in restarts} == {restarted_by}, [(e.source, e.by, e.reason) for e in restarts]
+    say_recovery(report, places)
     assert leftovers == {}, leftovers
+
+
+def say_recovery(report, places) -> None:
+    """The figures docs/backends.md records: kill to each restart, steps lost, each worker's nodes."""
+    from chaos.events import InjectEvent
+
+    [kill] = report.timeline.of(InjectEvent)
+    for e in report.timeline.of(RestartEvent):
+        say(f"{e.source}: restarted by the {e.by} {e.t - kill.t:.2f}s after the kill ({e.reason})")
+    for v in report.verdicts:
+        if v.check in ("lost_work", "recovered_within", "resumed_from", "matches_uninterrupted"):
+            say(f"{v.check}: {v.reason}")
+    say(f"nodes before/after: {places[:2]} -> {places[2:]}")
 
 
 @pytest.mark.parametrize("path, gone, back", [(NODE_LOST, "node_lost", "node_restored"),

@@ -83,6 +83,7 @@ class FakeCluster:
         self.running: set[int] = set(range(num_workers))
         self.usage = {i: usage_bytes for i in range(num_workers)}
         self.overrides: dict[int, dict[str, dict]] = {}
+        self.not_restarted: set[int] = set()  # workers the orchestrator leaves (await_restarts)
         self.proxies = [FakeProxy(f"worker-{i}", self.calls) for i in range(num_workers)]
 
     def _call(self, *call):
@@ -106,6 +107,11 @@ class FakeCluster:
 
     def restart(self, indices, reason, grace_s=3.0):
         self._call("restart", list(indices), reason, grace_s)
+
+    def await_restarts(self, indices, reason, timeout_s=120.0):
+        """The orchestrator restarts every worker asked about, except those in ``not_restarted``."""
+        self._call("await_restarts", list(indices), reason)
+        return [i for i in indices if i not in self.not_restarted]
 
     def expect_restarts(self, expected):
         self.calls.append(("expect_restarts", expected))

@@ -26,6 +26,9 @@ class FakeContainer:
         self._exited = threading.Event()
         self.attrs = {"State": {"OOMKilled": False, "Paused": False, "Status": "running"}}
         self.name = f"{service.name}.1.{self.id}"
+        self.task_id = f"t{next(_ids)}"
+        helper = (service.spec.get("labels") or {}).get("io.tfchaos.role") == "helper"
+        self.task_state = "complete" if helper else "running"  # a helper runs to its end
 
     # what the backend calls
     def kill(self, signal="SIGKILL"):
@@ -82,8 +85,9 @@ class FakeContainer:
     def exit(self, code: int) -> None:
         self.exit_code = code
         self.status = "exited"
-        self.service.task_state = "failed" if code else "complete"
+        self.task_state = "failed" if code else "complete"
         self._exited.set()
+        self.service.exited(self)
 
 
 class FakeService:
@@ -95,28 +99,49 @@ class FakeService:
         self.removed = False
         constraints = spec.get("constraints") or []
         self.node = constraints[0].split("==", 1)[1] if constraints else swarm.hostnames[0]
-        helper = (spec.get("labels") or {}).get("io.tfchaos.role") == "helper"
-        self.task_state = "complete" if helper else "running"  # a helper runs to its end
-        self.container = FakeContainer(self.node, self)
-        swarm.engines[self.node].containers.held[self.container.id] = self.container
+        self.history: list[FakeContainer] = []  # one container per task, oldest first
+        self.restarts = 0  # tasks its restart policy started
+        self._new_task()
+
+    @property
+    def container(self) -> FakeContainer:
+        """The newest task's container."""
+        return self.history[-1]
+
+    def _new_task(self) -> None:
+        container = FakeContainer(self.node, self)
+        self.history.append(container)
+        self.swarm.engines[self.node].containers.held[container.id] = container
+
+    def exited(self, container: FakeContainer) -> None:
+        """Swarm's restart policy: on-failure starts a new task, up to max_attempts (as the engine does)."""
+        policy = self.spec.get("restart_policy") or {}
+        if (container.exit_code and not self.removed and policy.get("Condition") == "on-failure"
+                and self.restarts < policy.get("MaxAttempts", 0) and container is self.container):
+            self.restarts += 1
+            self._new_task()
 
     def tasks(self):
         if self.removed:
             raise NotFound("no such service")
+        return [self._task(c, n) for n, c in enumerate(self.history)]
+
+    def _task(self, container: FakeContainer, n: int) -> dict:
         ports = []
         endpoint = self.spec.get("endpoint_spec") or {}
         for p in endpoint.get("Ports") or []:
             ports.append({"TargetPort": p["TargetPort"], "PublishedPort": 30001, "PublishMode": p["PublishMode"]})
         networks = [{"Network": {"Spec": {"Name": getattr(n, "get", lambda k: n)("Target")}},
                      "Addresses": [f"10.0.9.{next(_ids) % 250}/24"]} for n in self.spec.get("networks") or []]
-        return [{
-            "CreatedAt": "2026-11-27T01:00:00Z",
+        return {
+            "ID": container.task_id,
+            "CreatedAt": f"2026-11-27T01:00:{n:02d}Z",
             "NodeID": f"id-{self.node}",
-            "Status": {"State": self.task_state, "ContainerStatus": {"ContainerID": self.container.id,
-                                                                    "ExitCode": self.container.exit_code},
+            "Status": {"State": container.task_state, "ContainerStatus": {"ContainerID": container.id,
+                                                                         "ExitCode": container.exit_code},
                        "PortStatus": {"Ports": ports}},
             "NetworksAttachments": networks,
-        }]
+        }
 
     def logs(self, stdout=True, stderr=True):
         return iter([b"done\n"])

@@ -83,6 +83,17 @@ class FakeCluster(fake_backend.FakeCluster):
             self.record(RestartEvent(t=time.time(), source=self.worker_name(i), reason=reason))
         self.announce = True  # the new generation starts after the restart returns
 
+    def await_restarts(self, indices, reason, timeout_s=120.0):
+        """The orchestrator restarted them: training resumes as after the runner's restart."""
+        restarted = super().await_restarts(indices, reason, timeout_s)
+        if restarted:
+            self.step -= self.step % self.steps_per_epoch
+            self._create(restarted)
+            for i in restarted:
+                self.record(RestartEvent(t=time.time(), source=self.worker_name(i), reason="exited", by="orchestrator"))
+            self.announce = True
+        return restarted
+
     # --- the fake training ---------------------------------------------------------
 
     def _create(self, indices):

@@ -461,6 +461,10 @@ class DockerCluster(ContainerWorkers):
 
     # --- standbys (chaos.backends.docker.standby) ----------------------------------
 
+    def await_restarts(self, indices: list[int], reason: str, timeout_s: float = 120.0) -> list[int]:
+        raise unsupported("leave restarts to an orchestrator's restart policy (cluster.recovery.by: orchestrator)",
+                          "docker")
+
     def expect_restarts(self, expected: bool) -> None:
         """Whether to make standbys after the next (re)start; the ones made already still serve it."""
         self._restarts_expected = expected

@@ -19,7 +19,10 @@ node mounts.
   read exactly as the Docker backend reads them.
 - **Restarts** are the runner's, as on one host (restart policy none): the old
   task's container is stopped (its exit recorded), its service removed, and a
-  service of the next generation is made on the same node.
+  service of the next generation is made on the same node. With
+  ``cluster.recovery.by: orchestrator`` Swarm restarts a worker that exits with a
+  failure itself (restart policy on-failure): the task's watcher notices the new
+  task, follows its container and records the restart (``await_restarts``).
 - Verbs it cannot serve yet raise ``UnsupportedVerb`` (chaos.backends.capabilities);
   the runner refuses scenarios that need them before anything starts.
 
@@ -54,7 +57,7 @@ from chaos.backends.swarm import specs
 from chaos.backends.swarm.engines import STORE_ENV, NodeEngines, connect_manager, require_manager
 from chaos.backends.swarm.placement import Node, Placement, another_node, moved, place
 from chaos.backends.swarm.plan import STORE_IN_NODE
-from chaos.backends.swarm.tasks import Task, current, has_container, run_once, wait_task
+from chaos.backends.swarm.tasks import Task, current, has_container, run_once, wait_next_task, wait_task
 from chaos.errors import InfrastructureError
 from chaos.eventlog import EventLog
 from chaos.events import RUNNER, AddressEvent, ExitEvent, NoticeEvent, RestartEvent
@@ -85,6 +88,7 @@ class _Worker:
     watcher: threading.Thread | None = None
     task: Task | None = None  # as last seen
     problem: str = ""  # why no container came (rejected, failed to start)
+    replaced: bool = False  # the runner restarts it: the orchestrator's next task is not awaited
 
 
 class SwarmCluster(ContainerWorkers):
@@ -120,6 +124,9 @@ class SwarmCluster(ContainerWorkers):
         self._restoring: list[tuple[str, threading.Thread]] = []  # lost nodes being started again
         self._not_restored: set[str] = set()
         self._command_seq = 0
+        # Restarts by the orchestrator's restart policy, per worker: noticed, and handed to await_restarts.
+        self._orchestrated: dict[int, int] = {}
+        self._awaited: dict[int, int] = {}
         self._closing = False
         self._lock = threading.Lock()
 
@@ -327,15 +334,59 @@ class SwarmCluster(ContainerWorkers):
             name=f"{self.prefix}-{name}-g{generation}", worker=name, index=index, image=image, env=env,
             args=list(launch.command) if launch.command else None, network=self.network_name, node=node,
             store_dir=self.store_dir, checkpoint_dir=launch.checkpoint_dir, labels=self.labels,
-            limits=self.spec.resources.get(index), stop_grace_s=STOP_GRACE_S,
+            limits=self.spec.resources.get(index), stop_grace_s=STOP_GRACE_S, restart_policy=self._restart_policy(),
         ))
         worker = _Worker(index, generation, service, node)
         worker.watcher = threading.Thread(target=self._follow, args=(worker,), name=f"task-{name}", daemon=True)
         self.workers[index] = worker
         worker.watcher.start()
 
+    def _restart_policy(self):
+        """The orchestrator's own (cluster.recovery.by: orchestrator), or None: the runner restarts."""
+        if self.spec.restarted_by != "orchestrator" or self.spec.max_restarts < 1:
+            return None  # (Swarm reads max_attempts 0 as "no limit")
+        return specs.orchestrator_restarts(self.spec.max_restarts)
+
     def _follow(self, worker: _Worker) -> None:
-        """Wait for the task's container on its node, then follow its log and record its exit."""
+        """Follow the worker's task, and each task the orchestrator's restart policy starts after it."""
+        while worker is not None:
+            code = self._follow_task(worker)
+            worker = self._next_task(worker, code)
+
+    def _next_task(self, old: _Worker, exit_code: int | None) -> _Worker | None:
+        """The task Swarm starts after ``old`` exited with a failure (restart policy on-failure), as the
+        worker's next generation, its restart recorded; None when none is due or none came."""
+        index = old.index
+        if (self._restart_policy() is None or not exit_code or old.replaced or self._closing
+                or self._orchestrated.get(index, 0) >= self.spec.max_restarts or old.task is None):
+            return None
+        name = self.worker_name(index)
+        task = wait_next_task(old.service, old.task.id, timeout=TASK_START_TIMEOUT_S,
+                              stop=lambda: self._closing or old.replaced)
+        if task is None:
+            if not (self._closing or old.replaced):
+                self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="task_failed", text=(
+                    f"{name} exited {exit_code} on {old.node}, and the orchestrator started no task after it "
+                    f"within {TASK_START_TIMEOUT_S:g} s: {_describe(current(old.service))}")))
+            return None
+        node = self._hostname(task.node_id) or old.node
+        new = _Worker(index, old.generation + 1, old.service, node, watcher=old.watcher)
+        with self._lock:
+            if old.replaced or self._closing:
+                return None
+            self.workers[index] = new
+            self._orchestrated[index] = self._orchestrated.get(index, 0) + 1
+        self.record(RestartEvent(t=time.time(), source=name, by="orchestrator", reason=(
+            f"{name} exited {exit_code}; Swarm's restart policy (on-failure) started task {task.id[:12]} on "
+            f"{node}" + ("" if node == old.node else f" (was on {old.node})"))))
+        return new
+
+    def _hostname(self, node_id: str) -> str:
+        return next((n.hostname for n in self.nodes.values() if n.id and n.id == node_id), "")
+
+    def _follow_task(self, worker: _Worker) -> int | None:
+        """Wait for the task's container on its node, then follow its log and record its exit (returned;
+        None when it had no container, or its exit was not the engine's to say)."""
         name = self.worker_name(worker.index)
         try:
             task = wait_task(worker.service, has_container, timeout=TASK_START_TIMEOUT_S,
@@ -348,7 +399,7 @@ class SwarmCluster(ContainerWorkers):
             if not self._closing:
                 self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="task_failed",
                                         text=f"{name} on {worker.node}: {worker.problem}"))
-            return
+            return None
         follower = LogFollower(worker.container, name, self.events, self.spec.launch.parser(name))
         follower.start()
         worker.follower = follower  # published started: a restart or teardown may join it at once
@@ -360,16 +411,17 @@ class SwarmCluster(ContainerWorkers):
             worker.container.reload()
             state = worker.container.attrs["State"]
         except Exception:  # noqa: BLE001 - removed during teardown, or its node lost (its exit said there)
-            return
+            return None
         if self._out_of_use.get(worker.node) == "lost":
-            return
+            return None
         if state.get("Error") and not self._closing:
             # The engine could not start the container (exit 128, no output): on one host
             # container.start() raises; a task starts in the background, so its error is said here.
             self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="task_failed",
                                     text=f"{name} on {worker.node}: its container did not start: {state['Error']}"))
-        self.events.append(ExitEvent(t=time.time(), source=name, exit_code=int(result.get("StatusCode", -1)),
-                                     oom_killed=bool(state.get("OOMKilled"))))
+        code = int(result.get("StatusCode", -1))
+        self.events.append(ExitEvent(t=time.time(), source=name, exit_code=code, oom_killed=bool(state.get("OOMKilled"))))
+        return code
 
     def container(self, index: int):
         """Worker ``index``'s current container (on its node's engine), once its task has one."""
@@ -545,7 +597,9 @@ class SwarmCluster(ContainerWorkers):
         """Stop each (SIGTERM, ``grace_s``, SIGKILL) with its exit recorded, remove its service,
         and start the next generation on the same node, or on another when its node was lost."""
         for i in indices:
-            old = self.workers[i]
+            with self._lock:
+                old = self.workers[i]
+                old.replaced = True  # its exit is the runner's doing: no orchestrator restart awaited
             lost = self._out_of_use.get(old.node) == "lost"  # nothing is left to stop
             if not lost and old.attached.wait(10) and old.container is not None:
                 docker_api.stop(old.container, grace_s=grace_s)
@@ -559,6 +613,30 @@ class SwarmCluster(ContainerWorkers):
                 self._move(i)
             self._start_worker(i, generation=self.workers[i].generation + 1)
             self.record(RestartEvent(t=time.time(), source=self.worker_name(i), reason=reason))
+
+    def await_restarts(self, indices: list[int], reason: str, timeout_s: float = TASK_START_TIMEOUT_S) -> list[int]:
+        """The workers Swarm's restart policy started again since the last call (each recorded as a
+        restart by the orchestrator when its task's watcher noticed it); a worker whose watcher ended
+        without one (it exited 0, its restarts ran out, or no task came) is left out at once."""
+        deadline = time.monotonic() + timeout_s
+        pending, restarted = set(indices), []
+        while pending:
+            for i in sorted(pending):
+                with self._lock:
+                    new = self._orchestrated.get(i, 0) > self._awaited.get(i, 0)
+                    if new:
+                        self._awaited[i] = self._orchestrated[i]
+                    watcher = self.workers[i].watcher
+                if new:
+                    restarted.append(i)
+                    pending.discard(i)
+                elif watcher is None or not watcher.is_alive():
+                    pending.discard(i)
+            if pending and time.monotonic() > deadline:
+                break
+            if pending:
+                time.sleep(0.1)
+        return sorted(restarted)
 
     def expect_restarts(self, expected: bool) -> None:
         """Nothing is made ahead on a swarm (no standbys yet)."""
@@ -594,6 +672,10 @@ def require_image(manager, image: str) -> None:
             hint=f"load it into every node (`chaos swarm up --image {image}` on the local swarm), or push it "
                  "to a registry the nodes pull from",
         ) from None
+
+
+def _describe(task: Task | None) -> str:
+    return task.describe() if task else "no task"
 
 
 def _first_line(exc: BaseException) -> str:

@@ -25,6 +25,7 @@ class Node:
     state: str  # ready / down / unknown ...
     availability: str  # active / pause / drain
     addr: str = ""  # the address the node's engine advertises (Status.Addr): where host-mode ports are
+    id: str = ""  # the swarm's node id (a task's NodeID)
 
     @property
     def usable(self) -> bool:
@@ -43,6 +44,7 @@ class Node:
             state=status.get("State", "unknown"),
             availability=spec.get("Availability", "active"),
             addr=addr,
+            id=attrs.get("ID", ""),
         )
 
 

@@ -6,8 +6,9 @@ Values only (no engine), so every constraint, network, mount, label and
 environment variable is unit-tested.
 
 - Every service runs one task (replicated, 1), restart policy ``none``: the
-  runner restarts workers as it does on one host (a later step may hand that
-  to the orchestrator's own restart policy, issue 23).
+  runner restarts workers as it does on one host; or, for a worker when the
+  scenario says ``cluster.recovery.by: orchestrator``, ``on-failure``: Swarm
+  starts a new task when the worker exits with a failure (``orchestrator_restarts``).
 - Endpoint mode ``dnsrr``: a service's name and network aliases resolve to its
   task's address (this kernel has no IPVS, so no virtual IPs).
 - The proxy's API is published in *host* mode on its node: the runner reaches it
@@ -32,6 +33,9 @@ LABEL_WORKER = "io.tfchaos.worker"
 LABEL_BACKEND = "io.tfchaos.backend"
 STORE_IN_HELPER = "/store"
 NANO = 1_000_000_000
+# Swarm waits this long after a failed task before it starts the next one (its default, 5 s,
+# only adds to the recovery time the scenario measures; the peers have exited by then).
+RESTART_DELAY_S = 1.0
 
 
 def run_labels(run_id: str, owner: dict[str, str]) -> dict[str, str]:
@@ -60,6 +64,12 @@ def _common(name: str, labels: dict[str, str], node: str | None) -> dict[str, An
         "restart_policy": RestartPolicy(condition="none"),
         "mode": ServiceMode("replicated", replicas=1),
     }
+
+
+def orchestrator_restarts(max_restarts: int) -> RestartPolicy:
+    """Swarm restarts a worker's task that exits with a failure, at most ``max_restarts`` times
+    (as a pod with restartPolicy OnFailure under a Job's backoffLimit)."""
+    return RestartPolicy(condition="on-failure", delay=int(RESTART_DELAY_S * NANO), max_attempts=max_restarts)
 
 
 def proxy_service(*, name: str, image: str, network: str, node: str, labels: dict[str, str]) -> dict[str, Any]:
@@ -99,8 +109,10 @@ def worker_service(
     labels: dict[str, str],
     limits: Limits | None = None,
     stop_grace_s: float = 3.0,
+    restart_policy: RestartPolicy | None = None,
 ) -> dict[str, Any]:
-    """Worker ``index`` (``worker``: its name, also its alias on the overlay) on ``node``."""
+    """Worker ``index`` (``worker``: its name, also its alias on the overlay) on ``node``;
+    ``restart_policy``: the orchestrator's (default: none, the runner restarts it)."""
     out = {
         **_common(name, {**labels, LABEL_ROLE: "worker", LABEL_WORKER: str(index)}, node),
         "image": image,
@@ -111,6 +123,8 @@ def worker_service(
         "init": True,  # a real PID 1: SIGTERM reaches Python as on one host
         "stop_grace_period": int(stop_grace_s * NANO),
     }
+    if restart_policy is not None:
+        out["restart_policy"] = restart_policy
     if args:
         out["args"] = list(args)  # the image's CMD; its entrypoint stays
     limit = resources(limits)

@@ -23,6 +23,7 @@ class Task:
     ports: tuple[tuple[int, int], ...] = ()  # (target, published) in host mode
     addresses: dict[str, str] = field(default_factory=dict)  # network name -> address (no prefix length)
     created: str = ""
+    id: str = ""
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> "Task":
@@ -46,6 +47,7 @@ class Task:
             ports=ports,
             addresses=addresses,
             created=data.get("CreatedAt", ""),
+            id=data.get("ID", ""),
         )
 
     @property
@@ -90,6 +92,21 @@ def wait_task(service, until: Callable[[Task], bool], *, timeout: float, what: s
         time.sleep(POLL_S)
     state = task.describe() if task else "no task scheduled"
     raise InfrastructureError(f"{what}: {state}" + ("" if task and task.ended else f" after {timeout:g}s"), hint=hint)
+
+
+def wait_next_task(service, after: str, *, timeout: float, stop: Callable[[], bool]) -> Task | None:
+    """The service's task that follows task ``after`` (an orchestrator's restart) once it has a
+    container; None if none came within ``timeout``, ``stop()`` said so, or it ended without one."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not stop():
+        task = current(service)
+        if task is not None and task.id != after:
+            if has_container(task):
+                return task
+            if task.ended:
+                return None
+        time.sleep(POLL_S)
+    return None
 
 
 def has_container(task: Task) -> bool:
