@@ -127,6 +127,7 @@ def _entries() -> tuple[Entry, ...]:
                 S("replica_failed", 3, "the TFJob failed because a replica failed"),
                 S("rank_signal", 3, "mpirun: a rank exited on a signal"),
                 S("backoff", 2, "the container is restarting in a loop"),
+                S("pod_restarted", 2, "kubectl shows a pod restarted"),
                 S("slurm_cancelled", 4, "Slurm cancelled the job step (time limit, preemption, node failure)"),
                 S("signal_9", 1, "SIGKILL"),
                 FieldExitSignature(137), FieldExitSignature(143),
@@ -292,6 +293,7 @@ def _entries() -> tuple[Entry, ...]:
                 S("protobuf_version", 5, "code generated for one protobuf version loaded with another protobuf runtime"),
                 S("undefined_symbol", 4, "a TensorFlow or CUDA runtime symbol missing when a library loads"),
                 S("driver_insufficient", 4, "the CUDA driver is older than the runtime"),
+                S("cudnn_mismatch", 5, "the cuDNN loaded at run time is not the one TensorFlow was built with"),
                 S("collective_mismatch", 3, "the members of a collective disagree"),
                 S("library_missing", 2, "a CUDA library could not be loaded"),
                 S("illegal_instruction", 4, "the CPU lacks an instruction the TensorFlow build uses (SIGILL, exit 132)"),
@@ -381,6 +383,7 @@ def _entries() -> tuple[Entry, ...]:
             "after a ps failure; partition large variables over more parameter servers.",
             [
                 S("ps_oom", 5, "a parameter server ran out of memory"),
+                S("ps_pod_restarted", 4, "kubectl shows a parameter server's pod restarted: the variables it held are gone"),
                 S("ps_unreachable", 4, "a parameter server is waited for or fails its calls"),
                 S("master_init", 3, "TF 1.x's master cannot reach a task at init"),
                 S("graph_handle", 3, "a task lost its graphs: it restarted"),

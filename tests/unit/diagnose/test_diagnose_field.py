@@ -70,7 +70,7 @@ def test_corpus_has_a_hundred_cases_each_with_a_source_a_family_and_a_log():
         assert case["source"].startswith("https://"), case["id"]
         assert case["family"] in FAMILIES and case["split"] in ("dev", "heldout", "heldout-2", "dev-2", "heldout-3",
                                                                     "dev-3", "heldout-4", "tune-5", "heldout-5",
-                                                                    "heldout-6"), case["id"]
+                                                                    "heldout-6", "heldout-7", "heldout-8"), case["id"]
         assert case["log"].strip() and case["root_cause"].strip(), case["id"]
 
 
