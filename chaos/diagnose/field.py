@@ -219,6 +219,7 @@ def _entries() -> tuple[Entry, ...]:
                 B("failed_connect_address", 3, "gRPC could not connect to a peer's address before training began"),
                 B("failed_connect_all", 2, "gRPC: failed to connect to all addresses before training began"),
                 S("waiting_for_worker", 1, "a task waits for a peer that never answers"),
+                S("ps_waited", 3, "a worker waits at bring-up for a parameter server that does not answer"),
                 S("mpi_tcp_daemon", 5, "Open MPI: a daemon could not complete a TCP connection (a firewall, it says)"),
                 S("orte_daemons", 1, "Open MPI could not start its daemons on every host"),
                 S("horovodrun_start_timeout", 3, "horovodrun timed out reaching its task services on the other hosts"),
@@ -384,7 +385,8 @@ def _entries() -> tuple[Entry, ...]:
             [
                 S("ps_oom", 5, "a parameter server ran out of memory"),
                 S("ps_pod_restarted", 4, "kubectl shows a parameter server's pod restarted: the variables it held are gone"),
-                S("ps_unreachable", 4, "a parameter server is waited for or fails its calls"),
+                S("ps_unreachable", 4, "a parameter server fails its calls"),
+                S("ps_waited", 3, "a worker waits at bring-up for a parameter server that does not answer"),
                 S("master_init", 3, "TF 1.x's master cannot reach a task at init"),
                 S("graph_handle", 3, "a task lost its graphs: it restarted"),
                 S("closure_error", 2, "ParameterServerStrategy's coordinator cancels closures"),

@@ -288,8 +288,12 @@ SHAPES: tuple[Shape, ...] = (
     # --- parameter servers
     _shape("ps_unreachable", ["waiting for response from worker: /job:ps", "remote target /job:ps", "ask /job:ps", "rom /job:ps",
                               "seems down", "is down", "Unavailable", "UNAVAILABLE", "ocket closed", "failed to connect", "OS Error"],
-           r"(?:still waiting for response from worker: |remote target |[Tt]ask |from )/job:ps/|"
+           r"(?:remote target |[Tt]ask |from )/job:ps/|"
            r"/job:ps/replica:\d+/task:\d+.*(?:Unavailable|UNAVAILABLE|[Ss]ocket closed|failed to connect|OS Error|is down|seems down)"),
+    # a worker's session waits at bring-up for a parameter server that does not answer: the ps is down, or
+    # up and unreachable (a pod network, DNS, a firewall), or not where the cluster says (the corpus has all
+    # three): by itself it does not tell which
+    _shape("ps_waited", ["still waiting for response"], r"still waiting for response from worker: /job:ps/"),
     _shape("ps_oom", ["/job:ps"], r"OOM when allocating tensor.*/job:ps/", "ResourceExhaustedError"),
     _shape("master_init", ["Master init"], r"Master init: Unavailable"),
     _shape("session_preemption_retry", ["due to a preemption"],

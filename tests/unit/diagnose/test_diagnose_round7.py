@@ -138,3 +138,30 @@ def test_a_parameter_server_pod_that_restarted_is_a_parameter_server_failure(tmp
     )
     ranked = _rank(tmp_path, catalogue, text)
     assert confident(ranked) and ranked[0].entry.family == "parameter_server"
+
+
+PS_WAIT = ("I tensorflow/core/distributed_runtime/master.cc:221] CreateSession still waiting for response from worker: "
+           "/job:ps/replica:0/task:0\n")
+
+
+def test_a_wait_for_the_ps_alone_does_not_say_whether_it_is_down_or_unreachable(tmp_path, catalogue):
+    """Six corpus cases show only this wait: three had a ps down, two a ps that
+    was up behind a broken pod network or DNS, one a ps not where the cluster
+    said. Until round 7 the reader answered "parameter server" to all six."""
+    ranked = _rank(tmp_path, catalogue, PS_WAIT * 3)
+    families = {m.entry.family for m in ranked[:3]}
+    assert not confident(ranked)
+    assert {"parameter_server", "port_blocked"} <= families
+
+
+def test_a_wait_for_the_ps_and_a_worker_is_the_network(tmp_path, catalogue):
+    text = PS_WAIT + PS_WAIT.replace("/job:ps/", "/job:worker/").replace("task:0", "task:1")
+    ranked = _rank(tmp_path, catalogue, text * 2)
+    assert confident(ranked) and ranked[0].entry.family == "port_blocked"
+
+
+def test_a_wait_for_the_ps_that_lost_its_graphs_is_the_ps(tmp_path, catalogue):
+    text = PS_WAIT + ("I tensorflow/core/distributed_runtime/master_session.cc:885] DeregisterGraph error: "
+                      "Aborted: Graph handle is not found: 0000000000000001\n")
+    ranked = _rank(tmp_path, catalogue, text)
+    assert confident(ranked) and ranked[0].entry.family == "parameter_server"
