@@ -55,11 +55,21 @@ def _value(figure: dict | None) -> float | None:
     return figure.get("value") if isinstance(figure, dict) else None
 
 
+def _way(figure: dict | None) -> str:
+    """A detection's way of noticing, as its name's suffix (``[connection broke]``);
+    none for a figure without one (a card written before ways were told apart)."""
+    how = figure.get("how") if isinstance(figure, dict) else None
+    return f" [{how}]" if how else ""
+
+
 def figures(card: dict) -> dict[str, float | None]:
     """The measured figures of a card, by a stable name. A fault the battery ran
     several times (``chaos audit --repeat N``: keys ``partition``, ``partition#2``...)
     gives the median of its runs' values, under the entry's name, so a card of
-    three runs per fault compares with one of one."""
+    three runs per fault compares with one of one. A worker's detection is named
+    with its way of noticing (chaos.audit.noticing): runs that noticed through a
+    broken connection and runs that waited for the heartbeats give one figure
+    each, never a median of the two; a way one card never saw is not comparable."""
     m = card["model"]
     out = {f"model {name}": _value(m.get(name)) for name in ("step_time_s", "save_s", "restart_s", "detect_s")}
     samples: dict[str, list[float | None]] = {}
@@ -70,7 +80,7 @@ def figures(card: dict) -> dict[str, float | None]:
         for name in ("detect_s", "restart_s"):
             samples.setdefault(f"{key} {name}", []).append(_value(run.get(name)))
         for worker, figure in sorted((run.get("detection") or {}).items()):
-            samples.setdefault(f"{key} detection {worker}", []).append(_value(figure))
+            samples.setdefault(f"{key} detection {worker}{_way(figure)}", []).append(_value(figure))
     for name, values in samples.items():
         known = [v for v in values if v is not None]
         out[name] = statistics.median(known) if known else None

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from chaos.audit.battery import BatteryEntry
+from chaos.audit.noticing import how_noticed
 from chaos.checks.select import first_by_worker
 from chaos.checks.verdict import Status, Verdict
 from chaos.compare.metrics import steps_lost
@@ -42,14 +43,15 @@ class Figure:
 
     value: float | None
     note: str
+    how: str = ""  # a detection's way of noticing (chaos.audit.noticing); "" for other figures
 
     @property
     def known(self) -> bool:
         return self.value is not None
 
     @classmethod
-    def of(cls, value: float, note: str) -> Figure:
-        return cls(float(value), note)
+    def of(cls, value: float, note: str, how: str = "") -> Figure:
+        return cls(float(value), note, how)
 
     @classmethod
     def missing(cls, why: str) -> Figure:
@@ -162,9 +164,11 @@ def detection_by_worker(timeline: Timeline, inject: InjectEvent) -> dict[str, Fi
                    else "no error and no exit before the restart (still waiting)")
             out[f"worker-{w}"] = Figure.missing(why)
         elif isinstance(e, ExitEvent):
-            out[f"worker-{w}"] = Figure.of(e.t - inject.t, f"exit {e.exit_code}")
+            out[f"worker-{w}"] = Figure.of(e.t - inject.t, f"exit {e.exit_code}", how_noticed(e))
         else:
-            out[f"worker-{w}"] = Figure.of(e.t - inject.t, e.error_class.rsplit(".", 1)[-1])
+            how = how_noticed(e)
+            name = e.error_class.rsplit(".", 1)[-1]
+            out[f"worker-{w}"] = Figure.of(e.t - inject.t, name if how == name else f"{name}: {how}", how)
     return out
 
 

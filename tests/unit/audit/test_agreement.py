@@ -58,3 +58,40 @@ def test_a_fault_run_several_times_compares_by_its_median_under_the_entry_s_name
                                     "restart_s": {"value": 3.0}, "detection": {}}]
     row = {r.figure: r for r in compare(three, one)}["partition detect_s"]
     assert row.agrees() is True and row.a == 10.0 and row.b == 11.5
+
+
+def _killed_runs(*detections):
+    """A card of killed-worker runs whose chief noticed as given: (seconds, way)."""
+    c = card()
+    c["runs"] = [c["runs"][0]] + [
+        {"key": "killed-worker" + (f"#{i + 1}" if i else ""), "kind": "crash", "detect_s": {"value": 0.2},
+         "restart_s": {"value": 3.0}, "detection": {"worker-0": {"value": s, "note": "UnavailableError", "how": how}}}
+        for i, (s, how) in enumerate(detections)]
+    return c
+
+
+def test_each_way_of_noticing_is_its_own_figure_never_a_median_of_two():
+    """The chief of a killed worker noticed through the broken connection in
+    0.04-0.06 s or through the heartbeats in 7-8 s (docs/audit.md): two cards
+    whose three runs split 2-1 and 1-2 gave medians of 0.06 s and 7.4 s."""
+    a = _killed_runs((0.05, "connection broke"), (0.06, "connection broke"), (7.4, "heartbeats stopped"))
+    b = _killed_runs((0.04, "connection broke"), (7.9, "heartbeats stopped"), (8.1, "heartbeats stopped"))
+    got = figures(a)
+    assert got["killed-worker detection worker-0 [connection broke]"] == pytest.approx(0.055)
+    assert got["killed-worker detection worker-0 [heartbeats stopped]"] == 7.4
+    assert "killed-worker detection worker-0" not in got
+    rows = {r.figure: r for r in compare(a, b)}
+    assert rows["killed-worker detection worker-0 [heartbeats stopped]"].agrees() is True  # 7.4 / 8.0
+    assert rows["killed-worker detection worker-0 [connection broke]"].agrees() is False  # 0.055 / 0.04: 27 %
+
+
+def test_a_way_only_one_card_saw_is_not_comparable():
+    a = _killed_runs((0.05, "connection broke"))
+    b = _killed_runs((7.9, "heartbeats stopped"))
+    rows = {r.figure: r for r in compare(a, b)}
+    assert rows["killed-worker detection worker-0 [connection broke]"].agrees() is None
+    assert rows["killed-worker detection worker-0 [heartbeats stopped]"].agrees() is None
+
+
+def test_a_card_written_before_ways_were_told_apart_still_compares_by_worker():
+    assert "killed-worker detection worker-0" in figures(card())

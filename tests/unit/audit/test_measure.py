@@ -10,7 +10,10 @@ def test_killed_worker_figures_come_from_its_timeline():
     m = measure(KILLED_WORKER, killed_worker_report(), symptom_window_s=30)
     assert m.status == MEASURED
     assert m.detection["worker-1"].value == pytest.approx(0.2) and m.detection["worker-1"].note == "exit 137"
-    assert m.detection["worker-0"].value == pytest.approx(1.0) and m.detection["worker-0"].note == "UnavailableError"
+    assert m.detection["worker-1"].how == "exited"
+    assert m.detection["worker-0"].value == pytest.approx(1.0)
+    assert m.detection["worker-0"].note == "UnavailableError: connection broke"
+    assert m.detection["worker-0"].how == "connection broke"
     assert m.detect_s.value == pytest.approx(0.2)  # inject -> the first exit (worker-1, 137)
     assert m.restart_after_s.value == pytest.approx(2.0)  # inject -> the runner's restart
     assert m.restart_s.value == pytest.approx(5.6)  # restart -> first step (5 + 0.5 + 0.1)
