@@ -29,6 +29,7 @@ from chaos.events import AddressEvent, ExitEvent, NoticeEvent, RestartEvent
 from chaos.runner.reference import uninterrupted_reference
 from chaos.runner.run import RunOptions, deployment_of, prepare_images, run
 from chaos.scenario.loader import load_many
+from chaos.scenario.model import RecoveryPolicy
 
 GATE = "TFCHAOS_SWARM_SCENARIOS"
 KILLED = "scenarios/killed-worker-recovers-from-checkpoint.yaml"
@@ -62,8 +63,10 @@ def run_on_swarm(path, swarm, docker_client, images, monkeypatch, tmp_path):
     assert not errors
     # The uninterrupted run on one Docker host (cached when computed before): the swarm's
     # recovered run must end with the same weights digest.
-    # (Computed from the scenario without its faults: one host refuses a node_lost.)
-    plain = scenario.model_copy(update={"faults": []})
+    # (Computed from the scenario without its faults, restarted by the runner: one host refuses a
+    # node_lost and recovery by an orchestrator; neither changes an uninterrupted run.)
+    plain = scenario.model_copy(update={"faults": [], "cluster": scenario.cluster.model_copy(
+        update={"recovery": RecoveryPolicy()})})
     on_one_host = uninterrupted_reference(deployment_of(plain, prepare_images(plain, RunOptions(), None)),
                                           DockerBackend(docker_client))
     assert on_one_host.digest

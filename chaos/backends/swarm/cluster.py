@@ -375,10 +375,11 @@ class SwarmCluster(ContainerWorkers):
             if old.replaced or self._closing:
                 return None
             self.workers[index] = new
-            self._orchestrated[index] = self._orchestrated.get(index, 0) + 1
         self.record(RestartEvent(t=time.time(), source=name, by="orchestrator", reason=(
             f"{name} exited {exit_code}; Swarm's restart policy (on-failure) started task {task.id[:12]} on "
             f"{node}" + ("" if node == old.node else f" (was on {old.node})"))))
+        with self._lock:  # counted once recorded: await_restarts returns after the event is in the history
+            self._orchestrated[index] = self._orchestrated.get(index, 0) + 1
         return new
 
     def _hostname(self, node_id: str) -> str:
