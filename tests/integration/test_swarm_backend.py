@@ -1,7 +1,9 @@
 """Scenarios on a 3-node Docker Swarm on this machine (chaos.backends.swarm.nodes), one
 swarm for the module: ``killed-worker-recovers-from-checkpoint`` through ``--backend
-swarm`` (the manager named by DOCKER_HOST), each worker on a node of its own, and
-``node-lost-...`` (scenarios-swarm/), whose lost node's worker comes back on another
+swarm`` (the manager named by DOCKER_HOST), each worker on a node of its own, restarted
+by the runner and, in ``killed-worker-restarted-by-the-orchestrator-...``, by Swarm's own
+restart policy (cluster.recovery.by: orchestrator); and ``node-lost-...`` /
+``node-drained-...`` (scenarios-swarm/), whose node's worker comes back on another
 node and resumes from the shared store. Every verdict passes, recovery is bit-exact
 against the uninterrupted run computed on one Docker host, and nothing of a run is
 left on the swarm.
