@@ -104,6 +104,11 @@ class FakeService:
         self._new_task()
 
     @property
+    def attrs(self) -> dict:
+        """As the SDK's ``Service.attrs``: the spec's labels under Spec.Labels."""
+        return {"ID": self.id, "Spec": {"Name": self.name, "Labels": dict(self.spec.get("labels") or {})}}
+
+    @property
     def container(self) -> FakeContainer:
         """The newest task's container."""
         return self.history[-1]

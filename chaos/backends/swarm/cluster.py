@@ -42,7 +42,7 @@ from typing import Any
 
 import requests
 
-from chaos import LABEL_RUN, PROJECT, interrupts
+from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT, interrupts
 from chaos.backends.backup_files import BackupDamage, BackupFile
 from chaos.backends.capabilities import unsupported
 from chaos.backends.docker import api as docker_api, limits as docker_limits
@@ -64,6 +64,10 @@ from chaos.events import RUNNER, AddressEvent, ExitEvent, NoticeEvent, RestartEv
 from chaos.topology import PROXY_ALIAS, PROXY_API_PORT
 
 BACKEND = "swarm"
+# The workers' nodes of this process's runs that are up (run id -> nodes), and the lock they
+# are placed under: runs that start together under `chaos run -j N` see each other.
+_PLACED: dict[str, tuple[str, ...]] = {}
+_PLACING = threading.Lock()
 STOP_GRACE_S = 3
 TASK_START_TIMEOUT_S = 120.0  # a node may still be loading an image
 PROXY_API_TIMEOUT_S = 30.0
@@ -143,11 +147,36 @@ class SwarmCluster(ContainerWorkers):
             require_image(self.manager, image)
         listed = [Node.of(n.attrs) for n in self.manager.nodes.list()]
         self.nodes = {n.hostname: n for n in listed}
-        self.placement = place(listed, self.num_workers)
+        with _PLACING:  # runs of this process (`-j N`) place one at a time, each seeing the others
+            self.placement = place(listed, self.num_workers, busy=self._workers_per_node())
+            _PLACED[self.run_id] = self.placement.workers
         self.network = self.manager.networks.create(**specs.overlay(self.network_name, self.labels))
         self._hold_network()
         self._make_store_folder()
         self._start_proxy()
+
+    def _workers_per_node(self) -> dict[str, int]:
+        """How many workers of this project's other runs each node holds: the swarm's running
+        worker tasks (any process's runs), and the placements this process made for runs whose
+        workers are not up yet (runs that start together under `chaos run -j N`), so that runs
+        side by side spread over the nodes (placement.place)."""
+        by_id = {n.id: n.hostname for n in self.nodes.values()}
+        per_run: dict[str, list[str]] = {}
+        wanted = [f"{LABEL_PROJECT}={PROJECT}", f"{specs.LABEL_ROLE}=worker"]
+        for service in self.manager.services.list(filters={"label": wanted}):
+            task = current(service)
+            host = by_id.get(task.node_id) if task is not None and not task.ended else None
+            run = ((service.attrs.get("Spec") or {}).get("Labels") or {}).get(LABEL_RUN, "")
+            if host:
+                per_run.setdefault(run, []).append(host)
+        for run, hosts in _PLACED.items():
+            per_run.setdefault(run, list(hosts))  # placed, its workers not (all) up yet
+        counts: dict[str, int] = {}
+        for run, hosts in per_run.items():
+            if run != self.run_id:
+                for host in hosts:
+                    counts[host] = counts.get(host, 0) + 1
+        return counts
 
     def _hold_network(self) -> None:
         """A keeper task on every worker's node but the proxy's, so that the node never drops the
@@ -252,6 +281,8 @@ class SwarmCluster(ContainerWorkers):
         with interrupts.deferred():
             with self._lock:
                 self._closing = True
+            with _PLACING:
+                _PLACED.pop(self.run_id, None)
             left = []
             # The containers first, with SIGKILL (a worker hung in TF ignores SIGTERM, and a
             # service's removal would wait out its stop grace period).
@@ -560,6 +591,8 @@ class SwarmCluster(ContainerWorkers):
         nodes = [Node.of(n.attrs) for n in self.manager.nodes.list()]
         node = another_node(nodes, self.placement, index, self._out_of_use)
         self.placement = moved(self.placement, index, node)
+        with _PLACING:
+            _PLACED[self.run_id] = self.placement.workers
         self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="rescheduled",
                                 text=f"{self.worker_name(index)} moves from {old} ({self._out_of_use[old]}) to {node}"))
 

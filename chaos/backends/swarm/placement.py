@@ -1,6 +1,11 @@
 """Where a run's tasks go: each worker on its own node while there are nodes
 enough (round-robin over the ready nodes after that), the proxy on a manager.
 
+Runs side by side (``chaos run -j N --backend swarm``) spread over the nodes:
+among nodes of one role, those running fewer workers of other runs come
+first, so a suite on a swarm of several machines divides its time among them
+(the counts: ``SwarmCluster._workers_per_node``).
+
 Pure: the nodes come in as values (``Node.of`` reads one from the engine's node
 listing), so every choice is unit-tested.
 
@@ -13,7 +18,7 @@ node, never the manager that runs the swarm.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Collection
+from typing import Any, Collection, Mapping
 
 from chaos.errors import InfrastructureError
 
@@ -62,8 +67,11 @@ class Placement:
         return len(set(self.workers)) == len(self.workers)
 
 
-def place(nodes: list[Node], workers: int) -> Placement:
-    """Workers round-robin over the usable nodes (worker nodes first), the proxy on the first manager."""
+def place(nodes: list[Node], workers: int, busy: Mapping[str, int] | None = None) -> Placement:
+    """Workers round-robin over the usable nodes: worker nodes first (a node fault must never
+    take the manager), then, within a role, the nodes with the fewest ``busy`` workers of other
+    runs, then by host name; the proxy on the first manager."""
+    busy = busy or {}
     usable = [n for n in nodes if n.usable]
     if not usable:
         states = ", ".join(f"{n.hostname or '?'} {n.state}/{n.availability}" for n in nodes) or "none"
@@ -72,8 +80,8 @@ def place(nodes: list[Node], workers: int) -> Placement:
             hint="`docker node ls` on the manager shows them; `docker node update --availability active NODE` "
                  "brings a drained node back",
         )
-    order = sorted(usable, key=lambda n: (n.role == "manager", n.hostname))
-    managers = [n for n in order if n.role == "manager"]
+    order = sorted(usable, key=lambda n: (n.role == "manager", busy.get(n.hostname, 0), n.hostname))
+    managers = sorted((n for n in usable if n.role == "manager"), key=lambda n: n.hostname)
     proxy = (managers or order)[0].hostname
     return Placement(tuple(order[i % len(order)].hostname for i in range(workers)), proxy)
 

@@ -14,3 +14,12 @@ def swarm(monkeypatch):
     monkeypatch.setattr(swarm_cluster, "ProxyClient", FakeProxies)
     monkeypatch.setattr(swarm_cluster.requests, "get", lambda url, timeout: type("R", (), {"ok": True})())
     return fake
+
+
+@pytest.fixture(autouse=True)
+def no_placements_of_other_tests():
+    """The placements a process's runs hold (swarm_cluster._PLACED) are process-wide: a test's
+    cluster that was never torn down must not steer the next test's placement."""
+    swarm_cluster._PLACED.clear()
+    yield
+    swarm_cluster._PLACED.clear()

@@ -20,7 +20,8 @@ from chaos.backends.swarm.placement import Node, place
 from chaos.errors import InfrastructureError
 from chaos.events import AddressEvent, ExitEvent, NoticeEvent, RestartEvent
 from chaos.topology import PROXY_API_PORT
-from fake_swarm import FakeSwarm, make_cluster as make, node_attrs, services, wait_for
+from chaos.backends.swarm import cluster as swarm_cluster
+from fake_swarm import FakeProxies, FakeSwarm, make_cluster as make, node_attrs, services, wait_for
 
 WORKER = "tfchaos/worker:tf2.20"
 PROXY = "tfchaos/proxy:latest"
@@ -51,6 +52,60 @@ def test_nodes_not_ready_or_drained_get_no_worker():
 def test_a_one_node_swarm_holds_everything():
     p = place(nodes(("node-1", "manager")), 2)
     assert p.workers == ("node-1", "node-1") and p.proxy == "node-1"
+
+
+FIVE = (("node-1", "manager"), ("node-2",), ("node-3",), ("node-4",), ("node-5",))
+
+
+def test_runs_side_by_side_go_to_the_nodes_with_fewest_workers_of_other_runs():
+    """`chaos run -j N --backend swarm`: a second run's workers avoid the first's nodes."""
+    p = place(nodes(*FIVE), 2, busy={"node-2": 1, "node-3": 1})
+    assert p.workers == ("node-4", "node-5") and p.proxy == "node-1"
+    p = place(nodes(*FIVE), 2, busy={"node-2": 1, "node-3": 1, "node-4": 1, "node-5": 1})
+    assert p.workers == ("node-2", "node-3")  # worker nodes all busy alike: still never the manager first
+
+
+def test_the_manager_is_last_however_busy_the_worker_nodes_are():
+    p = place(nodes(("node-1", "manager"), ("node-2",), ("node-3",)), 2, busy={"node-2": 3, "node-3": 2})
+    assert p.workers == ("node-3", "node-2")
+
+
+def test_the_cluster_counts_the_workers_other_runs_have_on_each_node(monkeypatch):
+    swarm = FakeSwarm(nodes=[node_attrs(*n) for n in FIVE])
+    monkeypatch.setattr(swarm_cluster, "ProxyClient", FakeProxies)
+    monkeypatch.setattr(swarm_cluster.requests, "get", lambda url, timeout: type("R", (), {"ok": True})())
+    first = make(swarm)
+    first.start_infrastructure()
+    first.start_workers()
+    second = make(swarm)
+    second.start_infrastructure()
+    assert second._workers_per_node() == {h: 1 for h in first.placement.workers}
+    assert not set(second.placement.workers) & set(first.placement.workers)  # the other two worker nodes
+    for service in services(swarm, "worker"):
+        service.container.exit(0)  # the first run's workers are done: their nodes are free again
+    first.teardown()
+    second.teardown()
+    third = make(swarm)
+    third.start_infrastructure()
+    assert third._workers_per_node() == {} and third.placement.workers == ("node-2", "node-3")
+    third.teardown()
+
+
+def test_runs_of_one_process_placed_together_see_each_other_before_their_workers_are_up(monkeypatch):
+    """`chaos run -j 2`: both runs place before either has a worker task on the swarm."""
+    swarm = FakeSwarm(nodes=[node_attrs(*n) for n in FIVE])
+    monkeypatch.setattr(swarm_cluster, "ProxyClient", FakeProxies)
+    monkeypatch.setattr(swarm_cluster.requests, "get", lambda url, timeout: type("R", (), {"ok": True})())
+    a, b = make(swarm), make(swarm)
+    a.start_infrastructure()
+    b.start_infrastructure()
+    assert a.placement.workers == ("node-2", "node-3") and b.placement.workers == ("node-4", "node-5")
+    a.teardown()
+    c = make(swarm)
+    c.start_infrastructure()
+    assert c.placement.workers == ("node-2", "node-3")  # a's nodes are free again; b's are not
+    b.teardown()
+    c.teardown()
 
 
 def test_a_managers_address_comes_from_its_raft_address_when_its_status_says_0_0_0_0():
