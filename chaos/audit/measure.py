@@ -90,6 +90,9 @@ class RunMeasures:
     workers: int = 0
     detection: dict[str, Figure] = field(default_factory=dict)  # worker -> inject to its first error/exit
     detect_s: Figure = Figure.missing("no fault")  # inject -> first process exit (or the restart)
+    # How long the inject itself took (its command sent -> done): the fault landed somewhere in it,
+    # so a time measured from the inject is only known to within this (chaos.audit.agreement).
+    inject_s: Figure = Figure.missing("no fault")
     restart_after_s: Figure = Figure.missing("no restart")  # inject -> the runner's restart
     exit_lag: dict[str, Figure] = field(default_factory=dict)  # worker -> its first error -> its exit
     hang: bool | None = None  # no worker noticed within the symptom window
@@ -341,6 +344,8 @@ def measure(entry: BatteryEntry, report: Report, symptom_window_s: float) -> Run
         **base,
         detection=detection,
         detect_s=detect,
+        inject_s=(Figure.of(inject.completed_t - inject.t, "the inject's command sent -> done")
+                  if inject.completed_t >= inject.t else Figure.missing("the inject did not say when it was done")),
         exit_lag=exit_lags(timeline, inject),
         restart_after_s=(Figure.of(round_[0].t - inject.t, "fault -> the runner's restart (restart: all waits "
                                    "for every worker to exit)") if round_ else Figure.missing("no restart")),

@@ -95,3 +95,36 @@ def test_a_way_only_one_card_saw_is_not_comparable():
 
 def test_a_card_written_before_ways_were_told_apart_still_compares_by_worker():
     assert "killed-worker detection worker-0" in figures(card())
+
+
+def _with_injects(c, seconds):
+    for run, s in zip(c["runs"][1:], seconds):
+        run["inject_s"] = {"value": s}
+    return c
+
+
+def test_detections_closer_than_the_injects_own_duration_agree():
+    """docs/audit.md: the chief was killed by a `docker kill` that took 0.61 s in one run; its
+    peer's error came 0.50 s after the call began, inside the call. Against 0.07 s: 86 % apart
+    by ratio, but the fault's moment is only known to within the inject."""
+    a = _with_injects(_killed_runs((0.078, "connection broke"), (0.497, "connection broke")), [0.172, 0.608])
+    b = _with_injects(_killed_runs((0.067, "connection broke"), (0.055, "connection broke")), [0.146, 0.133])
+    row = {r.figure: r for r in compare(a, b)}["killed-worker detection worker-0 [connection broke]"]
+    assert row.relative > 0.2 and row.slack == pytest.approx(0.608) and row.agrees() is True
+    assert "within the inject's 0.61 s" in table([row])
+
+
+def test_the_inject_slack_applies_to_times_from_the_inject_only():
+    a = _with_injects(_killed_runs((7.4, "heartbeats stopped")), [0.6])
+    b = _with_injects(_killed_runs((7.4, "heartbeats stopped")), [0.6])
+    b["runs"][1]["restart_s"] = {"value": 4.0}  # 3.0 against 4.0: 25 %, and 1 s is more than the inject's 0.6 s
+    rows = {r.figure: r for r in compare(a, b)}
+    assert rows["killed-worker restart_s"].slack == 0.0 and rows["killed-worker restart_s"].agrees() is False
+    assert rows["killed-worker detection worker-0 [heartbeats stopped]"].slack == pytest.approx(0.6)
+
+
+def test_cards_without_inject_times_get_no_slack():
+    rows = {r.figure: r for r in compare(_killed_runs((0.05, "connection broke")),
+                                         _killed_runs((0.5, "connection broke")))}
+    row = rows["killed-worker detection worker-0 [connection broke]"]
+    assert row.slack == 0.0 and row.agrees() is False

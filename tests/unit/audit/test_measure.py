@@ -77,3 +77,16 @@ def test_a_kill_by_the_runner_s_stall_watchdog_is_not_the_job_noticing():
     assert m.hang is True
     assert m.detection["worker-0"].value is None and "stall watchdog" in m.detection["worker-0"].note
     assert m.detect_s.value == pytest.approx(43.7) and "stall watchdog" in m.detect_s.note
+
+
+def test_the_inject_s_own_duration_is_measured_when_the_inject_says_when_it_was_done():
+    import dataclasses
+
+    from chaos.events import InjectEvent
+
+    r = killed_worker_report()
+    assert not measure(KILLED_WORKER, r, 30).inject_s.known  # the inject did not say when it was done
+    events = r.timeline.events
+    i = next(n for n, e in enumerate(events) if isinstance(e, InjectEvent))
+    events[i] = dataclasses.replace(events[i], completed_t=events[i].t + 0.25)
+    assert measure(KILLED_WORKER, r, 30).inject_s.value == pytest.approx(0.25)
