@@ -131,5 +131,7 @@ def table(rows: list[Row], tolerance: float = TOLERANCE) -> str:
         lines.append(f"{r.figure:40} {show(r.a):>10} {show(r.b):>10} {'-' if rel is None else f'{rel:.0%}':>7}  {verdict}")
     comparable = [r for r in rows if r.agrees(tolerance) is not None]
     agreeing = sum(bool(r.agrees(tolerance)) for r in comparable)
-    lines.append(f"{agreeing} of {len(comparable)} comparable figures within {tolerance:.0%}")
+    by_ratio = sum(bool(r.relative is not None and r.relative <= tolerance) for r in comparable)
+    lines.append(f"{agreeing} of {len(comparable)} comparable figures agree: {by_ratio} within {tolerance:.0%}, "
+                 f"{agreeing - by_ratio} more closer than their fault's inject took")
     return "\n".join(lines)

@@ -96,7 +96,7 @@ def test_agree_with_prints_each_figure_beside_the_earlier_card_s(calls, monkeypa
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "model save_s" in out and "killed-worker detection worker-1" in out
-    assert "11 of 11 comparable figures within 20%" in out  # synthetic runs: identical twice
+    assert "11 of 11 comparable figures agree: 11 within 20%" in out  # synthetic runs: identical twice
 
 
 def test_agree_with_a_missing_card_is_said_before_anything_runs(calls, capsys):
