@@ -19,6 +19,7 @@ from typing import Iterable
 
 from chaos.diagnose.observe import MAX_EVIDENCE, STATUS_CLASSES, Evidence, WorkerObservations, required_literals
 from chaos.diagnose.servers import only_uninformative_targets
+from chaos.diagnose.shapes import shapes_in
 from chaos.events import LogLine
 from chaos.stragglers import waiting_for
 
@@ -151,7 +152,10 @@ class HangSignature(Signature):
         named: dict[str, Evidence] = {}
         for w in workers:
             for gen in w.generations:
-                if not gen.hang_lines or _MODEL_WAIT.search(gen.hang_lines[-1][1].text):
+                # TF 1.x's SessionManager on a non-chief worker (`Waiting for model to be ready`):
+                # its session is up (its peers answered), it waits for the chief to initialise the
+                # variables, not for its peers to connect.
+                if not gen.hang_lines or "model_not_ready" in shapes_in(gen.hang_lines[-1][1].text):
                     continue
                 if not gen.steps and not gen.errors:
                     hung = [e for _, e in gen.hang_lines[-2:]]
@@ -172,10 +176,6 @@ class HangSignature(Signature):
         return Judged(True, tuple(hits[:MAX_EVIDENCE]))
 
 
-# TF 1.x's SessionManager on a non-chief worker: its session is up (its peers
-# answered), it waits for the chief to initialise the variables. A worker that
-# waits there last is not waiting for its peers to connect.
-_MODEL_WAIT = re.compile(r"Waiting for model to be ready")
 _CREATE_SESSION = re.compile(r"still waiting for response from \w+:?\s*/job:(\w+)/replica:\d+/task:(\d+)")
 
 

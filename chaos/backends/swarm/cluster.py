@@ -160,12 +160,11 @@ class SwarmCluster(ContainerWorkers):
         worker tasks (any process's runs), and the placements this process made for runs whose
         workers are not up yet (runs that start together under `chaos run -j N`), so that runs
         side by side spread over the nodes (placement.place)."""
-        by_id = {n.id: n.hostname for n in self.nodes.values()}
         per_run: dict[str, list[str]] = {}
         wanted = [f"{LABEL_PROJECT}={PROJECT}", f"{specs.LABEL_ROLE}=worker"]
         for service in self.manager.services.list(filters={"label": wanted}):
             task = current(service)
-            host = by_id.get(task.node_id) if task is not None and not task.ended else None
+            host = self._hostname(task.node_id) if task is not None and not task.ended else ""
             run = ((service.attrs.get("Spec") or {}).get("Labels") or {}).get(LABEL_RUN, "")
             if host:
                 per_run.setdefault(run, []).append(host)
