@@ -33,9 +33,9 @@ CANNOT: dict[str, frozenset[str]] = {
     # One host has no other node to lose and to move a worker to, and the runner restarts its
     # workers (the engine's own restart policy would reuse the container: not a new task).
     "docker": NODE_VERBS | {ORCHESTRATOR_VERB},
-    # Not yet (docs/backends.md "The Swarm backend"): a helper in a task's network namespace, and
-    # the checkpoint-store faults (they run a helper beside the store).
-    "swarm": OPTIONAL_VERBS - {"disconnect", "reconnect", ORCHESTRATOR_VERB} - NODE_VERBS,
+    # Not yet (docs/backends.md "The Swarm backend"): the checkpoint-store faults (they run a
+    # helper beside the store).
+    "swarm": OPTIONAL_VERBS - {"disconnect", "reconnect", "netns", ORCHESTRATOR_VERB} - NODE_VERBS,
 }
 BACKENDS = tuple(CANNOT)
 

@@ -296,8 +296,9 @@ def _run(argv: list[str]) -> tuple[bool, str]:
     return proc.returncode == 0, text.splitlines()[-1] if text else ""
 
 
-def probe() -> dict:
-    """What this namespace's kernel can do, tried for real and undone at once."""
+def probe(toward: str | None = None) -> dict:
+    """What this namespace's kernel can do, tried for real and undone at once, and the
+    interface toward ``toward`` (a host name)."""
     why: dict[str, str] = {}
     found: dict[str, object] = {}
     ok, out = _run(["tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "0ms"])
@@ -334,20 +335,31 @@ def probe() -> dict:
     found["nfqueue"] = bool(found.pop("nfqueue_target")) and bound
     if not found["nfqueue"] and "nfqueue" not in why:
         why["nfqueue"] = why.get("nfqueue_target", "")
-    ok, out = _run(["ip", "-o", "route", "show", "default"])
-    words = out.split()
-    found["iface"] = words[words.index("dev") + 1] if ok and "dev" in words else "eth0"
+    found["iface"] = route_device(toward)
     found["why"] = why
     return found
 
 
+def route_device(toward: str | None) -> str:
+    """The interface traffic to ``toward`` (the proxy's name) leaves by, else the default
+    route's: a swarm task's default route is its docker_gwbridge (eth1), not the overlay
+    its peers are on (measured: eth0, the overlay, 10.0.x.0/24)."""
+    try:
+        address = socket.getaddrinfo(toward, None, socket.AF_INET)[0][4][0] if toward else None
+    except OSError:
+        address = None
+    ok, out = _run(["ip", "-o", "route", "get", address] if address else ["ip", "-o", "route", "show", "default"])
+    words = out.split()
+    return words[words.index("dev") + 1] if ok and "dev" in words else "eth0"
+
+
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["probe"]:
-        print(json.dumps(probe()), flush=True)
+    if argv[:1] == ["probe"] and len(argv) <= 2:
+        print(json.dumps(probe(*argv[1:])), flush=True)
         return 0
     if argv[:1] == ["serve"] and len(argv) == 2:
         return serve(json.loads(argv[1]))
-    print("usage: nfqueue.py probe | serve '<json config>'", file=sys.stderr)
+    print("usage: nfqueue.py probe [HOST] | serve '<json config>'", file=sys.stderr)
     return 2
 
 

@@ -2,7 +2,8 @@
 swarm for the module: ``killed-worker-recovers-from-checkpoint`` through ``--backend
 swarm`` (the manager named by DOCKER_HOST), each worker on a node of its own, restarted
 by the runner and, in ``killed-worker-restarted-by-the-orchestrator-...``, by Swarm's own
-restart policy (cluster.recovery.by: orchestrator); and ``node-lost-...`` /
+restart policy (cluster.recovery.by: orchestrator); a packet fault (``silent-drop-...``)
+from a helper in a task's namespace on its node; and ``node-lost-...`` /
 ``node-drained-...`` (scenarios-swarm/), whose node's worker comes back on another
 node and resumes from the shared store. Every verdict passes, recovery is bit-exact
 against the uninterrupted run computed on one Docker host, and nothing of a run is
@@ -18,6 +19,7 @@ machine), then each scenario takes 16 to 40 s. ``TFCHAOS_SWARM_SCENARIOS=0`` ski
 from __future__ import annotations
 
 import os
+import re
 import time
 
 import pytest
@@ -37,6 +39,7 @@ GATE = "TFCHAOS_SWARM_SCENARIOS"
 KILLED = "scenarios/killed-worker-recovers-from-checkpoint.yaml"
 NODE_LOST = "scenarios-swarm/node-lost-worker-rescheduled-resumes-from-the-shared-checkpoint.yaml"
 NODE_DRAINED = "scenarios-swarm/node-drained-worker-rescheduled-resumes-from-the-shared-checkpoint.yaml"
+SILENT_DROP = "scenarios/silent-drop-of-a-workers-connections-fails-on-the-heartbeat-then-recovers.yaml"
 RESTARTED_BY_SWARM = "scenarios-swarm/killed-worker-restarted-by-the-orchestrator-resumes-from-the-shared-checkpoint.yaml"
 
 pytestmark = [
@@ -53,8 +56,12 @@ def say(msg: str) -> None:
 
 @pytest.fixture(scope="module")
 def swarm(docker_client, images):
+    from chaos.images.netns_helper import ensure_helper_image
+
+    helper = ensure_helper_image(docker_client, progress=say)  # the packet fault's, run on the worker's node
     t0 = time.monotonic()
-    with local_swarm(nodes=3, images=[images["worker"], images["proxy"]], client=docker_client, progress=say) as swarm:
+    with local_swarm(nodes=3, images=[images["worker"], images["proxy"], helper], client=docker_client,
+                     progress=say) as swarm:
         say(f"swarm up {time.monotonic() - t0:.1f}s ({' '.join(swarm.timings.lines()).strip()})")
         yield swarm
 
@@ -132,6 +139,18 @@ def test_a_lost_or_drained_nodes_worker_resumes_on_another_node_from_the_shared_
              for n in swarm.client(1).nodes.list()}
     assert set(nodes.values()) == {("ready", "active")}, nodes  # the swarm is whole again for what comes next
     assert leftovers == {}, leftovers
+
+
+def test_a_packet_fault_runs_in_the_tasks_namespace_on_its_node_and_tf_sees_it(swarm, docker_client, images,
+                                                                              monkeypatch, tmp_path):
+    """silent_drop on worker-1 (node-3): a helper joins its task's network namespace through
+    node-3's engine; the chief's heartbeat error, recovery as on one host, and the helper gone."""
+    report, places, leftovers = run_on_swarm(SILENT_DROP, swarm, docker_client, images, monkeypatch, tmp_path)
+    [notice] = [e.text for e in report.timeline.of(NoticeEvent) if e.topic == "packet_fault"]
+    say(f"packet fault: {notice}")
+    matched = [int(n) for n in re.findall(r"(\d+) of \d+ packets matched", notice)]
+    assert matched and sum(matched) > 0, notice  # it reached real packets
+    assert leftovers == {}, leftovers  # the helper went with the heal (and teardown)
 
 
 def what_the_run_left(swarm, image: str, settle_s: float = 15.0) -> dict:

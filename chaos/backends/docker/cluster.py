@@ -95,6 +95,7 @@ class DockerCluster(ContainerWorkers):
         self._venvs: dict[str, str | None] = {}  # image -> its venv volume (None: run as it is)
         self._venv_lock = threading.Lock()
         self._netns_ready: dict[int, list] = {}  # worker index -> helpers started ahead (netns_ahead)
+        self._netns_started: list = []  # every helper this run started (they carry its labels)
 
     # --- lifecycle -------------------------------------------------------
 
@@ -264,32 +265,8 @@ class DockerCluster(ContainerWorkers):
     def activate_node(self, node: str) -> None:
         raise unsupported("activate a node (one Docker host is one node)", "docker")
 
-    def netns(self, index: int):
-        """A helper container in worker ``index``'s network namespace, labelled with
-        this run (chaos.backends.docker.netns); the packet faults close it at heal.
-        One started ahead (``netns_ahead``) serves if it joined this very container;
-        one of a container since replaced is removed."""
-        from chaos.backends.docker.netns import DockerNetns
-
-        current = self.container(index)
-        while self._netns_ready.get(index):
-            helper = self._netns_ready[index].pop(0)
-            if helper.target.id == current.id and helper.is_running():
-                return helper
-            helper.close()
-        return DockerNetns.join(self.client, current, labels=self.labels,
-                                prefix=f"{self.prefix}-{self.worker_name(index)}")
-
-    def netns_ahead(self, index: int) -> None:
-        """Start a helper in worker ``index``'s namespace now, for a packet fault to
-        come (starting one takes seconds under load), and probe the kernel with it.
-        Left unused, it goes with the run's teardown (it carries the run's labels)."""
-        from chaos.backends.docker.netns import DockerNetns
-
-        helper = DockerNetns.join(self.client, self.container(index), labels=self.labels,
-                                  prefix=f"{self.prefix}-{self.worker_name(index)}")
-        self._netns_ready.setdefault(index, []).append(helper)
-        helper.capabilities()
+    def _engine(self, index: int):
+        return self.client
 
     def is_running(self, index: int) -> bool:
         return docker_api.is_running(self.container(index))

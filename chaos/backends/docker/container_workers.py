@@ -53,8 +53,9 @@ class ContainerVerbs:
 class ContainerWorkers(ContainerVerbs):
     """A base for the clusters. A subclass sets ``spec``, ``topology``, ``events``,
     ``overrides``, ``proxies``, ``workers`` (each with ``container`` and ``follower``),
-    ``_command_seq``, and gives ``container(i)``, ``start_infrastructure()``,
-    ``teardown()`` and ``_limits(i)``."""
+    ``labels``, ``prefix``, ``_command_seq``, ``_netns_ready`` and ``_netns_started``, and
+    gives ``container(i)``, ``_engine(i)`` (the engine that holds worker i's container),
+    ``start_infrastructure()``, ``teardown()`` and ``_limits(i)``."""
 
     # --- lifecycle: a context manager that tears down also when bring-up fails ---
 
@@ -85,6 +86,47 @@ class ContainerWorkers(ContainerVerbs):
             target=docker_api.stop, args=(container,), kwargs={"grace_s": grace_s},
             name=f"preempt-{self.worker_name(index)}", daemon=True,
         ).start()
+
+    def netns(self, index: int):
+        """A helper container in worker ``index``'s network namespace, on the engine that
+        holds the worker, labelled with this run (chaos.backends.docker.netns); the packet
+        faults close it at heal. One started ahead (``netns_ahead``) serves if it joined
+        this very container; one of a container since replaced is removed."""
+        current = self.container(index)
+        while self._netns_ready.get(index):
+            helper = self._netns_ready[index].pop(0)
+            if helper.target.id == current.id and helper.is_running():
+                return helper
+            helper.close()
+        return self._join_netns(index, current)
+
+    def netns_ahead(self, index: int) -> None:
+        """Start a helper in worker ``index``'s namespace now, for a packet fault to
+        come (starting one takes seconds under load), and probe the kernel with it.
+        Left unused, it goes with the run's teardown."""
+        helper = self._join_netns(index, self.container(index))
+        self._netns_ready.setdefault(index, []).append(helper)
+        helper.capabilities()
+
+    def _join_netns(self, index: int, container):
+        from chaos.backends.docker.netns import DockerNetns
+
+        helper = DockerNetns.join(self._engine(index), container, labels=self.labels,
+                                  prefix=f"{self.prefix}-{self.worker_name(index)}")
+        self._netns_started.append(helper)
+        return helper
+
+    def _close_netns_helpers(self) -> list[str]:
+        """Remove every helper this run started (each may be gone already); what could not be removed."""
+        left = []
+        for helper in self._netns_started:
+            try:
+                helper.close()
+            except Exception as exc:  # noqa: BLE001 - teardown goes on
+                left.append(f"network helper {helper.name} ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})")
+        self._netns_started.clear()
+        self._netns_ready.clear()
+        return left
 
     def memory_usage(self, index: int) -> int:
         """Bytes the worker's container uses now (its cgroup's usage)."""

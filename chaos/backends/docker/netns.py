@@ -25,6 +25,7 @@ from typing import Any, Sequence
 from chaos.errors import InfrastructureError
 from chaos.netns import nfqueue
 from chaos.netns.rules import Capabilities
+from chaos.topology import PROXY_ALIAS
 
 ROLE = "netns-helper"
 LABEL_ROLE = "io.tfchaos.role"
@@ -71,9 +72,12 @@ class DockerNetns:
                 init=True,
             )
         except ImageNotFound:
+            engine = str(getattr(getattr(self.client, "api", None), "base_url", "")) or "this engine"
             raise InfrastructureError(
-                f"the network helper image {self.image!r} is not built",
-                hint="build it with `chaos images build --only helper` (see `chaos images status`)",
+                f"the network helper image {self.image!r} is not on the engine that holds "
+                f"{self.target.name} ({engine})",
+                hint="build it with `chaos images build --only helper` (see `chaos images status`); on a swarm, "
+                     "every node needs it too (`chaos swarm up` loads it; docs/backends.md)",
             ) from None
         except APIError as exc:
             raise InfrastructureError(
@@ -124,11 +128,12 @@ class DockerNetns:
         """Probed once per engine and process: every container of an engine runs on
         its one kernel, and an inject under load spends seconds per exec (measured:
         3-9 s for a whole inject at load 15-20), so later faults skip the probe. The
-        interface name is the same in every worker (the run's one network)."""
+        interface is the one toward the proxy, the same in every worker of an engine (the
+        run's network: eth0 on one host and in a swarm task, whose default route is eth1)."""
         if self._caps is None:
             key = str(getattr(getattr(self.client, "api", None), "base_url", ""))
             if key not in _PROBED:
-                out = self.run(["python3", "-c", inspect.getsource(nfqueue), "probe"])
+                out = self.run(["python3", "-c", inspect.getsource(nfqueue), "probe", PROXY_ALIAS])
                 _PROBED[key] = Capabilities.from_probe(out)
             self._caps = _PROBED[key]
         return self._caps

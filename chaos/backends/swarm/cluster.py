@@ -128,6 +128,8 @@ class SwarmCluster(ContainerWorkers):
         self._restoring: list[tuple[str, threading.Thread]] = []  # lost nodes being started again
         self._not_restored: set[str] = set()
         self._command_seq = 0
+        self._netns_ready: dict[int, list] = {}  # worker index -> helpers started ahead (netns_ahead)
+        self._netns_started: list = []  # every helper this run started, on the workers' nodes
         # Restarts by the orchestrator's restart policy, per worker: noticed, and handed to await_restarts.
         self._orchestrated: dict[int, int] = {}
         self._awaited: dict[int, int] = {}
@@ -282,7 +284,9 @@ class SwarmCluster(ContainerWorkers):
                 self._closing = True
             with _PLACING:
                 _PLACED.pop(self.run_id, None)
-            left = []
+            # The packet faults' helpers first: plain containers on the workers' nodes, which
+            # no service's removal takes with it.
+            left = self._close_netns_helpers()
             # The containers first, with SIGKILL (a worker hung in TF ignores SIGTERM, and a
             # service's removal would wait out its stop grace period).
             for w in list(self.workers.values()):
@@ -598,8 +602,8 @@ class SwarmCluster(ContainerWorkers):
     def _node_engine(self, index: int):
         return self.engines.client(self.workers[index].node)
 
-    def netns(self, index: int):
-        raise unsupported("run a helper in a worker's network namespace (packet faults)", BACKEND)
+    def _engine(self, index: int):
+        return self._node_engine(index)  # a packet fault's helper joins the task on its node
 
     def _limits(self, index: int) -> dict[str, Any]:
         return docker_limits.at_create(self.spec.resources.get(index))

@@ -229,3 +229,21 @@ LEFT = [
 @pytest.mark.parametrize("saved, qdiscs, links, count", LEFT)
 def test_leftovers_are_our_chains_qdiscs_and_ifb_devices_only(saved, qdiscs, links, count):
     assert len(rules.leftovers(saved, qdiscs, links)) == count
+
+
+def test_the_probe_takes_the_interface_toward_the_proxy_not_the_default_route(monkeypatch):
+    """A swarm task: the overlay is eth0, the default route goes by the docker_gwbridge (eth1)."""
+    from chaos.netns import nfqueue
+
+    routes = {("ip", "-o", "route", "get", "10.0.3.7"): "10.0.3.7 dev eth0 src 10.0.3.2 uid 0",
+              ("ip", "-o", "route", "show", "default"): "default via 172.18.0.1 dev eth1"}
+    monkeypatch.setattr(nfqueue, "_run", lambda argv: (True, routes[tuple(argv)]))
+    monkeypatch.setattr(nfqueue.socket, "getaddrinfo", lambda host, *a: [(2, 1, 6, "", ("10.0.3.7", 0))])
+    assert nfqueue.route_device("proxy") == "eth0"
+
+    def unknown(host, *a):
+        raise OSError("Name or service not known")
+
+    monkeypatch.setattr(nfqueue.socket, "getaddrinfo", unknown)
+    assert nfqueue.route_device("proxy") == "eth1"  # no such name: the default route's
+    assert nfqueue.route_device(None) == "eth1"

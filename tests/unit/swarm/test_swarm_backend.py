@@ -291,8 +291,43 @@ def test_a_partition_cuts_the_task_off_the_overlay_on_its_node_and_the_heal_atta
         assert swarm.engines["node-2"].api.calls == []
 
 
+class JoinedHelper:
+    """A packet fault's helper as chaos.backends.docker.netns.DockerNetns.join makes it."""
+
+    def __init__(self, client, target, *, labels, prefix, image=None) -> None:
+        self.client, self.target, self.labels, self.name = client, target, labels, f"{prefix}-netns"
+        self.closed = False
+
+    def is_running(self):
+        return not self.closed
+
+    def capabilities(self):
+        return "probed"
+
+    def close(self):
+        self.closed = True
+
+
+def test_a_packet_faults_helper_joins_the_task_on_its_node_and_goes_with_the_teardown(swarm, monkeypatch):
+    from chaos.backends.docker import netns as docker_netns
+
+    joined: list[JoinedHelper] = []
+    monkeypatch.setattr(docker_netns.DockerNetns, "join",
+                        classmethod(lambda cls, *a, **kw: joined.append(JoinedHelper(*a, **kw)) or joined[-1]))
+    with make(swarm) as cluster:
+        cluster.start_workers()
+        cluster.netns_ahead(1)
+        helper = cluster.netns(1)
+        assert helper is joined[0]  # the one started ahead serves
+        assert helper.client is swarm.engines["node-3"] and helper.target is cluster.container(1)
+        assert helper.labels["io.tfchaos.run"] == cluster.run_id
+        cluster.netns(0)
+        assert joined[1].client is swarm.engines["node-2"]
+        assert not any(h.closed for h in joined)
+    assert all(h.closed for h in joined)
+
+
 @pytest.mark.parametrize("call, verb", [
-    (lambda c: c.netns(1), "network namespace"),
     (lambda c: c.damage_backup("index", "zero"), "damage a checkpoint"),
     (lambda c: c.snapshot_backup("stale-1"), "snapshot"),
     (lambda c: c.backup_device(), "block device"),
@@ -317,6 +352,7 @@ def test_a_size_limited_store_is_refused_before_anything_is_made(swarm):
 
 # --- refused before anything starts; the report says where it ran --------------------------------
 
+CORRUPT = "scenarios/corrupt-checkpoint-fails-every-restore-until-restarts-run-out.yaml"
 PACKET = "scenarios/packet-loss-5pct-on-one-worker-stretches-every-step-without-an-error.yaml"
 KILLED = "scenarios/killed-worker-recovers-from-checkpoint.yaml"
 
@@ -328,10 +364,10 @@ def test_chaos_run_refuses_a_scenario_whose_fault_the_swarm_cannot_serve_before_
     # Where `chaos run` looks it up: patching chaos.runner.entries instead leaked into every later
     # test when this one imported chaos.runner.cli first (it bound the patched function for good).
     monkeypatch.setattr(run_cli, "backend_named", lambda name: pytest.fail("a backend was made"))
-    assert chaos.cli.main(["run", KILLED, PACKET, "--backend", "swarm"]) == 2
+    assert chaos.cli.main(["run", KILLED, CORRUPT, "--backend", "swarm"]) == 2
     err = capsys.readouterr().err
     assert "1 of 2 scenarios cannot run on the swarm backend; nothing was run" in err
-    assert "fault 0 (packet_loss) needs netns" in err and "--backend docker" in err
+    assert "fault 1 (corrupt_checkpoint) needs damage_backup" in err and "--backend docker" in err
     assert "Traceback" not in err
 
 
@@ -347,11 +383,12 @@ def test_chaos_validate_with_the_swarm_backend_refuses_what_it_cannot_serve(caps
     import chaos.cli
 
     assert chaos.cli.main(["validate", KILLED, "--backend", "swarm"]) == 0
-    assert chaos.cli.main(["validate", KILLED, PACKET, "--backend", "swarm"]) == 2
+    assert chaos.cli.main(["validate", KILLED, CORRUPT, "--backend", "swarm"]) == 2
     out = capsys.readouterr().out
-    assert "fault 0 (packet_loss) needs netns, which the swarm backend cannot do yet" in out
+    assert "fault 1 (corrupt_checkpoint) needs damage_backup, which the swarm backend cannot do yet" in out
     assert "1 valid, 1 invalid" in out
-    assert chaos.cli.main(["validate", PACKET]) == 0  # the default backend serves it
+    assert chaos.cli.main(["validate", CORRUPT]) == 0  # the default backend serves it
+    assert chaos.cli.main(["validate", PACKET, "--backend", "swarm"]) == 0  # a helper joins the task on its node
 
 
 def test_a_swarm_runs_report_reproduces_it_on_the_swarm():
