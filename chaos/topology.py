@@ -6,6 +6,10 @@ port of its own entry on all interfaces, so worker i listens on ``0.0.0.0:P_i``
 in its own container, and proxy ``worker-i`` listens on ``P_i`` and forwards to
 ``worker-i:P_i``: every byte sent *to* worker i crosses that proxy.
 
+With ``direct`` (a scenario's ``cluster.traffic: direct``) the entries are the
+workers' own names, ``worker-i:P_i``: the workers talk to each other without the
+proxy, over the links between their nodes (the faults on those links need it).
+
 The parameter-server shape (``num_ps > 0``) has more kinds of task than
 workers. Every container keeps a *slot* index and the framework's name
 ``worker-<slot>`` (events, proxy routes and checks speak slots, so nothing
@@ -44,6 +48,7 @@ class Topology:
     num_workers: int = 2
     base_port: int = BASE_PORT
     num_ps: int = 0  # > 0: a ParameterServerStrategy cluster (chief + workers + ps)
+    direct: bool = False  # TF_CONFIG names the workers themselves, not the proxy
 
     def __post_init__(self) -> None:
         if not 1 <= self.num_workers <= MAX_WORKERS:
@@ -94,14 +99,20 @@ class Topology:
         return self.base_port + index
 
     def tf_config(self, index: int) -> str:
-        """TF_CONFIG of container ``index`` (its slot): every task's entry is the proxy."""
+        """TF_CONFIG of container ``index`` (its slot): every task's entry is the proxy (or, direct,
+        the task's own container)."""
         cluster: dict[str, list[str]] = {}
         for slot in range(self.num_slots):
-            cluster.setdefault(self.task(slot)[0], []).append(f"{PROXY_ALIAS}:{self.port(slot)}")
+            host = self.worker_name(slot) if self.direct else PROXY_ALIAS
+            cluster.setdefault(self.task(slot)[0], []).append(f"{host}:{self.port(slot)}")
         kind, task_index = self.task(index)
         return json.dumps({"cluster": cluster, "task": {"type": kind, "index": task_index}}, sort_keys=True)
 
     def routes(self) -> list[ProxyRoute]:
+        """The proxy's links, one per task; none with direct traffic (no byte crosses the proxy,
+        and a link nobody uses would only mislead what is said of a hang)."""
+        if self.direct:
+            return []
         return [
             ProxyRoute(
                 name=self.worker_name(i),

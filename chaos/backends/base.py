@@ -64,6 +64,14 @@ class ClusterControl(Protocol):
     def activate_node(self, node: str) -> None:
         """Make a drained node take tasks again."""
 
+    def degrade_link(self, a: int, b: int, loss_percent: float) -> Any:
+        """Drop ``loss_percent`` of the packets between the nodes workers ``a`` and ``b`` run on
+        (100: the link is cut), both ways; each node still reaches the others. Returns what
+        ``restore_link`` takes."""
+
+    def restore_link(self, link: Any) -> None:
+        """Undo a ``degrade_link`` (already undone: nothing)."""
+
     def proxy(self, index: int) -> Any:
         """The ``toxiproxy.Proxy`` in front of worker ``index`` (all traffic *into* it)."""
 

@@ -21,9 +21,10 @@ DEFAULT_BACKEND = "docker"
 OPTIONAL_VERBS = frozenset({
     "disconnect", "reconnect", "netns", "backup_device", "damage_backup", "snapshot_backup",
     "fill_backup_volume", "clear_backup_fill", "override.write_limit", "lose_node", "restore_node",
-    "drain_node", "activate_node", "await_restarts",
+    "drain_node", "activate_node", "await_restarts", "degrade_link", "restore_link",
 })
 NODE_VERBS = frozenset({"lose_node", "restore_node", "drain_node", "activate_node"})
+LINK_VERBS = frozenset({"degrade_link", "restore_link"})  # the link between two nodes
 # cluster.recovery.by: who restarts failed workers; the orchestrator's own restart policy
 # needs the seam's ``Cluster.await_restarts`` (the runner waits for it instead of restarting).
 RESTARTERS = ("runner", "orchestrator")
@@ -32,10 +33,10 @@ ORCHESTRATOR_VERB = "await_restarts"
 CANNOT: dict[str, frozenset[str]] = {
     # One host has no other node to lose and to move a worker to, and the runner restarts its
     # workers (the engine's own restart policy would reuse the container: not a new task).
-    "docker": NODE_VERBS | {ORCHESTRATOR_VERB},
+    "docker": NODE_VERBS | LINK_VERBS | {ORCHESTRATOR_VERB},
     # Not yet (docs/backends.md "The Swarm backend"): the checkpoint-store faults (they run a
     # helper beside the store).
-    "swarm": OPTIONAL_VERBS - {"disconnect", "reconnect", "netns", ORCHESTRATOR_VERB} - NODE_VERBS,
+    "swarm": OPTIONAL_VERBS - {"disconnect", "reconnect", "netns", ORCHESTRATOR_VERB} - NODE_VERBS - LINK_VERBS,
 }
 BACKENDS = tuple(CANNOT)
 

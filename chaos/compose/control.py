@@ -138,6 +138,12 @@ class ComposeControl(ContainerVerbs):
     def activate_node(self, node: str) -> None:
         raise self._unsupported("activate_node", "a compose cluster runs on one Docker host, one node")
 
+    def degrade_link(self, a: int, b: int, loss_percent: float) -> Any:
+        raise self._unsupported("degrade_link", "a compose cluster runs on one Docker host, one node")
+
+    def restore_link(self, link: Any) -> None:
+        raise self._unsupported("restore_link", "a compose cluster runs on one Docker host, one node")
+
     def tf_config(self, index: int) -> str:
         raise self._unsupported("tf_config", "it rewrites TF_CONFIG, read only when a worker is created")
 

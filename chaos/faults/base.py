@@ -49,6 +49,9 @@ class Fault(BaseModel):
     # (chaos.backends.capabilities.OPTIONAL_VERBS): a backend that lacks one refuses
     # the scenario before anything starts.
     uses_verbs: ClassVar[frozenset[str]] = frozenset()
+    # Where the workers' traffic must run for it to act (cluster.traffic): through the proxy
+    # (it acts on the proxy's links), direct (it acts on the links between nodes), or either.
+    needs_traffic: ClassVar[str | None] = None
 
     @property
     def target(self) -> str:

@@ -22,6 +22,8 @@ STREAM_HELP = "upstream (to the worker), downstream (its replies) or both"
 class _ToxicFault(WorkerFault):
     """A fault that is one toxic type with attributes from the fault's fields."""
 
+    needs_traffic: ClassVar[str | None] = "proxy"  # it acts on the proxy's link
+
     toxic: ClassVar[str]
     stream: Streams = Field("both", description=STREAM_HELP)
 

@@ -17,6 +17,7 @@ class BlockedPort(WorkerFault):
     """Block the worker's port: refused (proxy disabled) or blackholed (data held and dropped)."""
 
     name: ClassVar[str] = "blocked_port"
+    needs_traffic: ClassVar[str | None] = "proxy"  # it acts on the proxy's link
     mode: Literal["refused", "blackholed"] = Field(
         "refused",
         description="refused: connections are refused; blackholed: accepted, then nothing gets through",
@@ -39,6 +40,7 @@ class Latency(WorkerFault):
     """Delay data to and/or from the worker by latency_ms ± jitter_ms."""
 
     name: ClassVar[str] = "latency"
+    needs_traffic: ClassVar[str | None] = "proxy"  # it acts on the proxy's link
     latency_ms: int = Field(ge=0, le=600_000, description="added delay per chunk, milliseconds")
     jitter_ms: int = Field(0, ge=0, le=600_000, description="random ± variation, milliseconds")
     stream: Streams = Field("both", description="upstream (to the worker), downstream (its replies) or both")
@@ -59,6 +61,7 @@ class Bandwidth(WorkerFault):
     """Limit the worker's link to rate_kbps kilobits per second."""
 
     name: ClassVar[str] = "bandwidth"
+    needs_traffic: ClassVar[str | None] = "proxy"  # it acts on the proxy's link
     rate_kbps: int = Field(ge=8, description="kilobits per second (Toxiproxy's rate is KB/s: divided by 8)")
     stream: Streams = Field("both", description="upstream (to the worker), downstream (its replies) or both")
 

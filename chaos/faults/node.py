@@ -1,11 +1,14 @@
-"""Faults that only a cluster of several nodes has: a node lost or drained under a worker."""
+"""Faults that only a cluster of several nodes has: a node lost or drained under a worker, and
+the link between two nodes cut or degraded."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from pydantic import Field, field_validator
+
 from chaos.backends.base import ClusterControl
-from chaos.faults.base import WorkerFault, register_fault
+from chaos.faults.base import WorkerFault, WorkersFault, register_fault
 from chaos.faults.undo import Undo
 
 
@@ -34,3 +37,30 @@ class NodeDrained(WorkerFault):
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         node = cluster.drain_node(self.worker)
         undo.add(lambda c: c.activate_node(node))
+
+
+@register_fault
+class NodeLink(WorkersFault):
+    """Cut or degrade the link between the nodes two workers run on: the overlay's packets
+    between those two nodes are dropped (all of them, or loss_percent at random), while
+    each node still reaches every other node and the proxy. Needs cluster.traffic: direct
+    (through the proxy, no byte between the two workers crosses that link); heal restores it."""
+
+    name: ClassVar[str] = "node_link"
+    uses_verbs: ClassVar[frozenset[str]] = frozenset({"degrade_link", "restore_link"})
+    needs_traffic: ClassVar[str | None] = "direct"
+    workers: list[int] = Field(min_length=2, max_length=2,
+                               description="the two workers whose nodes' link fails (on two different nodes)")
+    loss_percent: float = Field(100.0, gt=0, le=100,
+                                description="the share of packets between the two nodes dropped; 100 cuts the link")
+
+    @field_validator("workers")
+    @classmethod
+    def _two(cls, value: list[int]) -> list[int]:
+        if value[0] == value[1]:
+            raise ValueError(f"two different workers, got {value[0]} twice")
+        return value
+
+    def act(self, cluster: ClusterControl, undo: Undo) -> None:
+        link = cluster.degrade_link(self.workers[0], self.workers[1], self.loss_percent)
+        undo.add(lambda c: c.restore_link(link))

@@ -226,6 +226,26 @@ def _restarted_by_problems(scenario: Scenario) -> list[Problem]:
     return problems
 
 
+def _traffic_problems(scenario: Scenario) -> list[Problem]:
+    """A fault that acts on the proxy's links needs the workers' traffic through the proxy, and
+    one on the links between nodes (node_link) needs it direct (cluster.traffic)."""
+    traffic = scenario.cluster.traffic
+    problems = []
+    for i, step in enumerate(scenario.faults):
+        needs = step.fault.needs_traffic
+        if needs is None or needs == traffic:
+            continue
+        if needs == "direct":
+            why = ("acts on the link between two nodes, and with cluster.traffic: proxy every byte between "
+                   "the workers crosses the proxy's node instead; set cluster.traffic: direct")
+        else:
+            why = ("acts on the proxy's link to the worker, which cluster.traffic: direct bypasses (the workers "
+                   "reach each other directly); set cluster.traffic: proxy, or use a packet fault "
+                   "(packet_loss, silent_drop, ...), which acts in the worker's own namespace")
+        problems.append(Problem(("faults", i, step.name), why))
+    return problems
+
+
 def reference_problems(scenario: Scenario) -> list[Problem]:
     """Problems that span fields, each with its path."""
     problems: list[Problem] = []
@@ -262,6 +282,7 @@ def reference_problems(scenario: Scenario) -> list[Problem]:
                 )
             )
     problems += _restarted_by_problems(scenario)
+    problems += _traffic_problems(scenario)
     problems += _poison_problems(scenario)
     problems += _trigger_problems(scenario)
     if scenario.expect and not scenario.faults:

@@ -206,6 +206,11 @@ class ClusterSpec(_Strict):
     resources: WorkerResources = Field(
         WorkerResources(), description="container limits of every worker: {cpus, memory_mb}; default: none"
     )
+    traffic: Literal["proxy", "direct"] = Field(
+        "proxy",
+        description="how the workers reach each other: through the proxy (every network fault acts there), or "
+        "direct, worker to worker (for node_link, a link between two nodes; faults on the proxy are refused)",
+    )
     ps: int = Field(
         0, ge=0, le=MAX_PS,
         description="parameter servers (with training.strategy: parameter_server, which needs 1..2); the cluster "
@@ -222,7 +227,8 @@ class ClusterSpec(_Strict):
 
     def topology(self) -> Topology:
         """Names, slots and TF_CONFIG of every container (chaos.topology)."""
-        return Topology(self.workers, num_ps=self.ps if self.training.strategy == "parameter_server" else 0)
+        return Topology(self.workers, num_ps=self.ps if self.training.strategy == "parameter_server" else 0,
+                        direct=self.traffic == "direct")
 
     @property
     def containers(self) -> int:

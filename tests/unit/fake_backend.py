@@ -80,6 +80,7 @@ class FakeCluster:
         self.disconnected: set[int] = set()
         self.lost_nodes: set[str] = set()
         self.drained_nodes: set[str] = set()
+        self.degraded_links: set[tuple[str, str]] = set()
         self.running: set[int] = set(range(num_workers))
         self.usage = {i: usage_bytes for i in range(num_workers)}
         self.overrides: dict[int, dict[str, dict]] = {}
@@ -187,6 +188,18 @@ class FakeCluster:
         if node not in self.drained_nodes:
             raise RuntimeError("not drained")
         self.drained_nodes.remove(node)
+
+    def degrade_link(self, a, b, loss_percent):
+        self._call("degrade_link", a, b, loss_percent)
+        link = (f"node-of-worker-{a}", f"node-of-worker-{b}")
+        if link in self.degraded_links:
+            raise RuntimeError("already degraded")
+        self.degraded_links.add(link)
+        return link
+
+    def restore_link(self, link):
+        self._call("restore_link", link)
+        self.degraded_links.discard(link)
 
     def proxy(self, index):
         return self.proxies[index]

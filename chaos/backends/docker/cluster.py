@@ -265,6 +265,12 @@ class DockerCluster(ContainerWorkers):
     def activate_node(self, node: str) -> None:
         raise unsupported("activate a node (one Docker host is one node)", "docker")
 
+    def degrade_link(self, a: int, b: int, loss_percent: float):
+        raise unsupported("degrade the link between two nodes (one Docker host is one node)", "docker")
+
+    def restore_link(self, link) -> None:
+        raise unsupported("restore the link between two nodes (one Docker host is one node)", "docker")
+
     def _engine(self, index: int):
         return self.client
 

@@ -53,7 +53,8 @@ from chaos.backends.docker.waits import wait_until
 from chaos.backends.overrides import Overrides, WorkerOverride
 from chaos.backends.proxy_client import ProxyClient
 from chaos.backends.spec import Deployment, WriteLimit
-from chaos.backends.swarm import specs
+from chaos.backends.swarm import links, specs
+from chaos.backends.swarm.links import Link
 from chaos.backends.swarm.engines import STORE_ENV, NodeEngines, connect_manager, require_manager
 from chaos.backends.swarm.placement import Node, Placement, another_node, moved, place
 from chaos.backends.swarm.plan import STORE_IN_NODE
@@ -124,7 +125,8 @@ class SwarmCluster(ContainerWorkers):
         self._store_made = False
         # Nodes this run lost (node_lost) or drained (node_drained), with which: nothing is placed there again.
         self._out_of_use: dict[str, str] = {}
-        self._node_loss = None  # how this swarm's nodes are lost and restored, made at first use
+        self._node_loss = None  # how this swarm's nodes are reached (lost, restored, links), made at first use
+        self._links: list[Link] = []  # links between nodes this run degraded and has not restored
         self._restoring: list[tuple[str, threading.Thread]] = []  # lost nodes being started again
         self._not_restored: set[str] = set()
         self._command_seq = 0
@@ -287,6 +289,11 @@ class SwarmCluster(ContainerWorkers):
             # The packet faults' helpers first: plain containers on the workers' nodes, which
             # no service's removal takes with it.
             left = self._close_netns_helpers()
+            for link in list(self._links):  # a heal that never came (the run failed first)
+                try:
+                    self.restore_link(link)
+                except Exception as exc:  # noqa: BLE001 - teardown never raises
+                    left.append(f"{link.describe()} ({_first_line(exc)})")
             # The containers first, with SIGKILL (a worker hung in TF ignores SIGTERM, and a
             # service's removal would wait out its stop grace period).
             for w in list(self.workers.values()):
@@ -496,10 +503,7 @@ class SwarmCluster(ContainerWorkers):
         """Kill the node worker ``index`` runs on (the local swarm's node container). The workers
         on it die with it: their exit is recorded here, as no engine is left to report it."""
         node = self._node_beside_the_proxy(index, "losing")
-        if self._node_loss is None:
-            from chaos.backends.swarm.node_loss import LocalNodeLoss
-
-            self._node_loss = LocalNodeLoss.of(self.engines.manager if self.engines else None)
+        self._local_nodes()
         on_it = sorted(i for i, w in self.workers.items() if w.node == node)
         with self._lock:
             self._out_of_use[node] = "lost"
@@ -511,6 +515,56 @@ class SwarmCluster(ContainerWorkers):
         for i in on_it:
             self.events.append(ExitEvent(t=t, source=self.worker_name(i), exit_code=137, oom_killed=False))
         return node
+
+    def _local_nodes(self, doing: str | None = None):
+        """The local swarm's node containers (chaos.backends.swarm.node_loss), or an error saying
+        a real swarm's machines are out of this backend's reach."""
+        if self._node_loss is None:
+            from chaos.backends.swarm.node_loss import LocalNodeLoss
+
+            self._node_loss = LocalNodeLoss.of(self.engines.manager if self.engines else None, doing=doing)
+        return self._node_loss
+
+    def degrade_link(self, a: int, b: int, loss_percent: float) -> Link:
+        """Drop ``loss_percent`` of the overlay's packets between the nodes of workers ``a`` and ``b``,
+        both ways, in node ``a``'s namespace (chaos.backends.swarm.links): each still reaches every
+        other node. Refused when the two share a node."""
+        node, peer = self.workers[a].node, self.workers[b].node
+        if node == peer:
+            raise InfrastructureError(
+                f"{self.worker_name(a)} and {self.worker_name(b)} both run on {node}: no link between nodes joins them",
+                hint="bring the swarm up with a node per worker besides the proxy's (`chaos swarm up --nodes 3` "
+                     "for 2 workers)",
+            )
+        link = Link(node, peer, self.nodes[peer].addr, loss_percent, f"{self.prefix}-link-{uuid.uuid4().hex[:4]}")
+        local = self._local_nodes("fail the link between two of its machines (node_link)")
+        self._links.append(link)
+        for argv in links.apply_commands(link):
+            local.run(node, argv)
+        self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="link_degraded", text=(
+            f"{link.describe()}: {self.worker_name(a)} and {self.worker_name(b)} reach each other through it; "
+            "each node still reaches the others")))
+        return link
+
+    def restore_link(self, link: Link) -> None:
+        """Remove the link's rules (each may be gone already); the notice says how many packets they dropped."""
+        if link not in self._links:
+            return
+        self._links.remove(link)
+        local = self._local_nodes()
+        try:
+            dropped = links.dropped_packets(local.run(link.node, links.COUNT_COMMAND), link.tag)
+        except InfrastructureError:
+            dropped = {}
+        for argv in links.undo_commands(link):
+            try:
+                local.run(link.node, argv)
+            except InfrastructureError:
+                pass  # gone already (its node restarted)
+        counted = ", ".join(f"{n} {'to' if chain == 'OUTPUT' else 'from'} {link.peer}"
+                            for chain, n in sorted(dropped.items())) or "none counted"
+        self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="link_restored",
+                                text=f"{link.describe()}, restored; packets dropped on {link.node}: {counted}"))
 
     def _node_beside_the_proxy(self, index: int, doing: str) -> str:
         """Worker ``index``'s node, refused when it also runs the proxy (the run would end with it)."""

@@ -1,4 +1,5 @@
-"""Losing a node of the local swarm (``chaos swarm up``) and bringing it back.
+"""Losing a node of the local swarm (``chaos swarm up``) and bringing it back, and
+failing the link between two of its nodes.
 
 Its nodes are containers on the host's engine: a node is lost by killing its container
 (the node's engine and every task on it die at once, unannounced, as when a machine loses
@@ -38,12 +39,12 @@ def local_plan(manager_url: str | None) -> SwarmPlan | None:
         return None
 
 
-def not_local(manager_url: str | None) -> InfrastructureError:
+def not_local(manager_url: str | None, doing: str = "switch one of its machines off (node_lost)") -> InfrastructureError:
     return InfrastructureError(
         f"the swarm at {manager_url or 'the default engine'} is not a local swarm made by `chaos swarm up`: "
-        "this backend cannot switch one of its machines off (node_lost)",
-        hint="run node_lost on a local swarm (`chaos swarm up`, then DOCKER_HOST as it prints); on real "
-             "machines stop a node's engine by hand (`systemctl stop docker` there) and watch the job",
+        f"this backend cannot {doing}",
+        hint="run it on a local swarm (`chaos swarm up`, then DOCKER_HOST as it prints); on real machines "
+             "stop a node's engine (`systemctl stop docker`) or drop its VXLAN packets (UDP 4789) by hand there",
     )
 
 
@@ -54,12 +55,12 @@ class LocalNodeLoss:
         self.swarm = swarm  # chaos.backends.swarm.nodes.LocalSwarm
 
     @classmethod
-    def of(cls, manager_url: str | None, host=None) -> "LocalNodeLoss":
+    def of(cls, manager_url: str | None, host=None, doing: str | None = None) -> "LocalNodeLoss":
         from chaos.backends.swarm.nodes import LocalSwarm
 
         plan = local_plan(manager_url)
         if plan is None:
-            raise not_local(manager_url)
+            raise not_local(manager_url, *([doing] if doing else []))
         if host is None:
             host = connect_engine(os.environ.get(HOST_ENV, DEFAULT_HOST), "the engine the local swarm's nodes run on",
                                   hint=f"set {HOST_ENV} to the engine `chaos swarm up` ran against")
@@ -84,3 +85,8 @@ class LocalNodeLoss:
 
     def restart(self, hostname: str) -> None:
         self.swarm.restart_node(self.index(hostname))
+
+    def run(self, hostname: str, argv: list[str]) -> str:
+        """Run ``argv`` in the node container's own namespaces (its network: where the overlay's
+        VXLAN packets leave and arrive); its output, or an error naming the node and the command."""
+        return self.swarm.node_exec(self.index(hostname), argv)

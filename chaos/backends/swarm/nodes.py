@@ -251,6 +251,18 @@ class LocalSwarm:
             )
         node.kill()
 
+    def node_exec(self, i: int, argv: list[str]) -> str:
+        """Run ``argv`` in node ``i``'s container; its output, or InfrastructureError naming both."""
+        node = self.host.containers.get(self.plan.node_container(i))
+        code, out = node.exec_run(argv)
+        text = out.decode(errors="replace").strip()
+        if code != 0:
+            raise InfrastructureError(
+                f"{self.plan.hostname(i)}: `{' '.join(argv)}` failed (exit {code}): {text[-300:]}",
+                hint="the node needs NET_ADMIN and iptables (the node image has both; docs/backends.md)",
+            )
+        return text
+
     def restart_node(self, i: int) -> None:
         """Start node ``i``'s container again: its engine comes back with the swarm state its volume
         kept and rejoins; the store is mounted again; returns once every node is ready."""

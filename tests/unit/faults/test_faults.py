@@ -188,6 +188,7 @@ def test_registry_lists_every_fault_with_documented_params():
         "cpu_throttle",
         "node_lost",
         "node_drained",
+        "node_link",
     ]
     for cls in FAULTS:
         assert one_line(cls)
