@@ -3,7 +3,8 @@ swarm for the module: ``killed-worker-recovers-from-checkpoint`` through ``--bac
 swarm`` (the manager named by DOCKER_HOST), each worker on a node of its own, restarted
 by the runner and, in ``killed-worker-restarted-by-the-orchestrator-...``, by Swarm's own
 restart policy (cluster.recovery.by: orchestrator); a packet fault (``silent-drop-...``)
-from a helper in a task's namespace on its node; and ``node-lost-...`` /
+from a helper in a task's namespace on its node; the link between the workers' two nodes
+cut (``link-between-two-nodes-cut-...``, traffic direct); and ``node-lost-...`` /
 ``node-drained-...`` (scenarios-swarm/), whose node's worker comes back on another
 node and resumes from the shared store. Every verdict passes, recovery is bit-exact
 against the uninterrupted run computed on one Docker host, and nothing of a run is
@@ -39,6 +40,7 @@ GATE = "TFCHAOS_SWARM_SCENARIOS"
 KILLED = "scenarios/killed-worker-recovers-from-checkpoint.yaml"
 NODE_LOST = "scenarios-swarm/node-lost-worker-rescheduled-resumes-from-the-shared-checkpoint.yaml"
 NODE_DRAINED = "scenarios-swarm/node-drained-worker-rescheduled-resumes-from-the-shared-checkpoint.yaml"
+LINK_CUT = "scenarios-swarm/link-between-two-nodes-cut-fails-on-the-heartbeat-then-recovers.yaml"
 SILENT_DROP = "scenarios/silent-drop-of-a-workers-connections-fails-on-the-heartbeat-then-recovers.yaml"
 RESTARTED_BY_SWARM = "scenarios-swarm/killed-worker-restarted-by-the-orchestrator-resumes-from-the-shared-checkpoint.yaml"
 
@@ -151,6 +153,21 @@ def test_a_packet_fault_runs_in_the_tasks_namespace_on_its_node_and_tf_sees_it(s
     matched = [int(n) for n in re.findall(r"(\d+) of \d+ packets matched", notice)]
     assert matched and sum(matched) > 0, notice  # it reached real packets
     assert leftovers == {}, leftovers  # the helper went with the heal (and teardown)
+
+
+def test_a_cut_link_between_the_workers_nodes_fails_on_the_heartbeat_and_each_node_stays_ready(
+        swarm, docker_client, images, monkeypatch, tmp_path):
+    """node_link with cluster.traffic: direct: the overlay's packets between node-2 and node-3
+    dropped in node-2's namespace; the chief's heartbeat error, recovery, and the rules gone."""
+    report, places, leftovers = run_on_swarm(LINK_CUT, swarm, docker_client, images, monkeypatch, tmp_path)
+    assert dict(places[:2]) == {"worker-0": "node-2", "worker-1": "node-3"}, places
+    notices = {e.topic: e.text for e in report.timeline.of(NoticeEvent)}
+    assert notices["link_degraded"].startswith("the link between node-2 and node-3 cut"), notices
+    dropped = [int(n) for n in re.findall(r"(\d+) (?:to|from) node-3", notices["link_restored"])]
+    assert len(dropped) == 2 and min(dropped) > 0, notices["link_restored"]  # both ways, real packets
+    rules = swarm.host.containers.get(swarm.plan.node_container(2)).exec_run(["iptables", "-S"]).output.decode()
+    assert "4789" not in rules, rules  # the heal took the rules away
+    assert leftovers == {}, leftovers
 
 
 def what_the_run_left(swarm, image: str, settle_s: float = 15.0) -> dict:
