@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from chaos.events import Event, ExitEvent, LogLine
+from chaos.events import Event, ExitEvent, LogLine, RestartEvent
 from chaos.proxy_links import describe_links
 
 _TASK = re.compile(r"^/job:(\w+)/replica:\d+/task:(\d+)\s*$")
@@ -69,6 +69,12 @@ def why_missing(task: str, events: list[Event], *, live: bool = False) -> tuple[
     or running and where its own log stopped; with the event that shows it.
     ``live``: said while the run goes on, when a silent task may only be slow."""
     own = [e for e in events if e.source == task]
+    # Only its current life: after a restart, the previous container's exit is not why it is missing now.
+    restarts = [i for i, e in enumerate(own) if isinstance(e, RestartEvent)]
+    if restarts:
+        own = own[restarts[-1] + 1:]
+        if not own:
+            return "restarted, nothing from it since", None
     if not own:
         if live:
             return "nothing from it yet", None

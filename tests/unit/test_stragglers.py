@@ -105,6 +105,19 @@ REFUSED_1 = ("proxy worker-1: cannot reach upstream worker-1:23601: "
              "[Errno 111] Connect call failed ('172.18.0.4', 23601)")
 
 
+def test_after_a_restart_the_previous_containers_exit_is_not_why_a_task_is_missing():
+    from chaos.events import ExitEvent, RestartEvent
+    from chaos.stragglers import why_missing
+
+    gone = ExitEvent(t=2.0, source="worker-0", exit_code=1)
+    back = RestartEvent(t=3.0, source="worker-0", reason="worker-0, worker-1 failed")
+    assert why_missing("worker-0", [gone, back]) == ("restarted, nothing from it since", None)
+    server = LogLine(t=4.0, source="worker-0", text="I0000 grpc_server_lib.cc:466] Started server with target: grpc://proxy:23600")
+    assert why_missing("worker-0", [gone, back, server])[0].startswith("running, its server at grpc://proxy:23600")
+    again = ExitEvent(t=5.0, source="worker-0", exit_code=137)
+    assert why_missing("worker-0", [gone, back, server, again]) == ("it exited 137", again)
+
+
 def test_a_task_that_reached_no_peers_link_and_whose_link_nobody_reached_is_named():
     from chaos.proxy_links import describe_links
 
