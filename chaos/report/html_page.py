@@ -73,6 +73,7 @@ def scenario_page(report: Report, page_dir: Path | None = None) -> str:
         '<p class="note"><a href="index.html">all scenarios</a></p>',
         f'<h1>{_status(report.status)} {escape(report.scenario)}</h1>',
         f"<p>{escape(report.description)}</p>",
+        f'<p id="nodes"><b>nodes:</b> {escape(report.placement())}</p>' if report.placement() else "",
         _problems(report),
         "<h2>Reproduce</h2>",
         f'<pre id="reproduce">{escape(report.reproduce)}</pre>',

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chaos.checks.verdict import Status, Verdict
-from chaos.events import NoticeEvent
+from chaos.events import AddressEvent, NoticeEvent
 from chaos.timeline import Timeline
 
 
@@ -71,6 +71,22 @@ class Report:
     def notices(self) -> list:
         """What the runner noticed during the run (late faults, failed heals, teardown leftovers)."""
         return self.timeline.of(NoticeEvent)
+
+    def placement(self) -> str:
+        """Where each worker ran on a backend of several nodes: ``worker-0 on node-2, worker-1 on
+        node-3``, then each later start on another node (``worker-1 moved to node-1``); empty on
+        one host (no node is said)."""
+        where: dict[str, str] = {}
+        first, moves = [], []
+        for e in self.timeline.of(AddressEvent):
+            if not e.node:
+                continue
+            if e.task not in where:
+                first.append(f"{e.task} on {e.node}")
+            elif where[e.task] != e.node:
+                moves.append(f"{e.task} moved to {e.node}")
+            where[e.task] = e.node
+        return "; ".join(filter(None, [", ".join(first), ", ".join(moves)]))
 
     def numbered(self) -> list[tuple[str, Verdict]]:
         """(``expect[0] error``-style label, verdict), in scenario order."""

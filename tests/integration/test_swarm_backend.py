@@ -104,6 +104,7 @@ def test_killed_worker_recovers_bit_exact_with_each_worker_on_its_own_node(path,
     assert set(first) == {"worker-0", "worker-1"} and len(set(first.values())) == 2, places
     assert "node-1" not in first.values()  # workers on the worker nodes, the proxy on the manager
     assert len(places) == 4 and dict(places[2:]) == first  # restarted on the same nodes
+    assert report.placement() == f"worker-0 on {first['worker-0']}, worker-1 on {first['worker-1']}"  # said
     exits = {(e.source, e.exit_code) for e in report.timeline.of(ExitEvent)}
     assert ("worker-1", 137) in exits
     restarts = report.timeline.of(RestartEvent)

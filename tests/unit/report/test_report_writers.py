@@ -183,3 +183,21 @@ def test_total_counts_from_bring_up_not_from_the_wait_for_its_turn():
     prepared = [LogLine(t=-40.0, source="proxy", text="proxy up: prepared ahead, waiting for its turn")]
     t = Timeline(s.run_info(reference_digest="xyz"), prepared + list(timeline(s).events))
     assert phase_timings(t).total_s == 17.0  # not 57: the 40 s before bring-up were a wait, not the scenario
+
+
+def test_on_several_nodes_the_summary_and_the_page_name_each_workers_node(report):
+    from dataclasses import replace
+
+    from chaos.events import AddressEvent
+    from chaos.report.html_page import scenario_page
+
+    assert report.placement() == "" and "nodes:" not in terminal_summary([report])  # one host: no node said
+    placed = [AddressEvent(t=4.0, source=RUNNER, task="worker-0", address="10.0.2.8", node="node-2"),
+              AddressEvent(t=4.1, source=RUNNER, task="worker-1", address="10.0.2.9", node="node-3"),
+              AddressEvent(t=9.1, source=RUNNER, task="worker-0", address="10.0.2.10", node="node-2"),
+              AddressEvent(t=9.2, source=RUNNER, task="worker-1", address="10.0.2.11", node="node-1")]
+    on_nodes = replace(report, timeline=Timeline(report.timeline.info, [*report.timeline.events, *placed]))
+    said = "worker-0 on node-2, worker-1 on node-3; worker-1 moved to node-1"
+    assert on_nodes.placement() == said
+    assert f"  nodes: {said}" in terminal_summary([on_nodes]).splitlines()
+    assert f'<p id="nodes"><b>nodes:</b> {said}</p>' in scenario_page(on_nodes)
