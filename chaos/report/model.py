@@ -86,6 +86,7 @@ class Report:
             elif where[e.task] != e.node:
                 moves.append(f"{e.task} moved to {e.node}")
             where[e.task] = e.node
+        first.sort(key=_worker_order)  # in worker order, whichever container came up first
         return "; ".join(filter(None, [", ".join(first), ", ".join(moves)]))
 
     def numbered(self) -> list[tuple[str, Verdict]]:
@@ -132,3 +133,10 @@ class Report:
             incomplete=data.get("incomplete"),
             backend=data.get("backend"),
         )
+
+
+def _worker_order(text: str) -> tuple[str, int]:
+    """``worker-10 on node-2`` after ``worker-9 on ...``: by the task's kind, then its number."""
+    task = text.split(" ", 1)[0]
+    kind, _, number = task.rpartition("-")
+    return (kind, int(number)) if number.isdigit() else (task, -1)

@@ -192,8 +192,8 @@ def test_on_several_nodes_the_summary_and_the_page_name_each_workers_node(report
     from chaos.report.html_page import scenario_page
 
     assert report.placement() == "" and "nodes:" not in terminal_summary([report])  # one host: no node said
-    placed = [AddressEvent(t=4.0, source=RUNNER, task="worker-0", address="10.0.2.8", node="node-2"),
-              AddressEvent(t=4.1, source=RUNNER, task="worker-1", address="10.0.2.9", node="node-3"),
+    placed = [AddressEvent(t=4.0, source=RUNNER, task="worker-1", address="10.0.2.9", node="node-3"),
+              AddressEvent(t=4.1, source=RUNNER, task="worker-0", address="10.0.2.8", node="node-2"),
               AddressEvent(t=9.1, source=RUNNER, task="worker-0", address="10.0.2.10", node="node-2"),
               AddressEvent(t=9.2, source=RUNNER, task="worker-1", address="10.0.2.11", node="node-1")]
     on_nodes = replace(report, timeline=Timeline(report.timeline.info, [*report.timeline.events, *placed]))
