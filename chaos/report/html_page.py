@@ -73,7 +73,7 @@ def scenario_page(report: Report, page_dir: Path | None = None) -> str:
         '<p class="note"><a href="index.html">all scenarios</a></p>',
         f'<h1>{_status(report.status)} {escape(report.scenario)}</h1>',
         f"<p>{escape(report.description)}</p>",
-        f'<p id="nodes"><b>nodes:</b> {escape(report.placement())}</p>' if report.placement() else "",
+        _nodes(report),
         _problems(report),
         "<h2>Reproduce</h2>",
         f'<pre id="reproduce">{escape(report.reproduce)}</pre>',
@@ -85,6 +85,11 @@ def scenario_page(report: Report, page_dir: Path | None = None) -> str:
         "</body></html>",
     ]
     return "\n".join(p for p in parts if p) + "\n"
+
+
+def _nodes(report: Report) -> str:
+    nodes = report.placement()
+    return f'<p id="nodes"><b>nodes:</b> {escape(nodes)}</p>' if nodes else ""
 
 
 def _problems(report: Report) -> str:

@@ -101,8 +101,8 @@ def terminal_summary(reports: list[Report]) -> str:
             lines.append(f"  run error: {report.error}")
         if report.incomplete:
             lines.append(f"  {report.incomplete}")
-        if report.placement():
-            lines.append(f"  nodes: {report.placement()}")
+        if nodes := report.placement():
+            lines.append(f"  nodes: {nodes}")
         for notice in report.notices():
             lines.append(f"  warning: {notice.topic}: {notice.text}")
         for label, verdict in report.numbered():

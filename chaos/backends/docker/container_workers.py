@@ -116,18 +116,6 @@ class ContainerWorkers(ContainerVerbs):
         self._netns_started.append(helper)
         return helper
 
-    def _close_netns_helpers(self) -> list[str]:
-        """Remove every helper this run started (each may be gone already); what could not be removed."""
-        left = []
-        for helper in self._netns_started:
-            try:
-                helper.close()
-            except Exception as exc:  # noqa: BLE001 - teardown goes on
-                left.append(f"network helper {helper.name} ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})")
-        self._netns_started.clear()
-        self._netns_ready.clear()
-        return left
-
     def memory_usage(self, index: int) -> int:
         """Bytes the worker's container uses now (its cgroup's usage)."""
         return docker_api.memory_usage(self.container(index), self.worker_name(index))

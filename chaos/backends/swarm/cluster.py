@@ -286,8 +286,6 @@ class SwarmCluster(ContainerWorkers):
                 self._closing = True
             with _PLACING:
                 _PLACED.pop(self.run_id, None)
-            # The packet faults' helpers first: plain containers on the workers' nodes, which
-            # no service's removal takes with it.
             left = self._close_netns_helpers()
             for link in list(self._links):  # a heal that never came (the run failed first)
                 try:
@@ -503,11 +501,11 @@ class SwarmCluster(ContainerWorkers):
         """Kill the node worker ``index`` runs on (the local swarm's node container). The workers
         on it die with it: their exit is recorded here, as no engine is left to report it."""
         node = self._node_beside_the_proxy(index, "losing")
-        self._local_nodes()
+        local = self._local_nodes()
         on_it = sorted(i for i, w in self.workers.items() if w.node == node)
         with self._lock:
             self._out_of_use[node] = "lost"
-        self._node_loss.kill(node)
+        local.kill(node)
         t = time.time()
         self.record(NoticeEvent(t=t, source=RUNNER, topic="node_lost", text=(
             f"{node} lost (its engine killed): {', '.join(self.worker_name(i) for i in on_it)} killed with it "
@@ -516,13 +514,27 @@ class SwarmCluster(ContainerWorkers):
             self.events.append(ExitEvent(t=t, source=self.worker_name(i), exit_code=137, oom_killed=False))
         return node
 
+    def _close_netns_helpers(self) -> list[str]:
+        """Remove every packet-fault helper this run started (each may be gone already): plain
+        containers on the workers' nodes, which no service's removal takes with it. What could
+        not be removed."""
+        left = []
+        for helper in self._netns_started:
+            try:
+                helper.close()
+            except Exception as exc:  # noqa: BLE001 - teardown goes on
+                left.append(f"network helper {helper.name} ({_first_line(exc)})")
+        self._netns_started.clear()
+        self._netns_ready.clear()
+        return left
+
     def _local_nodes(self, doing: str | None = None):
         """The local swarm's node containers (chaos.backends.swarm.node_loss), or an error saying
-        a real swarm's machines are out of this backend's reach."""
+        a real swarm's machines are out of this backend's reach (``doing``: what was asked)."""
         if self._node_loss is None:
-            from chaos.backends.swarm.node_loss import LocalNodeLoss
+            from chaos.backends.swarm.node_loss import LOSING, LocalNodeLoss
 
-            self._node_loss = LocalNodeLoss.of(self.engines.manager if self.engines else None, doing=doing)
+            self._node_loss = LocalNodeLoss.of(self.engines.manager if self.engines else None, doing=doing or LOSING)
         return self._node_loss
 
     def degrade_link(self, a: int, b: int, loss_percent: float) -> Link:

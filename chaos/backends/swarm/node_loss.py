@@ -39,7 +39,10 @@ def local_plan(manager_url: str | None) -> SwarmPlan | None:
         return None
 
 
-def not_local(manager_url: str | None, doing: str = "switch one of its machines off (node_lost)") -> InfrastructureError:
+LOSING = "switch one of its machines off (node_lost)"
+
+
+def not_local(manager_url: str | None, doing: str = LOSING) -> InfrastructureError:
     return InfrastructureError(
         f"the swarm at {manager_url or 'the default engine'} is not a local swarm made by `chaos swarm up`: "
         f"this backend cannot {doing}",
@@ -55,12 +58,12 @@ class LocalNodeLoss:
         self.swarm = swarm  # chaos.backends.swarm.nodes.LocalSwarm
 
     @classmethod
-    def of(cls, manager_url: str | None, host=None, doing: str | None = None) -> "LocalNodeLoss":
+    def of(cls, manager_url: str | None, host=None, doing: str = LOSING) -> "LocalNodeLoss":
         from chaos.backends.swarm.nodes import LocalSwarm
 
         plan = local_plan(manager_url)
         if plan is None:
-            raise not_local(manager_url, *([doing] if doing else []))
+            raise not_local(manager_url, doing)
         if host is None:
             host = connect_engine(os.environ.get(HOST_ENV, DEFAULT_HOST), "the engine the local swarm's nodes run on",
                                   hint=f"set {HOST_ENV} to the engine `chaos swarm up` ran against")
