@@ -141,8 +141,12 @@ def test_sigkill_leaves_the_run_and_chaos_clean_removes_it_as_its_owner_is_gone(
 
 def test_two_suites_at_once_and_a_clean_beside_them_give_the_normal_verdicts(images, docker_client, tmp_path):
     before = Snapshot.take(docker_client)
-    first = Chaos("run", str(KILLED), str(REFUSED), "-j", "2", "--report-dir", str(tmp_path / "a"))
-    second = Chaos("run", str(REFUSED), str(KILLED), "-j", "2", "--report-dir", str(tmp_path / "b"))
+    # One scenario at a time in each suite: two runs of two processes overlap all along,
+    # which is what this judges. With -j 2 each (four clusters) beside the other lanes, a
+    # restart took 50-66 s to its first step in CI (stop 34) and port-refused's 60 s
+    # recovered_within failed: a check the machine's load broke, not the neighbour.
+    first = Chaos("run", str(KILLED), str(REFUSED), "-j", "1", "--report-dir", str(tmp_path / "a"))
+    second = Chaos("run", str(REFUSED), str(KILLED), "-j", "1", "--report-dir", str(tmp_path / "b"))
     assert first.wait_for_line("started (TF") and second.wait_for_line("started (TF")
     # A `chaos clean` while both are live keeps both (their owners run).
     clean = subprocess.run([sys.executable, "-m", "chaos", "clean"], capture_output=True, text=True, timeout=120)
