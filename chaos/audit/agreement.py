@@ -14,6 +14,7 @@ from pathlib import Path
 
 from chaos.audit.battery import base_key
 from chaos.audit.findings import FAILURES, TIMING_SPREAD
+from chaos.audit.measure import SIGTERM_POLL_S
 from chaos.errors import ScenarioError
 
 TOLERANCE = TIMING_SPREAD  # the spread within which a timed criterion is not judged either
@@ -25,8 +26,10 @@ class Row:
     a: float | None
     b: float | None
     # A time measured from a fault's inject is known only to within the inject's own duration (the
-    # fault landed somewhere in it): two figures closer than that agree whatever their ratio.
+    # fault landed somewhere in it), and after a SIGTERM within TF's poll for it too: two figures
+    # closer than that agree whatever their ratio.
     slack: float = 0.0
+    slack_why: str = ""
 
     @property
     def relative(self) -> float | None:
@@ -84,7 +87,9 @@ def figures(card: dict) -> dict[str, float | None]:
         if run.get("kind") not in FAILURES:  # no fault to detect (reference), or a different measure (bring-up)
             continue
         key = base_key(run["key"])
-        for name in ("detect_s", "restart_s"):
+        for name in ("detect_s", "restart_s", *SIGTERM_FIGURES):
+            if name in SIGTERM_FIGURES and _value(run.get(name)) is None:
+                continue  # no SIGTERM in this run: not a figure of it (a card before them has none either)
             samples.setdefault(f"{key} {name}", []).append(_value(run.get(name)))
         for worker, figure in sorted((run.get("detection") or {}).items()):
             samples.setdefault(f"{key} detection {worker}{_way(figure)}", []).append(_value(figure))
@@ -92,6 +97,11 @@ def figures(card: dict) -> dict[str, float | None]:
         known = [v for v in values if v is not None]
         out[name] = statistics.median(known) if known else None
     return out
+
+
+# The job's own reaction to a SIGTERM, timed from when TF noticed it: compared by ratio alone.
+SIGTERM_FIGURES = ("sigterm_noticed_s", "exit_after_sigterm_noticed_s")
+TIMED_FROM_INJECT = ("detect_s", "detection ", "sigterm_noticed_s")
 
 
 def inject_slack(card: dict) -> dict[str, float]:
@@ -108,16 +118,27 @@ def inject_slack(card: dict) -> dict[str, float]:
     return out
 
 
+def sigterm_faults(card: dict) -> set[str]:
+    """The faults (entry names) of which a run's job noticed its SIGTERM through TF's poll."""
+    return {base_key(run["key"]) for run in card["runs"]
+            if run.get("kind") in FAILURES and _value(run.get("sigterm_noticed_s")) is not None}
+
+
 def compare(a: dict, b: dict) -> list[Row]:
     fa, fb = figures(a), figures(b)
     sa, sb = inject_slack(a), inject_slack(b)
+    polled = sigterm_faults(a) | sigterm_faults(b)
 
-    def slack(name: str) -> float:
+    def slack(name: str) -> tuple[float, str]:
         fault, _, measure = name.partition(" ")
-        timed_from_inject = measure == "detect_s" or measure.startswith("detection ")
-        return max(sa.get(fault, 0.0), sb.get(fault, 0.0)) if timed_from_inject else 0.0
+        if not measure.startswith(TIMED_FROM_INJECT):
+            return 0.0, ""
+        inject = max(sa.get(fault, 0.0), sb.get(fault, 0.0))
+        if fault in polled:
+            return inject + SIGTERM_POLL_S, f"the inject's {inject:.2f} s and TF's {SIGTERM_POLL_S:g} s SIGTERM poll"
+        return inject, f"the inject's {inject:.2f} s"
 
-    return [Row(name, fa.get(name), fb.get(name), slack(name)) for name in sorted(set(fa) | set(fb))]
+    return [Row(name, fa.get(name), fb.get(name), *slack(name)) for name in sorted(set(fa) | set(fb))]
 
 
 def table(rows: list[Row], tolerance: float = TOLERANCE) -> str:
@@ -127,11 +148,12 @@ def table(rows: list[Row], tolerance: float = TOLERANCE) -> str:
         rel = r.relative
         verdict = {True: "yes", False: "NO", None: "not comparable"}[r.agrees(tolerance)]
         if r.agrees(tolerance) and rel is not None and rel > tolerance:
-            verdict = f"yes (within the inject's {r.slack:.2f} s)"
+            verdict = f"yes (within {r.slack_why})"
         lines.append(f"{r.figure:40} {show(r.a):>10} {show(r.b):>10} {'-' if rel is None else f'{rel:.0%}':>7}  {verdict}")
     comparable = [r for r in rows if r.agrees(tolerance) is not None]
     agreeing = sum(bool(r.agrees(tolerance)) for r in comparable)
     by_ratio = sum(bool(r.relative is not None and r.relative <= tolerance) for r in comparable)
     lines.append(f"{agreeing} of {len(comparable)} comparable figures agree: {by_ratio} within {tolerance:.0%}, "
-                 f"{agreeing - by_ratio} more closer than their fault's inject took")
+                 f"{agreeing - by_ratio} more only within their fault's slack (the inject's duration; after a "
+                 f"SIGTERM also TF's {SIGTERM_POLL_S:g} s poll)")
     return "\n".join(lines)

@@ -9,6 +9,7 @@ verdicts come from the checks the battery listed (chaos.audit.battery).
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -24,6 +25,7 @@ from chaos.events import (
     ErrorEvent,
     ExitEvent,
     InjectEvent,
+    LogLine,
     PlanEvent,
     RestartEvent,
     RestoredEvent,
@@ -94,6 +96,10 @@ class RunMeasures:
     # so a time measured from the inject is only known to within this (chaos.audit.agreement).
     inject_s: Figure = Figure.missing("no fault")
     restart_after_s: Figure = Figure.missing("no restart")  # inject -> the runner's restart
+    # A SIGTERM reaches the job through TF's own poll (SIGTERM_POLL_S): when TF noticed it, and how
+    # long the job took from there to the target's exit (its own save and exit, the poll taken out).
+    sigterm_noticed_s: Figure = Figure.missing("no SIGTERM")
+    exit_after_sigterm_noticed_s: Figure = Figure.missing("no SIGTERM")
     exit_lag: dict[str, Figure] = field(default_factory=dict)  # worker -> its first error -> its exit
     hang: bool | None = None  # no worker noticed within the symptom window
     symptom_window_s: float = 0.0
@@ -173,6 +179,33 @@ def detection_by_worker(timeline: Timeline, inject: InjectEvent) -> dict[str, Fi
             name = e.error_class.rsplit(".", 1)[-1]
             out[f"worker-{w}"] = Figure.of(e.t - inject.t, name if how == name else f"{name}: {how}", how)
     return out
+
+
+# With the coordination service on, TF's C++ handler takes SIGTERM and a thread looks at its flag
+# once a second (tsl preemption_notifier.cc, kListenInterval = 1 s), then logs this line and tells
+# the preemption handler. So whatever a job does on SIGTERM starts 0-1 s after the signal: two
+# runs of one preemption differ by up to a second before the job's own code runs.
+SIGTERM_CAUGHT = re.compile(r"SIGTERM caught at")
+SIGTERM_POLL_S = 1.0
+
+
+def sigterm_figures(timeline: Timeline, inject: InjectEvent) -> tuple[Figure, Figure]:
+    """(the inject -> TF's `SIGTERM caught` line on a target worker, that line -> the target's
+    exit), before the restart. Missing when no target logged the line (no SIGTERM was sent, or
+    the job runs without TF's coordination service and the signal's own disposition acted)."""
+    restart = next((r.t for r in timeline.of(RestartEvent) if r.t >= inject.t), float("inf"))
+    targets = inject.target_workers(timeline.info.num_workers)
+    caught = next((e for e in timeline.of(LogLine) if e.worker in targets and inject.t <= e.t < restart
+                   and SIGTERM_CAUGHT.search(e.text)), None)
+    if caught is None:
+        none = Figure.missing("no target worker logged TF's `SIGTERM caught`")
+        return none, none
+    noticed = Figure.of(caught.t - inject.t, f"fault -> worker-{caught.worker}'s `SIGTERM caught` "
+                                             f"(TF polls for it every {SIGTERM_POLL_S:g} s)")
+    exit_ = next((e for e in timeline.of(ExitEvent, caught.worker) if caught.t <= e.t <= restart), None)
+    after = (Figure.of(exit_.t - caught.t, f"`SIGTERM caught` -> exit {exit_.exit_code}") if exit_
+             else Figure.missing(f"worker-{caught.worker} did not exit before the restart"))
+    return noticed, after
 
 
 def exit_lags(timeline: Timeline, inject: InjectEvent) -> dict[str, Figure]:
@@ -335,6 +368,7 @@ def measure(entry: BatteryEntry, report: Report, symptom_window_s: float) -> Run
     lost = steps_lost(report)
     targets = inject.target_workers(timeline.info.num_workers)
     exits = [e for e in timeline.of(ExitEvent) if e.t >= inject.t and e.worker in targets]
+    sigterm_noticed, exit_after_noticed = sigterm_figures(timeline, inject)
     heal_after = None
     if window is not None and window.heal is not None:
         first = next((s for s in timeline.of(StepEvent) if s.t > window.heal.t), None)
@@ -347,6 +381,8 @@ def measure(entry: BatteryEntry, report: Report, symptom_window_s: float) -> Run
         inject_s=(Figure.of(inject.completed_t - inject.t, "the inject's command sent -> done")
                   if inject.completed_t >= inject.t else Figure.missing("the inject did not say when it was done")),
         exit_lag=exit_lags(timeline, inject),
+        sigterm_noticed_s=sigterm_noticed,
+        exit_after_sigterm_noticed_s=exit_after_noticed,
         restart_after_s=(Figure.of(round_[0].t - inject.t, "fault -> the runner's restart (restart: all waits "
                                    "for every worker to exit)") if round_ else Figure.missing("no restart")),
         hang=hang,

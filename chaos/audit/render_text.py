@@ -6,7 +6,7 @@ import json
 
 from chaos.audit.card import Card
 from chaos.audit.findings import FAILURES, FINDING, NOT_MEASURED, OK
-from chaos.audit.measure import Figure
+from chaos.audit.measure import SIGTERM_POLL_S, Figure
 
 MARK = {OK: "ok", FINDING: "FINDING", NOT_MEASURED: "not measured"}
 
@@ -60,6 +60,9 @@ def run_rows(card: Card) -> list[list[str]]:
             continue
         detection = ", ".join(f"{w} {seconds(f.value)}" + (f" ({f.note})" if f.known else " (none)")
                               for w, f in r.detection.items()) if r.kind in FAILURES else "-"
+        if r.sigterm_noticed_s.known:  # the SIGTERM reached the job through TF's 1 s poll: say where it went
+            detection += (f"; TF noticed the SIGTERM {seconds(r.sigterm_noticed_s.value)} after it (it polls each "
+                          f"{SIGTERM_POLL_S:g} s), the job exited {seconds(r.exit_after_sigterm_noticed_s.value)} later")
         lost = "-" if not r.steps_lost.known else f"{r.steps_lost.value:g} / {r.save_interval_steps or '?'}"
         exact = r.verdict("matches_uninterrupted")
         rows.append([

@@ -46,3 +46,15 @@ def silent_report(noticed_after=None, window=40):
     b.heal("pause_worker", "worker-1").wait(1).restart().wait(3).start().restored(0, 1, 10).restored(1, 1, 10)
     b.steps(11, 30).done(0).done(1)
     return report(b.build(), recovered_verdicts(), name="audit-peer-paused")
+
+
+def preempted_report(caught_after=None):
+    """worker-1 preempted at step 15: TF logs `SIGTERM caught` caught_after s later (None: no
+    such line), the job saves and exits 42 at 2.4 s, the chief errors at 2.5 s."""
+    b = TimelineBuilder().start().steps(1, 10).checkpoint(10).steps(11, 15)
+    b.inject("preempt_worker", "worker-1", worker=1, grace_s=15)
+    if caught_after is not None:
+        b.wait(caught_after).log(1, "W0000 preemption_notifier.cc:89] SIGTERM caught at 2026-11-27T21:00:00+00:00")
+    b.wait(2.4 - (caught_after or 0)).exit(1, 42).wait(0.1).error(0, "UnavailableError", "Socket closed")
+    b.wait(1.0).exit(0, 1).restart().wait(4).start().restored(0, 1, 15).restored(1, 1, 15).steps(16, 30)
+    return report(b.done(0).done(1).build(), recovered_verdicts(), name="audit-preemption")

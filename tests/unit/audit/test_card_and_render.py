@@ -9,7 +9,7 @@ from chaos.audit.card import Assumptions, build_card
 from chaos.audit.measure import measure, not_measured
 from chaos.audit.render_html import page
 from chaos.audit.render_text import markdown, to_json
-from audit_reports import killed_worker_report, reference_report, silent_report
+from audit_reports import killed_worker_report, preempted_report, reference_report, silent_report
 
 
 def card(**kw):
@@ -87,3 +87,10 @@ def test_json_card_carries_every_figure_and_formula():
     assert data["model"]["save_s"]["value"] == pytest.approx(0.3)
     assert {r["key"] for r in data["runs"]} == {"reference", "killed-worker", "peer-paused", "preemption"}
     assert next(r for r in data["runs"] if r["key"] == "preemption")["status"] == "not measured"
+
+
+def test_a_preempted_run_says_when_tf_noticed_the_sigterm_and_when_the_job_exited():
+    runs = [measure(REFERENCE, reference_report(save_pause=0.3), 40), measure(PREEMPTION, preempted_report(0.7), 30)]
+    md = markdown(build_card(runs, Assumptions(24, 64), workload="w", battery="quick", command="c"))
+    assert "TF noticed the SIGTERM 0.70 s after it (it polls each 1 s), the job exited 1.70 s later" in md
+    assert "TF noticed" not in markdown(card())  # no SIGTERM, no such words

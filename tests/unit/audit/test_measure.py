@@ -2,7 +2,7 @@ import pytest
 
 from chaos.audit.battery import KILLED_WORKER, PEER_PAUSED, REFERENCE
 from chaos.audit.measure import MEASURED, NOT_MEASURED, measure, save_cost
-from audit_reports import killed_worker_report, reference_report, report, silent_report
+from audit_reports import killed_worker_report, preempted_report, reference_report, report, silent_report
 from timeline_builder import TimelineBuilder
 
 
@@ -90,3 +90,23 @@ def test_the_inject_s_own_duration_is_measured_when_the_inject_says_when_it_was_
     i = next(n for n, e in enumerate(events) if isinstance(e, InjectEvent))
     events[i] = dataclasses.replace(events[i], completed_t=events[i].t + 0.25)
     assert measure(KILLED_WORKER, r, 30).inject_s.value == pytest.approx(0.25)
+
+
+def _preempted(caught_after):
+    from chaos.audit.battery import PREEMPTION
+
+    return measure(PREEMPTION, preempted_report(caught_after), symptom_window_s=30)
+
+
+def test_a_preempted_job_s_reaction_is_split_at_tf_s_sigterm_caught_line():
+    m = _preempted(caught_after=0.7)
+    assert m.sigterm_noticed_s.value == pytest.approx(0.7) and "polls for it every 1 s" in m.sigterm_noticed_s.note
+    assert m.exit_after_sigterm_noticed_s.value == pytest.approx(1.7) and "exit 42" in m.exit_after_sigterm_noticed_s.note
+    assert m.detection["worker-1"].value == pytest.approx(2.4)  # from the inject, as before
+
+
+def test_without_tf_s_sigterm_line_the_split_is_missing_with_why():
+    m = _preempted(caught_after=None)
+    assert not m.sigterm_noticed_s.known and "SIGTERM caught" in m.sigterm_noticed_s.note
+    assert not m.exit_after_sigterm_noticed_s.known
+    assert m.detection["worker-1"].value == pytest.approx(2.4)
