@@ -87,7 +87,7 @@ def hang(runs: list[RunMeasures], context: "Context") -> Finding:
                 "MultiWorkerMirroredStrategy(communication_options=...); the coordination service's "
                 "heartbeat_timeout_in_ms (TF default 10 s)",
     )
-    judged = _judged(runs, FAILURES)
+    judged = [r for r in _judged(runs, FAILURES) if r.hang is not None]  # None: training ended first
     if not judged:
         return Finding(**base, status=NOT_MEASURED, measured=_none_measured(runs, FAILURES, "detection"), fix="")
     hung = [r for r in judged if r.hang]

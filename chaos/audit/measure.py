@@ -156,20 +156,45 @@ def watchdog_kills(timeline: Timeline, inject: InjectEvent) -> list[ExitEvent]:
     return [e for e in timeline.of(ExitEvent) if inject.t <= e.t <= round_[0].t and e.exit_code == 137]
 
 
+def _done_in_life(timeline: Timeline, inject: InjectEvent) -> dict[int, float]:
+    """Per worker: when it reported training done after the inject, before any restart."""
+    restart = next((r.t for r in timeline.of(RestartEvent) if r.t >= inject.t), float("inf"))
+    return {w: d.t for w, d in first_by_worker([d for d in timeline.of(DoneEvent)
+                                                if inject.t <= d.t < restart]).items()}
+
+
+def finished_after(timeline: Timeline, inject: InjectEvent) -> set[int]:
+    """Workers that reported training done after the inject (before any restart): their exit that
+    follows is the end of training, not a sign of the fault (a preempted job whose last steps fit
+    in the grace period trains to the end on every worker, exit 0, and nothing noticed anything)."""
+    return set(_done_in_life(timeline, inject))
+
+
+def noticing_exits(timeline: Timeline, inject: InjectEvent, until: float) -> list[ExitEvent]:
+    """The exits from the inject up to ``until`` that can be a fault's sign: not a worker's exit
+    after it finished training."""
+    done = _done_in_life(timeline, inject)
+    return [e for e in timeline.of(ExitEvent) if inject.t <= e.t <= until
+            and not (e.worker in done and done[e.worker] <= e.t)]
+
+
 def detection_by_worker(timeline: Timeline, inject: InjectEvent) -> dict[str, Figure]:
     """Per worker: from the inject to its first error or exit, before the
     orchestrator restarted it (an exit the restart caused is not the worker
-    noticing, nor is a kill by the runner's stall watchdog)."""
+    noticing, nor is a kill by the runner's stall watchdog, nor its exit
+    after it finished training)."""
     restart = next((r.t for r in timeline.of(RestartEvent) if r.t >= inject.t), float("inf"))
     killed = watchdog_kills(timeline, inject)
-    signs = [e for e in timeline.events if isinstance(e, (ErrorEvent, ExitEvent)) and inject.t <= e.t < restart
-             and not any(e is k for k in killed)]
-    first = first_by_worker(signs)
+    signs = [e for e in [*timeline.of(ErrorEvent), *noticing_exits(timeline, inject, restart)]
+             if inject.t <= e.t < restart and not any(e is k for k in killed)]
+    first = first_by_worker(sorted(signs, key=lambda e: e.t))
+    finished = finished_after(timeline, inject)
     out: dict[str, Figure] = {}
     for w in timeline.workers():
         e = first.get(w)
         if e is None:
             why = ("no error: the runner's stall watchdog killed it" if any(k.worker == w for k in killed)
+                   else "nothing to notice: it finished training (done, then its exit)" if w in finished
                    else "no error and no exit before the restart (still waiting)")
             out[f"worker-{w}"] = Figure.missing(why)
         elif isinstance(e, ExitEvent):
@@ -203,9 +228,12 @@ def sigterm_figures(timeline: Timeline, inject: InjectEvent) -> tuple[Figure, Fi
     noticed = Figure.of(caught.t - inject.t, f"fault -> worker-{caught.worker}'s `SIGTERM caught` "
                                              f"(TF polls for it every {SIGTERM_POLL_S:g} s)")
     exit_ = next((e for e in timeline.of(ExitEvent, caught.worker) if caught.t <= e.t <= restart), None)
-    after = (Figure.of(exit_.t - caught.t, f"`SIGTERM caught` -> exit {exit_.exit_code}") if exit_
-             else Figure.missing(f"worker-{caught.worker} did not exit before the restart"))
-    return noticed, after
+    if exit_ is None:
+        return noticed, Figure.missing(f"worker-{caught.worker} did not exit before the restart")
+    if caught.worker in finished_after(timeline, inject):
+        return noticed, Figure.missing(f"worker-{caught.worker} trained to the end first (done, then exit "
+                                       f"{exit_.exit_code}): its exit was not its answer to the SIGTERM")
+    return noticed, Figure.of(exit_.t - caught.t, f"`SIGTERM caught` -> exit {exit_.exit_code}")
 
 
 def exit_lags(timeline: Timeline, inject: InjectEvent) -> dict[str, Figure]:
@@ -226,7 +254,7 @@ def detect_figure(timeline: Timeline, inject: InjectEvent, round_: list[RestartE
     orchestrator watching processes can restart the job); with no exit before
     the runner's restart, to that restart; neither: not measured."""
     until = round_[0].t if round_ else float("inf")
-    exits = [e for e in timeline.of(ExitEvent) if inject.t <= e.t <= until]
+    exits = noticing_exits(timeline, inject, until)
     if exits and any(exits[0] is k for k in watchdog_kills(timeline, inject)):
         return Figure.of(exits[0].t - inject.t, f"fault -> the runner's stall watchdog killed {exits[0].source} "
                                                 f"({round_[0].reason}): the job itself never noticed")
@@ -235,6 +263,8 @@ def detect_figure(timeline: Timeline, inject: InjectEvent, round_: list[RestartE
                                                 f"code {exits[0].exit_code})")
     if round_:
         return Figure.of(until - inject.t, "fault -> the runner's restart (no process exited before it)")
+    if set(timeline.workers()) <= finished_after(timeline, inject):
+        return Figure.missing("every worker finished training after the fault: nothing to detect")
     return Figure.missing("no process exited and the job was not restarted")
 
 
@@ -361,7 +391,9 @@ def measure(entry: BatteryEntry, report: Report, symptom_window_s: float) -> Run
     acting = timeline.acting_from(window) if window is not None else inject.t
     detection = detection_by_worker(timeline, inject)
     noticed = [f.value - max(0.0, acting - inject.t) for f in detection.values() if f.known]
-    hang = not noticed or min(noticed) > symptom_window_s
+    # A job that trained to the end on every worker did not hang, nor did anything have to notice.
+    ended = set(timeline.workers()) <= finished_after(timeline, inject)
+    hang = None if ended and not noticed else (not noticed or min(noticed) > symptom_window_s)
     restart, parts, resumed = restart_figures(timeline, inject.t)
     round_ = first_restart_round(timeline, inject.t)
     detect = detect_figure(timeline, inject, round_)

@@ -58,3 +58,13 @@ def preempted_report(caught_after=None):
     b.wait(2.4 - (caught_after or 0)).exit(1, 42).wait(0.1).error(0, "UnavailableError", "Socket closed")
     b.wait(1.0).exit(0, 1).restart().wait(4).start().restored(0, 1, 15).restored(1, 1, 15).steps(16, 30)
     return report(b.done(0).done(1).build(), recovered_verdicts(), name="audit-preemption")
+
+
+def preempted_trained_to_end_report():
+    """The example's fit job preempted at epoch 2 with a 15 s grace (docs/audit.md): TF caught the
+    SIGTERM 0.6 s later, both workers trained to step 30 and exited 0, no restart."""
+    b = TimelineBuilder().start().steps(1, 10).checkpoint(10).steps(11, 15)
+    b.inject("preempt_worker", "worker-1", worker=1, grace_s=15)
+    b.wait(0.6).log(1, "W0000 preemption_notifier.cc:89] SIGTERM caught at 2026-11-27T21:00:00+00:00")
+    b.steps(16, 30).done(0).done(1).wait(0.5).exit(0, 0).wait(0.7).exit(1, 0)
+    return report(b.build(), [verdict("completed")], name="audit-preemption")

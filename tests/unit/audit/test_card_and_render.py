@@ -9,7 +9,8 @@ from chaos.audit.card import Assumptions, build_card
 from chaos.audit.measure import measure, not_measured
 from chaos.audit.render_html import page
 from chaos.audit.render_text import markdown, to_json
-from audit_reports import killed_worker_report, preempted_report, reference_report, silent_report
+from audit_reports import (killed_worker_report, preempted_report, preempted_trained_to_end_report, reference_report,
+                           silent_report)
 
 
 def card(**kw):
@@ -94,3 +95,14 @@ def test_a_preempted_run_says_when_tf_noticed_the_sigterm_and_when_the_job_exite
     md = markdown(build_card(runs, Assumptions(24, 64), workload="w", battery="quick", command="c"))
     assert "TF noticed the SIGTERM 0.70 s after it (it polls each 1 s), the job exited 1.70 s later" in md
     assert "TF noticed" not in markdown(card())  # no SIGTERM, no such words
+
+
+def test_a_preemption_the_job_trained_through_to_the_end_feeds_no_detection_to_the_model():
+    """Before, the exits after training ended (2.7-3.6 s) went into D as if they were detections."""
+    runs = [measure(REFERENCE, reference_report(save_pause=0.3), 40),
+            measure(KILLED_WORKER, killed_worker_report(), 30),
+            measure(PREEMPTION, preempted_trained_to_end_report(), 30)]
+    c = build_card(runs, Assumptions(24, 64), workload="w", battery="quick", command="c")
+    assert c.model.detect_s.value == pytest.approx(0.2) and "preemption" not in c.model.detect_s.note
+    hang = next(f for f in c.findings if f.id == "hang")
+    assert hang.status == "ok" and hang.measured.startswith("1 of 1 failures noticed")

@@ -2,7 +2,8 @@ import pytest
 
 from chaos.audit.battery import KILLED_WORKER, PEER_PAUSED, REFERENCE
 from chaos.audit.measure import MEASURED, NOT_MEASURED, measure, save_cost
-from audit_reports import killed_worker_report, preempted_report, reference_report, report, silent_report
+from audit_reports import (killed_worker_report, preempted_report, preempted_trained_to_end_report, reference_report,
+                           report, silent_report)
 from timeline_builder import TimelineBuilder
 
 
@@ -110,3 +111,18 @@ def test_without_tf_s_sigterm_line_the_split_is_missing_with_why():
     assert not m.sigterm_noticed_s.known and "SIGTERM caught" in m.sigterm_noticed_s.note
     assert not m.exit_after_sigterm_noticed_s.known
     assert m.detection["worker-1"].value == pytest.approx(2.4)
+
+
+def test_a_preempted_job_that_trains_to_the_end_in_the_grace_noticed_nothing():
+    """The example's fit job, preempted at epoch 2 with a 15 s grace: TF caught the SIGTERM, both
+    workers trained to step 300 and exited 0 (docs/audit.md). Their exits are the end of training,
+    not a detection: no detection figure, no D for the model, and not a hang."""
+    from chaos.audit.battery import PREEMPTION
+
+    m = measure(PREEMPTION, preempted_trained_to_end_report(), symptom_window_s=30)
+    assert all(not f.known and "finished training" in f.note for f in m.detection.values())
+    assert not m.detect_s.known and "nothing to detect" in m.detect_s.note
+    assert m.hang is None
+    assert m.sigterm_noticed_s.value == pytest.approx(0.6)
+    assert not m.exit_after_sigterm_noticed_s.known and "trained to the end first" in m.exit_after_sigterm_noticed_s.note
+    assert m.target_done and m.target_exit_code == 0
