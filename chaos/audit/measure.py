@@ -214,10 +214,19 @@ SIGTERM_CAUGHT = re.compile(r"SIGTERM caught at")
 SIGTERM_POLL_S = 1.0
 
 
+def sends_sigterm(inject: InjectEvent) -> bool:
+    return inject.fault == "preempt_worker" or (inject.fault == "kill_worker"
+                                                and inject.params.get("signal") == "SIGTERM")
+
+
 def sigterm_figures(timeline: Timeline, inject: InjectEvent) -> tuple[Figure, Figure]:
     """(the inject -> TF's `SIGTERM caught` line on a target worker, that line -> the target's
-    exit), before the restart. Missing when no target logged the line (no SIGTERM was sent, or
-    the job runs without TF's coordination service and the signal's own disposition acted)."""
+    exit), before the restart. Missing when the fault sends no SIGTERM (a SIGTERM the runner's
+    stall watchdog sent on stopping a hung worker is not the fault's), or no target logged the
+    line (the job runs without TF's coordination service and the signal's own disposition acted)."""
+    if not sends_sigterm(inject):
+        none = Figure.missing(f"{inject.fault} sends no SIGTERM")
+        return none, none
     restart = next((r.t for r in timeline.of(RestartEvent) if r.t >= inject.t), float("inf"))
     targets = inject.target_workers(timeline.info.num_workers)
     caught = next((e for e in timeline.of(LogLine) if e.worker in targets and inject.t <= e.t < restart

@@ -126,3 +126,14 @@ def test_a_preempted_job_that_trains_to_the_end_in_the_grace_noticed_nothing():
     assert m.sigterm_noticed_s.value == pytest.approx(0.6)
     assert not m.exit_after_sigterm_noticed_s.known and "trained to the end first" in m.exit_after_sigterm_noticed_s.note
     assert m.target_done and m.target_exit_code == 0
+
+
+def test_a_sigterm_the_stall_watchdog_sends_is_not_the_fault_s():
+    """On a blackholed peer the runner's watchdog stops the hung workers at ~43 s and TF logs
+    `SIGTERM caught` (the audit's runs): that is not a SIGTERM of the fault."""
+    b = TimelineBuilder().start().steps(1, 10).checkpoint(10).steps(11, 15)
+    b.inject("blocked_port", "worker-1", worker=1, mode="blackholed").wait(43.4)
+    b.log(1, "W0000 preemption_notifier.cc:89] SIGTERM caught at 2026-11-27T21:00:00+00:00").wait(3).exit(1, 137)
+    m = measure(PEER_PAUSED, report(b.build()), symptom_window_s=40)
+    assert not m.sigterm_noticed_s.known and "sends no SIGTERM" in m.sigterm_noticed_s.note
+    assert not m.exit_after_sigterm_noticed_s.known
