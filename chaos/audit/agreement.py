@@ -19,6 +19,11 @@ from chaos.errors import ScenarioError
 
 TOLERANCE = TIMING_SPREAD  # the spread within which a timed criterion is not judged either
 
+# The job's own answer to a SIGTERM, timed from when TF noticed it: compared by ratio alone. (When TF
+# noticed is the phase of its 1 s poll, 0-1 s whatever the job: on the card, not compared.)
+SIGTERM_FIGURES = ("exit_after_sigterm_noticed_s",)
+TIMED_FROM_INJECT = ("detect_s", "detection ")
+
 
 @dataclass(frozen=True)
 class Row:
@@ -87,22 +92,17 @@ def figures(card: dict) -> dict[str, float | None]:
         if run.get("kind") not in FAILURES:  # no fault to detect (reference), or a different measure (bring-up)
             continue
         key = base_key(run["key"])
-        for name in ("detect_s", "restart_s", *SIGTERM_FIGURES):
-            if name in SIGTERM_FIGURES and _value(run.get(name)) is None:
-                continue  # no SIGTERM in this run: not a figure of it (a card before them has none either)
+        for name in ("detect_s", "restart_s"):
             samples.setdefault(f"{key} {name}", []).append(_value(run.get(name)))
+        for name in SIGTERM_FIGURES:  # only a run whose job answered a SIGTERM has them (older cards: none)
+            if (value := _value(run.get(name))) is not None:
+                samples.setdefault(f"{key} {name}", []).append(value)
         for worker, figure in sorted((run.get("detection") or {}).items()):
             samples.setdefault(f"{key} detection {worker}{_way(figure)}", []).append(_value(figure))
     for name, values in samples.items():
         known = [v for v in values if v is not None]
         out[name] = statistics.median(known) if known else None
     return out
-
-
-# The job's own answer to a SIGTERM, timed from when TF noticed it: compared by ratio alone. (When TF
-# noticed is the phase of its 1 s poll, 0-1 s whatever the job: on the card, not compared.)
-SIGTERM_FIGURES = ("exit_after_sigterm_noticed_s",)
-TIMED_FROM_INJECT = ("detect_s", "detection ")
 
 
 def inject_slack(card: dict) -> dict[str, float]:

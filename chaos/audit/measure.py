@@ -156,9 +156,14 @@ def watchdog_kills(timeline: Timeline, inject: InjectEvent) -> list[ExitEvent]:
     return [e for e in timeline.of(ExitEvent) if inject.t <= e.t <= round_[0].t and e.exit_code == 137]
 
 
+def next_restart(timeline: Timeline, after: float) -> float:
+    """When the first restart at or after ``after`` came (inf: none)."""
+    return next((r.t for r in timeline.of(RestartEvent) if r.t >= after), float("inf"))
+
+
 def _done_in_life(timeline: Timeline, inject: InjectEvent) -> dict[int, float]:
     """Per worker: when it reported training done after the inject, before any restart."""
-    restart = next((r.t for r in timeline.of(RestartEvent) if r.t >= inject.t), float("inf"))
+    restart = next_restart(timeline, inject.t)
     return {w: d.t for w, d in first_by_worker([d for d in timeline.of(DoneEvent)
                                                 if inject.t <= d.t < restart]).items()}
 
@@ -168,6 +173,11 @@ def finished_after(timeline: Timeline, inject: InjectEvent) -> set[int]:
     follows is the end of training, not a sign of the fault (a preempted job whose last steps fit
     in the grace period trains to the end on every worker, exit 0, and nothing noticed anything)."""
     return set(_done_in_life(timeline, inject))
+
+
+def all_finished(timeline: Timeline, inject: InjectEvent) -> bool:
+    """Every worker trained to the end after the fault: nothing had to notice it."""
+    return set(timeline.workers()) <= finished_after(timeline, inject)
 
 
 def noticing_exits(timeline: Timeline, inject: InjectEvent, until: float) -> list[ExitEvent]:
@@ -183,7 +193,7 @@ def detection_by_worker(timeline: Timeline, inject: InjectEvent) -> dict[str, Fi
     orchestrator restarted it (an exit the restart caused is not the worker
     noticing, nor is a kill by the runner's stall watchdog, nor its exit
     after it finished training)."""
-    restart = next((r.t for r in timeline.of(RestartEvent) if r.t >= inject.t), float("inf"))
+    restart = next_restart(timeline, inject.t)
     killed = watchdog_kills(timeline, inject)
     signs = [e for e in [*timeline.of(ErrorEvent), *noticing_exits(timeline, inject, restart)]
              if inject.t <= e.t < restart and not any(e is k for k in killed)]
@@ -227,7 +237,7 @@ def sigterm_figures(timeline: Timeline, inject: InjectEvent) -> tuple[Figure, Fi
     if not sends_sigterm(inject):
         none = Figure.missing(f"{inject.fault} sends no SIGTERM")
         return none, none
-    restart = next((r.t for r in timeline.of(RestartEvent) if r.t >= inject.t), float("inf"))
+    restart = next_restart(timeline, inject.t)
     targets = inject.target_workers(timeline.info.num_workers)
     caught = next((e for e in timeline.of(LogLine) if e.worker in targets and inject.t <= e.t < restart
                    and SIGTERM_CAUGHT.search(e.text)), None)
@@ -248,7 +258,7 @@ def sigterm_figures(timeline: Timeline, inject: InjectEvent) -> tuple[Figure, Fi
 def exit_lags(timeline: Timeline, inject: InjectEvent) -> dict[str, Figure]:
     """Per worker that raised an error after the fault: from that error to its
     process's exit (before the restart): how long a failed process lingers."""
-    restart = next((r.t for r in timeline.of(RestartEvent) if r.t >= inject.t), float("inf"))
+    restart = next_restart(timeline, inject.t)
     errors = first_by_worker([e for e in timeline.of(ErrorEvent) if inject.t <= e.t < restart])
     out: dict[str, Figure] = {}
     for w, error in errors.items():
@@ -272,7 +282,7 @@ def detect_figure(timeline: Timeline, inject: InjectEvent, round_: list[RestartE
                                                 f"code {exits[0].exit_code})")
     if round_:
         return Figure.of(until - inject.t, "fault -> the runner's restart (no process exited before it)")
-    if set(timeline.workers()) <= finished_after(timeline, inject):
+    if all_finished(timeline, inject):
         return Figure.missing("every worker finished training after the fault: nothing to detect")
     return Figure.missing("no process exited and the job was not restarted")
 
@@ -401,8 +411,7 @@ def measure(entry: BatteryEntry, report: Report, symptom_window_s: float) -> Run
     detection = detection_by_worker(timeline, inject)
     noticed = [f.value - max(0.0, acting - inject.t) for f in detection.values() if f.known]
     # A job that trained to the end on every worker did not hang, nor did anything have to notice.
-    ended = set(timeline.workers()) <= finished_after(timeline, inject)
-    hang = None if ended and not noticed else (not noticed or min(noticed) > symptom_window_s)
+    hang = None if not noticed and all_finished(timeline, inject) else (not noticed or min(noticed) > symptom_window_s)
     restart, parts, resumed = restart_figures(timeline, inject.t)
     round_ = first_restart_round(timeline, inject.t)
     detect = detect_figure(timeline, inject, round_)
