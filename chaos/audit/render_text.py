@@ -61,8 +61,10 @@ def run_rows(card: Card) -> list[list[str]]:
         detection = ", ".join(f"{w} {seconds(f.value)}" + (f" ({f.note})" if f.known else " (none)")
                               for w, f in r.detection.items()) if r.kind in FAILURES else "-"
         if r.sigterm_noticed_s.known:  # the SIGTERM reached the job through TF's 1 s poll: say where it went
+            answer = r.exit_after_sigterm_noticed_s
             detection += (f"; TF noticed the SIGTERM {seconds(r.sigterm_noticed_s.value)} after it (it polls each "
-                          f"{SIGTERM_POLL_S:g} s), the job exited {seconds(r.exit_after_sigterm_noticed_s.value)} later")
+                          f"{SIGTERM_POLL_S:g} s), " + (f"the job exited {seconds(answer.value)} later" if answer.known
+                                                       else answer.note))
         lost = "-" if not r.steps_lost.known else f"{r.steps_lost.value:g} / {r.save_interval_steps or '?'}"
         exact = r.verdict("matches_uninterrupted")
         rows.append([

@@ -106,3 +106,12 @@ def test_a_preemption_the_job_trained_through_to_the_end_feeds_no_detection_to_t
     assert c.model.detect_s.value == pytest.approx(0.2) and "preemption" not in c.model.detect_s.note
     hang = next(f for f in c.findings if f.id == "hang")
     assert hang.status == "ok" and hang.measured.startswith("1 of 1 failures noticed")
+
+
+def test_a_preempted_job_that_trained_to_the_end_says_so_beside_when_tf_noticed_the_sigterm():
+    runs = [measure(REFERENCE, reference_report(save_pause=0.3), 40),
+            measure(PREEMPTION, preempted_trained_to_end_report(), 30)]
+    md = markdown(build_card(runs, Assumptions(24, 64), workload="w", battery="quick", command="c"))
+    assert ("TF noticed the SIGTERM 0.60 s after it (it polls each 1 s), worker-1 trained to the end first "
+            "(done, then exit 0): its exit was not its answer to the SIGTERM") in md
+    assert "not measured later" not in md
