@@ -109,6 +109,10 @@ class RunMeasures:
     save_interval_steps: int = 0
     step_time_s: Figure = Figure.missing("no steps")
     save_cost_s: Figure = Figure.missing("no checkpoint")
+    save_extras_s: list[float] = field(default_factory=list)  # each save's cost before the first fault (C's samples)
+    # The run had the machine to itself: the reference always, a fault run under -j 1. Only such
+    # runs feed the card's step time and C (chaos.audit.card.modelled).
+    alone: bool = True
     target_exit_code: int | None = None
     target_done: bool = False  # the fault's target reported done before it exited (training ended first)
     resumed_step: int | None = None  # first step after the restart
@@ -385,18 +389,19 @@ def drift(timeline: Timeline, judged: Judged) -> Figure:
                      f"|final loss {last.loss:.6g} - uninterrupted {reference:.6g}|")
 
 
-def measure(entry: BatteryEntry, report: Report, symptom_window_s: float) -> RunMeasures:
-    """The audit's figures from one battery run."""
+def measure(entry: BatteryEntry, report: Report, symptom_window_s: float, alone: bool = True) -> RunMeasures:
+    """The audit's figures from one battery run (``alone``: nothing else of the battery ran beside it)."""
     artifact = report.artifacts.get("page", "")
     if report.error:
         return not_measured(entry, f"the run broke: {report.error}", report.scenario, artifact)
     timeline = report.timeline
     verdicts = _verdicts(report)
+    save, extras = save_cost(timeline)
     base = dict(
         key=entry.key, title=entry.title, kind=entry.kind, status=MEASURED, scenario=report.scenario,
         report=artifact, workers=timeline.info.num_workers, verdicts=verdicts,
         save_interval_steps=save_interval(timeline), step_time_s=step_time(timeline),
-        save_cost_s=save_cost(timeline)[0], symptom_window_s=symptom_window_s,
+        save_cost_s=save, save_extras_s=extras, symptom_window_s=symptom_window_s, alone=alone,
         backup_dirs={f"worker-{w}": p.checkpoint_dir for w, p in first_by_worker(timeline.of(PlanEvent)).items()
                      if p.checkpoint_dir},
     )

@@ -71,7 +71,9 @@ def run_battery(planned: list[Planned], options: RunOptions, jobs: int, show=Non
     return reports
 
 
-def measures_of(planned: list[Planned], reports: list[Report | None]) -> list[RunMeasures]:
+def measures_of(planned: list[Planned], reports: list[Report | None], jobs: int = 1) -> list[RunMeasures]:
+    """Each run's figures; a run ran alone when it was the reference (run_battery runs it first,
+    by itself) or the battery ran one run at a time."""
     out = []
     for p, report in zip(planned, reports):
         if p.scenario is None:
@@ -79,7 +81,8 @@ def measures_of(planned: list[Planned], reports: list[Report | None]) -> list[Ru
         elif report is None:
             out.append(not_measured(p.entry, "no report came back"))
         else:
-            out.append(measure(p.entry, report, p.scenario.timeouts.symptom))
+            alone = jobs == 1 or p.entry.kind == "reference"
+            out.append(measure(p.entry, report, p.scenario.timeouts.symptom, alone))
     return out
 
 
@@ -125,7 +128,7 @@ def audit(request: AuditRequest, show=None, preflight=None) -> tuple[Card, list[
         reports = run_battery(planned, options, request.jobs, show)
     if options.report_dir is not None:  # runs/index.html and junit.xml, as chaos run --report-dir writes them
         outputs.write_suite([r for r in reports if r is not None], options.report_dir)
-    return card_of(request, measures_of(planned, reports), time.monotonic() - started), reports
+    return card_of(request, measures_of(planned, reports, request.jobs), time.monotonic() - started), reports
 
 
 def any_broken(reports: list[Report | None]) -> bool:

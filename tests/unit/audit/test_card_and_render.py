@@ -14,10 +14,11 @@ from audit_reports import (killed_worker_report, preempted_report, preempted_tra
 
 
 def card(**kw):
+    # The fault runs went side by side (-j 2): the step time and C are the reference's alone.
     runs = [
         measure(REFERENCE, reference_report(save_pause=0.3), 40),
-        measure(KILLED_WORKER, killed_worker_report(), 30),
-        measure(PEER_PAUSED, silent_report(10.0), 40),
+        measure(KILLED_WORKER, killed_worker_report(), 30, alone=False),
+        measure(PEER_PAUSED, silent_report(10.0), 40, alone=False),
         not_measured(PREEMPTION, "refused for this workload: needs the harness"),
     ]
     return build_card(runs, Assumptions(24, 64), workload="the built-in harness", battery="quick",
