@@ -2,7 +2,8 @@
 
 The uninterrupted run goes first and alone (its step times give the save cost
 C, which another run's training on the same cores would inflate); the faults
-then run side by side like ``chaos run -j N``. Every entry ends up on the card:
+then run side by side like ``chaos run -j N``, or one at a time with -j 1, when
+each fault run's steps before its fault count towards C and the step time too. Every entry ends up on the card:
 measured, or "not measured" with why (refused by validation for this
 workload, its run broke, its fault never acted).
 """
