@@ -42,8 +42,18 @@ def test_the_reference_runs_first_and_alone_then_the_faults_side_by_side(calls, 
     assert calls == [(["audit-reference"], 1), (["audit-killed-worker", "audit-peer-paused"], 3)]
     assert [r.key for r in card.runs] == ["reference", "killed-worker", "peer-paused"]
     assert all(r.measured for r in card.runs)
+    # Only the reference had the machine to itself, so only it feeds the step time and C.
+    assert [r.alone for r in card.runs] == [True, False, False]
     assert (tmp_path / "scenarios" / "audit-killed-worker.yaml").is_file()  # each run reproduces with chaos run
     assert (tmp_path / "runs" / "index.html").is_file() and (tmp_path / "runs" / "junit.xml").is_file()
+
+
+def test_one_run_at_a_time_every_run_counts_as_alone(calls, tmp_path):
+    from dataclasses import replace
+
+    card, _ = audit(replace(request(tmp_path), jobs=1))
+    assert [r.alone for r in card.runs] == [True, True, True]
+    assert "fault run(s) before their fault" in card.model.save_s.note
 
 
 def test_a_refused_entry_is_not_run_and_stays_on_the_card(calls, tmp_path):
