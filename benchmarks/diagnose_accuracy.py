@@ -125,7 +125,11 @@ SPLITS = {"dev": ("dev",), "heldout": ("heldout",), "heldout-2": ("heldout-2",),
           "heldout-8": ("heldout-8",),
           # what round 7's last rules were written on: every split but heldout-8 (heldout-7 read after its blind run)
           "train-8": ("dev", "heldout", "heldout-2", "dev-2", "heldout-3", "dev-3", "heldout-4", "tune-5", "heldout-5",
-                      "heldout-6", "heldout-7")}
+                      "heldout-6", "heldout-7"),
+          "heldout-9": ("heldout-9",),
+          # what the rules were written on before heldout-9's blind run: every split but heldout-9
+          "train-9": ("dev", "heldout", "heldout-2", "dev-2", "heldout-3", "dev-3", "heldout-4", "tune-5", "heldout-5",
+                      "heldout-6", "heldout-7", "heldout-8")}
 
 
 def table(results: list[dict], split: str) -> str:
