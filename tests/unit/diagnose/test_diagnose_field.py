@@ -62,15 +62,17 @@ def _lines() -> list[str]:
 # --- the corpus --------------------------------------------------------------------
 
 
+SPLITS = ("dev", "heldout", "heldout-2", "dev-2", "heldout-3", "dev-3", "heldout-4", "tune-5", "heldout-5",
+          "heldout-6", "heldout-7", "heldout-8", "heldout-9")
+
+
 def test_corpus_has_a_hundred_cases_each_with_a_source_a_family_and_a_log():
     assert len(CASES) >= 100
     assert len({c["id"] for c in CASES}) == len(CASES)
     for case in CASES:
         assert set(case) >= {"id", "source", "family", "split", "root_cause", "log"}, case["id"]
         assert case["source"].startswith("https://"), case["id"]
-        assert case["family"] in FAMILIES and case["split"] in ("dev", "heldout", "heldout-2", "dev-2", "heldout-3",
-                                                                    "dev-3", "heldout-4", "tune-5", "heldout-5",
-                                                                    "heldout-6", "heldout-7", "heldout-8"), case["id"]
+        assert case["family"] in FAMILIES and case["split"] in SPLITS, case["id"]
         assert case["log"].strip() and case["root_cause"].strip(), case["id"]
 
 
