@@ -93,8 +93,9 @@ def job_speed(runs: list[RunMeasures]) -> tuple[Figure, Figure]:
 
     Each run trains undisturbed until its fault, so all of them measure the job's own
     speed: one run's figure is a single sample of ~10 ms steps on a shared machine (two
-    batteries' references were 24-26 % apart, docs/audit.md); pooled, C is the median of
-    every save's cost and the step time the median of the runs' medians. Runs beside
+    batteries' references were 24-26 % apart, docs/audit.md); pooled, C is the mean of
+    every save's cost (the expected cost the model needs) and the step time the
+    median of the runs' medians. Runs beside
     others (-j N) are left out: their steps carry the battery's own load."""
     alone = [r for r in runs if r.measured and r.alone]
     timed = [r for r in alone if r.step_time_s.known]
@@ -106,9 +107,10 @@ def job_speed(runs: list[RunMeasures]) -> tuple[Figure, Figure]:
     saving = [r for r in alone if r.save_extras_s]
     extras = [x for r in saving for x in r.save_extras_s]
     if extras:
-        save = Figure.of(statistics.median(extras),
-                         f"median over {len(extras)} saves (a save's step interval - the run's median interval)"
-                         f" in {_where(saving)}")
+        # The mean: the model needs the expected cost of a save (a median jumps between kinds of save).
+        error = statistics.stdev(extras) / len(extras) ** 0.5 if len(extras) > 1 else float("nan")
+        save = Figure.of(statistics.fmean(extras),
+                         f"mean over {len(extras)} saves in {_where(saving)} (standard error {error:.3g} s)")
     else:
         save = _median_figure([(r.key, r.save_cost_s) for r in runs if r.measured], "a save cost")
     return step, save

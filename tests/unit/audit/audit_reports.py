@@ -27,10 +27,12 @@ def killed_worker_report(**kw):
     return report(killed_and_recovered(), recovered_verdicts(**kw))
 
 
-def reference_report(save_pause=0.3, dt=0.1):
-    """30 steps of 0.1 s; a save after step 10 and 20 that adds ``save_pause`` s."""
-    b = TimelineBuilder().start().steps(1, 10, dt=dt).checkpoint(10).wait(save_pause)
-    b.steps(11, 20, dt=dt).checkpoint(20).wait(save_pause).steps(21, 30, dt=dt).done(0).done(1)
+def reference_report(save_pause=0.3, dt=0.1, epoch_start=0.0):
+    """30 steps of 0.1 s; a save after step 10 and 20 that takes ``save_pause`` s, reported
+    as an epoch-end save is (step N, the save, the checkpoint), then ``epoch_start`` s
+    before the next step (the next epoch's iterator)."""
+    b = TimelineBuilder().start().steps(1, 10, dt=dt).wait(save_pause).checkpoint(10).wait(epoch_start)
+    b.steps(11, 20, dt=dt).wait(save_pause).checkpoint(20).wait(epoch_start).steps(21, 30, dt=dt).done(0).done(1)
     return report(b.build(), [verdict("completed")], name="audit-reference")
 
 

@@ -18,9 +18,19 @@ def test_every_save_of_every_run_alone_is_a_sample_of_c():
             run("silent", 0.016, [0.22, 0.25], key="partition")]
     step, save = job_speed(runs)
     # The reference alone would say 0.11 s and 10 ms.
-    assert save.value == pytest.approx(0.20) and "median over 5 saves" in save.note
+    assert save.value == pytest.approx(0.178) and "mean over 5 saves" in save.note
     assert "the uninterrupted run and 2 fault run(s) before their fault" in save.note
     assert step.value == pytest.approx(0.015) and "median over 3 runs" in step.note
+
+
+def test_c_is_the_mean_cost_of_a_save_not_the_median_of_two_kinds_of_save():
+    # The example's fit job, 2026-11-28: its saves cost ~0.1 s or ~0.5 s, 20 and 21 of 41,
+    # and the median sat on the edge of the upper kind. The model needs the expected cost.
+    cheap, dear = [0.10] * 20, [0.50] * 21
+    _, save = job_speed([run("reference", 0.01, cheap[:10] + dear[:11]),
+                         run("crash", 0.01, cheap[10:] + dear[11:], key="killed-worker")])
+    assert save.value == pytest.approx((20 * 0.10 + 21 * 0.50) / 41)
+    assert "standard error" in save.note
 
 
 def test_a_run_beside_others_is_left_out():

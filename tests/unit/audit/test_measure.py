@@ -32,6 +32,18 @@ def test_drift_when_the_resume_is_not_bit_exact():
     assert m.drift.value == pytest.approx(0.1)  # |0.5 - 0.4|
 
 
+def test_save_cost_of_an_epoch_end_save_is_step_n_to_its_checkpoint_without_the_next_epoch_s_start():
+    figure, extras = save_cost(reference_report(save_pause=0.3, epoch_start=0.6).timeline)
+    assert extras == pytest.approx([0.3, 0.3]) and figure.value == pytest.approx(0.3)
+
+
+def test_save_cost_of_a_mid_epoch_save_is_what_it_adds_to_step_n():
+    # The save runs in step 10's batch-end callbacks, before step 10 is reported.
+    b = TimelineBuilder().start().steps(1, 9).wait(0.25).steps(10, 10).checkpoint(10).steps(11, 20)
+    figure, extras = save_cost(b.build())
+    assert extras == pytest.approx([0.25]) and figure.value == pytest.approx(0.25)
+
+
 def test_save_cost_is_the_extra_time_of_the_step_holding_a_save():
     figure, extras = save_cost(reference_report(save_pause=0.3).timeline)
     assert extras == pytest.approx([0.3, 0.3]) and figure.value == pytest.approx(0.3)
