@@ -120,9 +120,12 @@ class ErrorRaised(SymptomCheck):
         missing = [w for w in self.workers if not any(h.worker == w for h in hits)]
         proof = [window.inject, *[next(h for h in hits if h.worker == w) for w in self.workers if w not in missing]]
         if missing:
+            # What the missing workers did instead: their other errors, and how they ended
+            # (an exit with no Python error is a different failure from a slow one).
+            ended = [e for e in timeline.exits() if e.worker in missing and window.start <= e.t <= clock + self.within_s]
             return failed(
                 f"{names(missing)} raised no {wanted} within {self.within_s:g} s of {since}",
-                proof + [e for e in seen if e.worker in missing][:3],
+                proof + [e for e in seen if e.worker in missing][:3] + ended[:len(missing)],
             )
         return passed(f"{names(self.workers)} raised {wanted} after the inject", proof)
 

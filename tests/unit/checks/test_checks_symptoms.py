@@ -27,6 +27,15 @@ def test_error_fails_on_wrong_class_message_worker_or_time():
     assert judge(ErrorRaised(class_="UnavailableError", within_s=0.5), timeline).status is Status.FAIL
 
 
+def test_a_worker_that_raised_nothing_shows_how_it_ended():
+    # worker-1 was SIGKILLed: no Python error, exit 137. The failing verdict says so, so a
+    # worker that exited without an error is told from one that was slow to raise.
+    verdict = judge(ErrorRaised(class_="UnavailableError", workers=[0, 1]), killed_and_recovered())
+    assert verdict.status is Status.FAIL
+    exits = [e for e in verdict.evidence if e.kind == "exit"]
+    assert [(e.worker, e.exit_code) for e in exits] == [(1, 137)]
+
+
 def test_error_clock_starts_when_the_workers_came_up_with_a_bring_up_fault():
     # Inject at bring-up, TF takes 70 s to import on a busy machine, then worker-1 fails at once.
     slow = (TimelineBuilder().inject("tf_config", "worker-1", mode="malformed").wait(70).start().wait(2)
