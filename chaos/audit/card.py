@@ -108,9 +108,9 @@ def job_speed(runs: list[RunMeasures]) -> tuple[Figure, Figure]:
     extras = [x for r in saving for x in r.save_extras_s]
     if extras:
         # The mean: the model needs the expected cost of a save (a median jumps between kinds of save).
-        error = statistics.stdev(extras) / len(extras) ** 0.5 if len(extras) > 1 else float("nan")
-        save = Figure.of(statistics.fmean(extras),
-                         f"mean over {len(extras)} saves in {_where(saving)} (standard error {error:.3g} s)")
+        spread = (f" (standard error {statistics.stdev(extras) / len(extras) ** 0.5:.3g} s)"
+                  if len(extras) > 1 else "")
+        save = Figure.of(statistics.fmean(extras), f"mean over {len(extras)} saves in {_where(saving)}{spread}")
     else:
         save = _median_figure([(r.key, r.save_cost_s) for r in runs if r.measured], "a save cost")
     return step, save

@@ -111,7 +111,7 @@ class RunMeasures:
     save_cost_s: Figure = Figure.missing("no checkpoint")
     save_extras_s: list[float] = field(default_factory=list)  # each save's cost before the first fault (C's samples)
     # The run had the machine to itself: the reference always, a fault run under -j 1. Only such
-    # runs feed the card's step time and C (chaos.audit.card.modelled).
+    # runs feed the card's step time and C (chaos.audit.card.job_speed).
     alone: bool = True
     target_exit_code: int | None = None
     target_done: bool = False  # the fault's target reported done before it exited (training ended first)

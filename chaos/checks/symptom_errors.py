@@ -8,7 +8,7 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 from pydantic import Field, PlainValidator, WithJsonSchema, field_validator
 
 from chaos.checks.base import SymptomCheck, register_check
-from chaos.checks.select import names, short_class
+from chaos.checks.select import first_by_worker, names, short_class
 from chaos.checks.verdict import Verdict, failed, passed
 from chaos.events import ErrorEvent, ExitEvent
 from chaos.text import compiled_regex, kind_of, shown
@@ -122,10 +122,11 @@ class ErrorRaised(SymptomCheck):
         if missing:
             # What the missing workers did instead: their other errors, and how they ended
             # (an exit with no Python error is a different failure from a slow one).
-            ended = [e for e in timeline.exits() if e.worker in missing and window.start <= e.t <= clock + self.within_s]
+            ended = first_by_worker([e for e in timeline.exits()
+                                     if e.worker in missing and window.start <= e.t <= clock + self.within_s])
             return failed(
                 f"{names(missing)} raised no {wanted} within {self.within_s:g} s of {since}",
-                proof + [e for e in seen if e.worker in missing][:3] + ended[:len(missing)],
+                proof + [e for e in seen if e.worker in missing][:3] + list(ended.values()),
             )
         return passed(f"{names(self.workers)} raised {wanted} after the inject", proof)
 

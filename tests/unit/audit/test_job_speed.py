@@ -47,6 +47,11 @@ def test_with_no_run_alone_the_figures_are_the_median_of_all_runs_and_say_so():
     assert step.value == pytest.approx(0.03)
 
 
+def test_one_save_gives_no_standard_error():
+    _, save = job_speed([run("reference", 0.01, [0.2])])
+    assert save.value == pytest.approx(0.2) and "mean over 1 saves" in save.note and "error" not in save.note
+
+
 def test_no_save_anywhere_is_missing_not_zero():
     step, save = job_speed([run("reference", 0.01, [])])
     assert not save.known and "no run measured a save cost" in save.note
