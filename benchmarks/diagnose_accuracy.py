@@ -16,6 +16,8 @@ read as a user would give it (one file), against the shipped catalogue
     python benchmarks/diagnose_accuracy.py --split train-7    # what round 7 may tune on: every split but heldout-7
     python benchmarks/diagnose_accuracy.py --split heldout-8  # the eighth held-out split: measure only
     python benchmarks/diagnose_accuracy.py --split train-8    # every split but heldout-8
+    python benchmarks/diagnose_accuracy.py --split heldout-10 # the tenth held-out split (Q&A pages): measure only
+    python benchmarks/diagnose_accuracy.py --split train-10   # every split but heldout-10
     python benchmarks/diagnose_accuracy.py --big-log-mb 100  # and time a 100 MB log
 
 Per family and split: top-1 (a confident answer, and its family is the
@@ -129,7 +131,11 @@ SPLITS = {"dev": ("dev",), "heldout": ("heldout",), "heldout-2": ("heldout-2",),
           "heldout-9": ("heldout-9",),
           # what the rules were written on before heldout-9's blind run: every split but heldout-9
           "train-9": ("dev", "heldout", "heldout-2", "dev-2", "heldout-3", "dev-3", "heldout-4", "tune-5", "heldout-5",
-                      "heldout-6", "heldout-7", "heldout-8")}
+                      "heldout-6", "heldout-7", "heldout-8"),
+          "heldout-10": ("heldout-10",),
+          # what the rules may be written on before heldout-10's blind run: every split but heldout-10
+          "train-10": ("dev", "heldout", "heldout-2", "dev-2", "heldout-3", "dev-3", "heldout-4", "tune-5", "heldout-5",
+                       "heldout-6", "heldout-7", "heldout-8", "heldout-9")}
 
 
 def table(results: list[dict], split: str) -> str:

@@ -63,7 +63,7 @@ def _lines() -> list[str]:
 
 
 SPLITS = ("dev", "heldout", "heldout-2", "dev-2", "heldout-3", "dev-3", "heldout-4", "tune-5", "heldout-5",
-          "heldout-6", "heldout-7", "heldout-8", "heldout-9")
+          "heldout-6", "heldout-7", "heldout-8", "heldout-9", "heldout-10")
 
 
 def test_corpus_has_a_hundred_cases_each_with_a_source_a_family_and_a_log():
