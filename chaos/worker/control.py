@@ -95,15 +95,25 @@ def mapped_bytes() -> int:
     raise RuntimeError("no VmSize in /proc/self/status")
 
 
+# The soft limit before the first cap: what lifting the cap gives back.
+_uncapped_soft: int | None = None
+
+
 def cap_address_space(headroom_mb: int | None) -> int | None:
-    """Limit this process to what it maps now plus ``headroom_mb``; None lifts it.
+    """Limit this process to what it maps now plus ``headroom_mb``; None lifts it
+    (back to the soft limit the process had before; a no-op when never capped).
 
     Returns the limit in bytes (None when lifted).
     """
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    global _uncapped_soft
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     if headroom_mb is None:
-        resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+        if _uncapped_soft is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (_uncapped_soft, hard))
+            _uncapped_soft = None
         return None
+    if _uncapped_soft is None:
+        _uncapped_soft = soft
     limit = mapped_bytes() + headroom_mb * MB
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)

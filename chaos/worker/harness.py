@@ -183,6 +183,10 @@ def main() -> int:
         settings = WorkerSettings.from_env(dict(os.environ))
         train(settings, emitter)
     except Exception as exc:  # reported as an event; the exit code says it failed
+        # The address-space cap stands in for a device's memory: a GPU's OOM does not
+        # starve the process's own unwinding and exit, so neither may the cap. The peers
+        # learn of the failure only when this process exits and closes its sockets.
+        cap_address_space(None)
         cls = type(exc)
         emitter.emit(
             ErrorEvent,

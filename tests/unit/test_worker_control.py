@@ -130,6 +130,33 @@ def test_cap_address_space_makes_a_large_allocation_fail_and_none_lifts_it():
     assert out["large_again"] == 512
 
 
+def test_lifting_the_cap_gives_back_the_soft_limit_the_process_had_and_is_a_no_op_uncapped():
+    """The worker lifts the cap whenever it fails (harness.main): that must not
+    touch a limit the job's own environment set, capped or not."""
+    out = run_python(
+        """
+        import json, resource
+        from chaos.worker.control import MB, cap_address_space
+
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        own = 64 * 1024 * MB  # the job's own soft limit, well above what it maps
+        resource.setrlimit(resource.RLIMIT_AS, (own, hard))
+        cap_address_space(None)  # never capped: nothing to give back
+        untouched = resource.getrlimit(resource.RLIMIT_AS)[0]
+        limit = cap_address_space(32)
+        capped = resource.getrlimit(resource.RLIMIT_AS)[0]
+        cap_address_space(None)
+        lifted = resource.getrlimit(resource.RLIMIT_AS)[0]
+        cap_address_space(None)  # twice: still the job's own
+        again = resource.getrlimit(resource.RLIMIT_AS)[0]
+        print(json.dumps(dict(own=own, untouched=untouched, limit=limit, capped=capped, lifted=lifted, again=again)))
+        """
+    )
+    assert out["untouched"] == out["own"]
+    assert out["capped"] == out["limit"] < out["own"]
+    assert out["lifted"] == out["again"] == out["own"]
+
+
 def test_memory_demand_applier_on_cpu_caps_then_lifts_in_the_process():
     out = run_python(
         """
