@@ -70,10 +70,12 @@ SHAPES: tuple[Shape, ...] = (
            r"CUDA_ERROR_OUT_OF_MEMORY|CUDA out of memory|failed to allocate [\d.]+\s*[KMGT]?i?B? \(\d+ bytes\) from device|"
            r"could not allocate pinned host memory|CUDA error: out of memory|cudaErrorMemoryAllocation|"
            r"(?:CUBLAS|CUDNN)_STATUS_ALLOC_FAILED|GpuLaunchKernel.*status: (?:Internal|INTERNAL): out of memory|"
-           r"Cuda failure '?out of memory",
+           r"Cuda failure '?out of memory|initialization on GPU:\d+ failed\. Status: out of memory",
            "ResourceExhaustedError"),
-    _shape("tf_oom_device", ["OOM when allocating", "Ran out of memory"],
-           r"OOM when allocating tensor.*(?:GPU|gpu|_bfc)|Ran out of memory trying to allocate", "ResourceExhaustedError"),
+    # XLA's own allocator (jit_compile) says "Out of memory while trying to allocate N bytes."
+    _shape("tf_oom_device", ["OOM when allocating", "Ran out of memory", "Out of memory while"],
+           r"OOM when allocating tensor.*(?:GPU|gpu|_bfc)|Ran out of memory trying to allocate|"
+           r"Out of memory while trying to allocate \d+ bytes", "ResourceExhaustedError"),
     _shape("tf_oom_cpu", ["OOM when allocating"], r"OOM when allocating tensor.*(?:by allocator cpu|device:CPU|cpu:\d)",
            "ResourceExhaustedError", unless=("ps_oom",)),
     _shape("tf_oom", ["OOM when allocating"], r"OOM when allocating tensor", "ResourceExhaustedError",
@@ -84,8 +86,11 @@ SHAPES: tuple[Shape, ...] = (
     _shape("dst_tensor", ["Dst tensor is not initialized"], r"Dst tensor is not initialized"),
     _shape("gpu_memory_full", ["MiB /"], r"\|\s+\d{4,}MiB /\s+\d{4,}MiB\s+\|"),
     # --- host memory
-    _shape("oom_killer", ["oom-kill", "oom_kill", "Out of memory", "OOM-kill"],
-           r"invoked oom-killer|oom_kill_process|Out of memory: Kill(?:ed)? process|OOM-killed|oom-kill"),
+    _shape("oom_killer", ["oom-kill", "oom_kill", "Out of memory", "OOM-kill", "memory: Kill"],
+           r"invoked oom-killer|oom_kill_process|[Oo]ut of memory: Kill(?:ed)? process|OOM-killed|oom-kill"),
+    # Slurm's job accounting kills a step over its memory request; srun reports "task 0: Out Of Memory"
+    _shape("slurm_memory", ["Exceeded job memory", "Exceeded step memory", "exceeded memory limit", "Out Of Memory"],
+           r"Exceeded (?:job|step) memory limit|[Ss]tep [\d.]+ exceeded memory limit|task \d+: Out Of Memory"),
     _shape("oomkilled", ["OOMKilled"], r"\bOOMKilled\b"),
     _shape("bad_alloc", ["bad_alloc", "Cannot allocate memory", "MemoryError"],
            r"std::bad_alloc|Cannot allocate memory|\bMemoryError\b", ""),
@@ -109,12 +114,20 @@ SHAPES: tuple[Shape, ...] = (
     _shape("evicted", ["Evicted", "low on resource", "had condition", "Pressure"],
            r"\bEvicted\b|The node was low on resource|The node had condition"),
     _shape("preempted", ["preempt", "Preempt", "preempted", "preemption", "PREEMPTED", "PreemptionByScheduler", "lame workers",
-                         "DisruptionTarget", "-102"],
+                         "DisruptionTarget", "-102",
+                         "termination"],
            r"\b[Pp]reempted\b|PREEMPTED|lame workers found|PreemptionByScheduler|DisruptionTarget|[Pp]reemption notice|"
-           r"[Ee]xit ?[Ss]tatus:? ?-102\b"),
+           r"[Ee]xit ?[Ss]tatus:? ?-102\b|has received termination (?:notice|signal)",
+           # the coordination service's heartbeat timeout names preemption as one possible cause only
+           unless=("heartbeat",)),
     # Slurm ends a job step: "slurmstepd: error: *** JOB 123 ON n1 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***"
-    _shape("slurm_cancelled", ["CANCELLED AT"],
-           r"\*\*\* (?:JOB|STEP) [\d.]+ (?:ON \S+ )?CANCELLED AT \S+ DUE TO (?:TIME LIMIT|PREEMPTION|NODE FAILURE)"),
+    _shape("slurm_cancelled", ["CANCELLED AT", "Node failure on"],
+           r"\*\*\* (?:JOB|STEP) [\d.]+ (?:ON \S+ )?CANCELLED AT \S+(?: DUE TO (?:TIME LIMIT|PREEMPTION|NODE FAILURE))? |"
+           r"srun: error: Node failure on"),
+    # the kubelet ends a pod for a node shutdown, its activeDeadlineSeconds, or a failed liveness probe
+    _shape("pod_terminated", ["to imminent node", "specified deadline", "liveness probe"],
+           r"terminated in response to imminent node shutdown|active on the node longer than the specified deadline|"
+           r"failed liveness probe, will be restarted"),
     # `kubectl get pods`: a pod row whose RESTARTS count is not 0 (NAME READY STATUS RESTARTS AGE); a parameter
     # server's pod (named ps, ps-0, tf-ps4-x7z) is told apart, its restart loses the variables it held
     _shape("ps_pod_restarted", ["Running", "Error", "CrashLoopBackOff", "OOMKilled", "Completed"],
@@ -123,8 +136,10 @@ SHAPES: tuple[Shape, ...] = (
            r"^\s*\S+\s+\d+/\d+\s+[A-Za-z]+\s+[1-9]\d*(?: \([^)]*\))?\s+\d+[smhd]", unless=("ps_pod_restarted",)),
     _shape("backoff", ["BackOff", "CrashLoopBackOff", "Back-off restarting"], r"CrashLoopBackOff|Back-off restarting failed container"),
     _shape("replica_failed", ["replica(s) failed"], r"has failed because \d+ \w+ replica\(s\) failed"),
-    _shape("restarted", ["incarnation", "restarted"],
-           r"current incarnation doesn't match|worker has restarted|[Pp]ossibly, this worker just restarted"),
+    # ... and TF's other words for a peer that came back (a new incarnation, a lost session or context)
+    _shape("restarted", ["incarnation", "restarted", "Incarnation"],
+           r"current incarnation doesn't match|worker has restarted|[Pp]ossibly, this worker just restarted|"
+           r"Incarnation ID mismatch|was probably restarted|Perhaps the worker was restarted|this master has restarted"),
     _shape("rank_signal", ["mpirun noticed"], r"mpirun noticed that process rank \d+ .*exited on signal \d+"),
     _shape("signal_9", ["signal 9", "SIGKILL", "signal: killed"], r"exited on signal 9\b|\bSIGKILL\b|signal: killed"),
     # --- NCCL
@@ -133,9 +148,10 @@ SHAPES: tuple[Shape, ...] = (
     # and "host:pid:tid [dev] INFO bootstrap.cu:45 -> 2 [Net]" (a source file and line, then WARN or an error code)
     _shape("nccl_warn", ["NCCL WARN", " WARN "],
            r"\bNCCL WARN\b|(?<![\w.-])[\w.-]+:\d+:\d+ \[\d+\] (?:\w+/)*\w+\.(?:h|cu|cc):\d+ WARN ", "",
-           unless=("cuda_oom", "driver_insufficient")),
-    _shape("nccl_failed", ["ncclCommInitRank", "nccl", "NCCL", "unhandled"],
+           unless=("cuda_oom", "driver_insufficient", "nccl_version", "cuda_arch_mismatch")),
+    _shape("nccl_failed", ["ncclCommInitRank", "nccl", "NCCL", "unhandled", "process exited or", "ncclRemoteError"],
            r"ncclCommInitRank failed|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|unhandled (?:system|cuda) error|"
+           r"ncclRemoteError|remote process exited or there was a network error|"
            r"NCCL (?:error|communication aborted)|nccl_\w+\.cc:\d+ ?: ?(?:Internal|Unknown)", ""),
     _shape("nccl_error_chain", ["NCCL INFO", "] INFO "],
            r"NCCL INFO .* -> [1-9]\d*\b|(?<![\w.-])[\w.-]+:\d+:\d+ \[\d+\] INFO (?:\w+/)*\w+\.(?:h|cu|cc):\d+ -> [1-9]\d*\b"),
@@ -147,18 +163,22 @@ SHAPES: tuple[Shape, ...] = (
            r"mca_btl_tcp_endpoint_\w+\] received unexpected process identifier", ""),
     # --- gRPC and protobuf
     _shape("grpc_limit", ["larger than max", "protobuf", "protocol message"],
-           r"Received message larger than max|exceeded maximum protobuf size|protocol message was rejected because it was too big|"
+           r"(?:Received|Sent) message larger than max|exceeded maximum protobuf size|protocol message was rejected because it was too big|"
            r"Reading dangerously large protocol message", "ResourceExhaustedError"),
     _shape("connection_reset", ["reset by peer", "Broken pipe", "errno\":104"],
            r"[Cc]onnection reset by peer|[Bb]roken pipe|errno\"?:104\b"),
     _shape("socket_closed", ["Socket closed", "socket closed", "Stream removed"], r"[Ss]ocket closed|Stream removed"),
     _shape("os_error", ["OS Error"], r"\bOS Error\b"),
+    # gRPC's transport closed under the call: the peer or a proxy sent GOAWAY, keep-alive pings went unanswered
+    _shape("grpc_transport_closed", ["GOAWAY", "keepalive watchdog", "Transport closed"],
+           r"GOAWAY received|keepalive watchdog timeout|Transport closed"),
     _shape("too_many_pings", ["Too many pings"], r"Too many pings"),
     # --- a peer's port that cannot be reached
     _shape("connection_refused", ["refused", "errno\":111"], r"[Cc]onnection refused|errno\"?:111\b|ECONNREFUSED",
            unless=("nccl_warn", "mpi_btl_tcp")),
-    _shape("connect_timeout", ["timeout occurred", "timed out", "No route", "errno\":11"],
-           r"failed to connect to '?ipv4:\S+ timeout occurred|[Cc]onnection timed out|No route to host|errno\"?:11[03]\b",
+    _shape("connect_timeout", ["timeout occurred", "timed out", "No route", "errno\":11", "is unreachable"],
+           r"failed to connect to '?ipv4:\S+ timeout occurred|[Cc]onnection timed out|No route to host|errno\"?:11[03]\b|"
+           r"Network is unreachable",
            unless=("nccl_warn", "mpi_btl_tcp")),
     # Open MPI's daemons cannot connect back to mpirun: "A process or daemon was unable to complete a TCP
     # connection to another process ... usually caused by a firewall on the remote host"
@@ -180,6 +200,10 @@ SHAPES: tuple[Shape, ...] = (
            r"failed to connect to '?ipv4:[\d.]+:\d+|Connect failed:.*target_address"),
     _shape("failed_connect_all", ["failed to connect to all addresses", "Failed to pick subchannel"],
            r"[Ff]ailed to connect to all addresses|Failed to pick subchannel"),
+    # gRPC (c-ares or getaddrinfo) cannot resolve a peer's host name
+    _shape("dns_failed", ["resolution", "is not ARES_SUCCESS", "service not known"],
+           r"DNS resolution failed|C-ares status is not ARES_SUCCESS|Name or service not known|"
+           r"Temporary failure in name resolution"),
     _shape("waiting_for_worker", ["still waiting for response"], r"still waiting for response from worker: /job:(?!ps\b)\w+/"),
     # --- timeouts
     _shape("heartbeat", ["heartbeat", "heartbeats", "Heartbeat"], r"[Hh]eartbeat timeout|stopped sending heartbeats|[Hh]eartbeats? (?:timed out|missed)"),
@@ -197,8 +221,13 @@ SHAPES: tuple[Shape, ...] = (
            r"increase the timeout via HOROVOD_GLOO_TIMEOUT_SECONDS"),
     _shape("collective_timeout", ["timed out", "timeout"], r"[Cc]ollective (?:ops? )?(?:timed out|timeout)|CollectiveOps? timed out"),
     # --- waits for ranks or tasks that never come
-    _shape("horovod_stall", ["subset of ranks", "Stalled"],
-           r"submitted to be reduced, gathered or broadcasted by subset of ranks|Stalled ops|Stalled ranks", ""),
+    _shape("horovod_stall", ["subset of ranks", "Stalled", "is stalled for"],
+           r"submitted to be reduced, gathered or broadcasted by subset of ranks|Stalled ops|Stalled ranks|"
+           r"is stalled for longer than \d+ seconds", ""),
+    # Horovod's coordinator (controller.cc) finds the ranks submitted different collectives under one name (not
+    # its "CPU/GPU device selection" mismatch: that one follows each host's build and devices, not the code)
+    _shape("horovod_mismatch", ["Mismatched"],
+           r"Mismatched (?:\w+ )?(?:tensor shapes|operations|data types|root ranks|prescale and/or postscale factors)", ""),
     _shape("horovod_ranks", ["ranks: ", ": [horovod_"], r"\[(?:missing|ready) ranks: [\d, ]+\]|^\s*\d+: \[horovod_"),
     _shape("model_not_ready", ["model to be ready", "Ready_for_local_init_op"],
            r"Waiting for model to be ready|Ready_for_local_init_op"),
@@ -207,9 +236,19 @@ SHAPES: tuple[Shape, ...] = (
            r"Waiting for \d+/\d+ tasks to connect|Example stragglers:|Waiting for the cluster"),
     _shape("remote_target", ["remote target /job:", "Remote function on worker"], r"remote target /job:\w+/|Remote function on worker /job:"),
     # --- versions and environments that do not match
-    _shape("driver_insufficient", ["insufficient", "cudaGetDevice", "cuInit", "CUDA_ERROR_NO_DEVICE", "version mismatch"],
+    _shape("driver_insufficient", ["insufficient", "cudaGetDevice", "cuInit", "CUDA_ERROR_NO_DEVICE", "version mismatch",
+                                   "DSO version"],
            r"CUDA driver version is insufficient|cudaGetDevice\(\) failed|failed call to cuInit|CUDA_ERROR_NO_DEVICE|"
-           r"[Dd]river/library version mismatch", ""),
+           r"[Dd]river/library version mismatch|does not match DSO version|Possibly insufficient driver version", ""),
+    # a binary with no code for this GPU's architecture (built for other compute capabilities, or an older PTX)
+    _shape("cuda_arch_mismatch", ["kernel image is", "NO_BINARY_FOR_GPU", "UNSUPPORTED_PTX_VERSION",
+                                  "NoKernelImage", "Cuda capability is"],
+           r"no kernel image is available for execution|CUDA_ERROR_NO_BINARY_FOR_GPU|"
+           r"CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorNoKernelImageForDevice|The minimum required Cuda capability is", ""),
+    # NCCL's init compares the ranks' NCCL versions
+    _shape("nccl_version", ["Mismatched NCCL version"], r"Mismatched NCCL version detected", ""),
+    # Horovod's framework extension was never built (pip install without the framework present)
+    _shape("horovod_not_built", ["been built:"], r"Extension horovod\.\w+ has not been built", ""),
     _shape("horovod_version", ["HorovodVersionMismatchError", "VersionMismatch", "but found version"],
            r"HorovodVersionMismatchError|installed with version [\w.]+ but found version", ""),
     # ... and at build time, a generated header of TF's that does not fit the protobuf headers found (building
@@ -234,25 +273,34 @@ SHAPES: tuple[Shape, ...] = (
     _shape("illegal_instruction", ["Illegal instruction", "SIGILL", "exit", "Exit", "signal 4"],
            r"Illegal instruction|\bSIGILL\b|exited on signal 4\b|"
            r"(?:[Ee]xit(?:ed)?(?: with)?(?: error| status)? (?:[Cc]ode|[Ss]tatus)|exit_code|Exit Code)[:= ]\s*132\b", ""),
-    _shape("library_missing", ["dynamic library", "cannot open shared", "libcud"],
-           r"Could not load dynamic library|cannot open shared object file|libcud\w*\.so[\w.]*.*not found"),
+    _shape("library_missing", ["dynamic library", "cannot open shared", "libcud", "dlopen"],
+           r"Could not load dynamic library|cannot open shared object file|libcud\w*\.so[\w.]*.*not found|"
+           r"Cannot dlopen some GPU libraries"),
     # --- checkpoints
     _shape("checkpoint_corrupt", ["Checksum", "sstable", "corrupted record", "Data loss", "DataLoss", "DataLossError", "truncated record"],
            r"Checksum does not match|too short to be an sstable|not an sstable|corrupted record|Data loss:|DataLossError|"
            r"truncated record"),
     _shape("checkpoint_missing", ["TensorSliceReader", "matching files", "MergeV2", "_temp", "No such file", "not found",
-                                  "does not exist", "Restoring from", "match files for checkpoint"],
+                                  "does not exist", "Restoring from", "match files for checkpoint",
+                                  "not a valid checkpoint"],
            r"Unsuccessful TensorSliceReader constructor|Failed to find any matching files for|MergeV2Checkpoints|"
            r"\.ckpt\S*_temp\S*(?:; No such file|\.index|\.data-\d+-of-\d+)|[Cc]heckpoint\S* (?:not found|does not exist)|"
            r"Restoring from checkpoint failed|(?:\.ckpt|checkpoint)\S*; No such file|"
            # TF 1.x's saver, when the files a `checkpoint` state file names are not where it looks
-           r"Couldn't match files for checkpoint"),
-    _shape("checkpoint_shape", ["requires shapes", "incompatible tensor", "not found in checkpoint", "are incompatible"],
+           r"Couldn't match files for checkpoint|The passed save_path is not a valid checkpoint"),
+    # ... and RestoreV2's and Keras' .h5 loader's own checks of the stored shapes, dtypes and layer counts
+    _shape("checkpoint_shape", ["requires shapes", "incompatible tensor", "not found in checkpoint", "are incompatible",
+                                "shape stored in checkpoint", "not equal original dtype", "file containing ", "Layer count mismatch when"],
            r"Assign requires shapes of both tensors to match|[Rr]eceived incompatible tensor with shape .* when attempting to restore|"
-           r"\bKey .* not found in checkpoint|Shapes \([\d, ]*\) and \([\d, ]*\) are incompatible"),
-    _shape("checkpoint_write", ["No space left", "Failed to rename", "checkpoint.tmp", "tempstate", "Input/output error"],
+           r"\bKey .* not found in checkpoint|Shapes \([\d, ]*\) and \([\d, ]*\) are incompatible|"
+           r"does not match the shape stored in checkpoint|expected dtype \w+ does not equal original dtype|"
+           r"load a weight file containing \d+ layers into a model with|Layer count mismatch when loading weights"),
+    _shape("checkpoint_write", ["No space left", "Failed to rename", "checkpoint.tmp", "tempstate", "Input/output error",
+                                "doesn't exist, can't save"],
            r"No space left on device|Failed to rename|checkpoint\.tmp[0-9a-f]{6,}|\.tempstate\d+|"
-           r"(?:\.ckpt|checkpoint)[^;\s]*; (?:Input/output error|Permission denied|Read-only file system|Operation not supported)"),
+           r"(?:\.ckpt|checkpoint)[^;\s]*; (?:Input/output error|Permission denied|Read-only file system|Operation not supported)|"
+           # TF 1.x's saver, before it writes
+           r"Parent directory of \S+ doesn't exist, can't save"),
     # HDF5's own I/O errors (h5py, Keras' .h5 weights and ModelCheckpoint): in a training job the .h5 file
     # written or read is the model's, e.g. "RuntimeError: Can't decrement id ref count (file write failed: ...
     # errno = 95, error message = 'Operation not supported'" or "OSError: Unable to create file"
@@ -272,11 +320,14 @@ SHAPES: tuple[Shape, ...] = (
     _shape("nan_loss", ["nan", "NaN", "Inf", "= inf", "=inf", ": inf", "-inf"],
            r"Model diverged with loss = NaN|NanLossDuringTrainingError|Tensor had (?:NaN|Inf) values|"
            r"[Ll]oss(?:Tensor)? is (?:inf or nan|nan|NaN)|Found Inf or NaN|Invalid loss, terminating training|"
-           r"\b[Ll]oss\b\"?\s*[:=]\s*0*(?:nan|NaN|-?inf)\b|averaged_loss = nan"),
+           r"\b[Ll]oss\b\"?\s*[:=]\s*0*(?:nan|NaN|-?inf)\b|averaged_loss = nan|"
+           # tf.debugging.enable_check_numerics
+           r"Detected Infinity or NaN in output"),
     _shape("check_numerics", ["check_numerics", "CheckNumerics"], r"check_numerics|CheckNumerics"),
     # --- input sharding
-    _shape("autoshard", ["shard", "sharding", "Auto-shard", "Autoshard", "autoshard"],
+    _shape("autoshard", ["shard", "sharding", "Auto-shard", "Autoshard", "autoshard", "unshardable", "shardable"],
            r"auto_shard\.cc|AUTO sharding policy|DATA-based sharding|FILE-based sharding|unshardable source dataset|"
+           r"Did not find a shardable source|"
            r"[Aa]uto-?shard(?:ing)? policy"),
     _shape("too_few_shards", ["each shard", "Cannot shard the pipeline"],
            r"enough elements in this dataset for each shard|Cannot shard the pipeline with given `?input_context"),
@@ -303,11 +354,18 @@ SHAPES: tuple[Shape, ...] = (
     _shape("closure_error", ["closure"], r"encountered the following error when processing closure|Start cancelling closures"),
     # --- TF_CONFIG
     _shape("tf_config_error", ["valid task_type", "TF_CONFIG", "not defined in job", "No worker known", "\"chief\" node",
-                               "Unrecognized task_type", "No such job in cluster"],
+                               "Unrecognized task_type", "No such job in cluster",
+                               "not found in cluster_spec", " exceeds the maximum id of", "at most one '", "No task with index",
+                               "task registered with"],
            r"is not a valid task_type in the cluster_spec|If \"cluster\" is (?:not )?set in TF_CONFIG|must have one \"chief\" node|"
            r"Task \d+ was not defined in job|No worker known as /job:|Unrecognized task_type|[Ii]nvalid TF_CONFIG|"
            # ClusterSpec's lookup of a task type the cluster does not list
-           r"No such job in cluster|"
+           r"No such job in cluster|No task with index \d+ in job|"
+           # multi_worker_util's checks of the cluster against the task
+           r"`task_type` \S+ not found in cluster_spec|The `task_id` \d+ exceeds the maximum id of|"
+           r"There must be at most one '(?:chief|evaluator)' job|"
+           # the coordination service: a task the cluster it was given does not list
+           r"Unexpected task registered with task_name=|"
            r"TF_CONFIG.*(?:JSONDecodeError|Expecting)", ""),
     _shape("tf_config_print", ["TF_CONFIG", "cluster_spec", "ClusterSpec", "\"cluster\"", "'cluster'"],
            r"TF_CONFIG.*\{|cluster_spec ?= ?\{|ClusterSpec\(\{|[\"']cluster[\"']\s*:\s*\{"),
