@@ -11,17 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from chaos.diagnose import watch_for
-from chaos.diagnose.match import confident, rank
-from chaos.diagnose.observe import observe_files
+from chaos.diagnose.match import confident
 from chaos.diagnose.shapes import shapes_in
-
-
-def _rank(tmp_path, catalogue, name: str, text: str):
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    workers, _ = observe_files([path], watch_for(catalogue))
-    return rank(catalogue, workers)
 
 
 # --- NCCL <= 2.3: no "NCCL" word before WARN / INFO
@@ -63,9 +54,9 @@ OLD_NCCL_BOOTSTRAP = (
 )
 
 
-def test_old_nccl_bootstrap_lines_alone_read_as_a_transport_failure(tmp_path, catalogue):
+def test_old_nccl_bootstrap_lines_alone_read_as_a_transport_failure(rank_log):
     """Before: no line had a shape and the logs read "no match" (the training case horovod-666)."""
-    ranked = _rank(tmp_path, catalogue, "rank-1.log", OLD_NCCL_BOOTSTRAP)
+    ranked = rank_log(name="rank-1.log", text=OLD_NCCL_BOOTSTRAP)
     assert confident(ranked) and ranked[0].entry.family == "transport"
 
 
@@ -93,10 +84,11 @@ def test_other_exits_and_numbers_are_no_illegal_instruction(line):
     assert "illegal_instruction" not in shapes_in(line)
 
 
-def test_exit_132_alone_reads_as_an_environment_mismatch(tmp_path, catalogue):
+def test_exit_132_alone_reads_as_an_environment_mismatch(rank_log):
     """Before: "no match" (the training case determined-3610: a CPU without AVX)."""
-    ranked = _rank(tmp_path, catalogue, "trial.log",
-                   "[2022-02-11T11:05:43Z] 3628403e || INFO: container failed with non-zero exit code: 132 (exit code 132)\n")
+    ranked = rank_log(name="trial.log",
+                      text="[2022-02-11T11:05:43Z] 3628403e || INFO: container failed with non-zero exit code: 132 "
+                           "(exit code 132)\n")
     assert confident(ranked) and ranked[0].entry.family == "version_skew"
 
 
@@ -116,9 +108,9 @@ def test_a_data_shard_of_a_dataset_is_no_checkpoint():
     assert "checkpoint_missing" not in shapes_in("NotFoundError: /data/train/part-00001-of-00002.data-00000-of-00001")
 
 
-def test_a_missing_temporary_checkpoint_shard_alone_reads_as_a_checkpoint_failure(tmp_path, catalogue):
+def test_a_missing_temporary_checkpoint_shard_alone_reads_as_a_checkpoint_failure(rank_log):
     """Before: "no match" (the training case tf-6374: the ps tasks do not share the directory)."""
-    ranked = _rank(tmp_path, catalogue, "worker-0.log",
-                   "NotFoundError (see above for traceback): ./supervisor/model.ckpt-0_temp_994ae96906954e838fc2f3481ce8f296/"
-                   "part-00001-of-00002.data-00000-of-00001\n")
+    ranked = rank_log(name="worker-0.log",
+                      text="NotFoundError (see above for traceback): ./supervisor/model.ckpt-0_temp_994ae96906954e838fc2f3481ce8f296/"
+                           "part-00001-of-00002.data-00000-of-00001\n")
     assert confident(ranked) and ranked[0].entry.family == "checkpoint"

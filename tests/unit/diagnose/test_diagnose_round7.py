@@ -12,17 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from chaos.diagnose import watch_for
-from chaos.diagnose.match import confident, rank
-from chaos.diagnose.observe import observe_files
+from chaos.diagnose.match import confident
 from chaos.diagnose.shapes import shapes_in
-
-
-def _rank(tmp_path, catalogue, text: str):
-    path = tmp_path / "job.log"
-    path.write_text(text, encoding="utf-8")
-    workers, _ = observe_files([path], watch_for(catalogue))
-    return rank(catalogue, workers)
 
 
 @pytest.mark.parametrize("line, shape", [
@@ -80,19 +71,19 @@ SAVE_TRACEBACK = (
 )
 
 
-def test_a_traceback_that_stops_in_the_saver_reads_as_a_checkpoint_failure(tmp_path, catalogue):
-    ranked = _rank(tmp_path, catalogue, SAVE_TRACEBACK)
+def test_a_traceback_that_stops_in_the_saver_reads_as_a_checkpoint_failure(rank_log):
+    ranked = rank_log(SAVE_TRACEBACK)
     assert confident(ranked) and ranked[0].entry.family == "checkpoint"
 
 
-def test_a_peer_lost_during_a_save_is_not_taken_for_a_checkpoint_failure(tmp_path, catalogue):
+def test_a_peer_lost_during_a_save_is_not_taken_for_a_checkpoint_failure(rank_log):
     """The frame is a weak sign: the error the save raised says more."""
     text = SAVE_TRACEBACK + (
         "tensorflow.python.framework.errors_impl.UnavailableError: Socket closed\n"
         "Additional GRPC error information from remote target /job:worker/replica:0/task:1:\n"
         ":{\"created\":\"@1574320322.398\",\"description\":\"Error received from peer\",\"grpc_status\":14}\n"
     )
-    ranked = _rank(tmp_path, catalogue, text)
+    ranked = rank_log(text)
     assert ranked and ranked[0].entry.family != "checkpoint"
 
 
@@ -106,27 +97,27 @@ MODEL_WAIT = (
 )
 
 
-def test_a_worker_waiting_for_the_model_is_not_waiting_for_its_peers(tmp_path, catalogue):
+def test_a_worker_waiting_for_the_model_is_not_waiting_for_its_peers(rank_log):
     """Its session is up (its peers answered): the chief has not initialised the
     variables. The bring-up hangs of a blocked port or a wrong TF_CONFIG (a wait
     for peers) do not explain it; it was tied with them before round 7."""
-    ranked = _rank(tmp_path, catalogue, MODEL_WAIT)
+    ranked = rank_log(MODEL_WAIT)
     assert confident(ranked) and ranked[0].entry.family == "hang"
     assert not any(m.entry.family == "port_blocked" for m in ranked)
 
 
-def test_a_worker_waiting_for_its_peers_still_hangs_at_bring_up(tmp_path, catalogue):
+def test_a_worker_waiting_for_its_peers_still_hangs_at_bring_up(rank_log):
     text = (
         "2024-01-01 10:00:00.000000: I tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc:457] "
         "Started server with target: grpc://worker-0:23600\n"
         "2024-01-01 10:00:40.000000: I tensorflow/core/distributed_runtime/master.cc:228] "
         "CreateSession still waiting for response from worker: /job:worker/replica:0/task:1\n"
     )
-    ranked = _rank(tmp_path, catalogue, text)
+    ranked = rank_log(text)
     assert ranked and ranked[0].entry.family in ("port_blocked", "tf_config")
 
 
-def test_a_parameter_server_pod_that_restarted_is_a_parameter_server_failure(tmp_path, catalogue):
+def test_a_parameter_server_pod_that_restarted_is_a_parameter_server_failure(rank_log):
     """The ps came back empty: kubectl's restart count says so, its own log only
     shows a server starting (which a bring-up hang would explain too)."""
     text = (
@@ -136,7 +127,7 @@ def test_a_parameter_server_pod_that_restarted_is_a_parameter_server_failure(tmp
         "tf-worker1-fm1t8   1/1       Running   0          3h\n"
         "I tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc:202] Started server with target: grpc://localhost:2222\n"
     )
-    ranked = _rank(tmp_path, catalogue, text)
+    ranked = rank_log(text)
     assert confident(ranked) and ranked[0].entry.family == "parameter_server"
 
 
@@ -144,24 +135,24 @@ PS_WAIT = ("I tensorflow/core/distributed_runtime/master.cc:221] CreateSession s
            "/job:ps/replica:0/task:0\n")
 
 
-def test_a_wait_for_the_ps_alone_does_not_say_whether_it_is_down_or_unreachable(tmp_path, catalogue):
+def test_a_wait_for_the_ps_alone_does_not_say_whether_it_is_down_or_unreachable(rank_log):
     """Six corpus cases show only this wait: three had a ps down, two a ps that
     was up behind a broken pod network or DNS, one a ps not where the cluster
     said. Until round 7 the reader answered "parameter server" to all six."""
-    ranked = _rank(tmp_path, catalogue, PS_WAIT * 3)
+    ranked = rank_log(PS_WAIT * 3)
     families = {m.entry.family for m in ranked[:3]}
     assert not confident(ranked)
     assert {"parameter_server", "port_blocked"} <= families
 
 
-def test_a_wait_for_the_ps_and_a_worker_is_the_network(tmp_path, catalogue):
+def test_a_wait_for_the_ps_and_a_worker_is_the_network(rank_log):
     text = PS_WAIT + PS_WAIT.replace("/job:ps/", "/job:worker/").replace("task:0", "task:1")
-    ranked = _rank(tmp_path, catalogue, text * 2)
+    ranked = rank_log(text * 2)
     assert confident(ranked) and ranked[0].entry.family == "port_blocked"
 
 
-def test_a_wait_for_the_ps_that_lost_its_graphs_is_the_ps(tmp_path, catalogue):
+def test_a_wait_for_the_ps_that_lost_its_graphs_is_the_ps(rank_log):
     text = PS_WAIT + ("I tensorflow/core/distributed_runtime/master_session.cc:885] DeregisterGraph error: "
                       "Aborted: Graph handle is not found: 0000000000000001\n")
-    ranked = _rank(tmp_path, catalogue, text)
+    ranked = rank_log(text)
     assert confident(ranked) and ranked[0].entry.family == "parameter_server"

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from chaos.diagnose import watch_for
-from chaos.diagnose.match import confident, rank
-from chaos.diagnose.observe import observe_files
+from chaos.diagnose.match import confident
 from chaos.diagnose.shapes import shapes_in
 
 
@@ -27,13 +25,6 @@ def _py(cls: str, message: str) -> str:
 def _nccl(where: str, message: str) -> str:
     """NCCL's WARN line (NCCL_DEBUG=INFO), after an INFO line of the same rank."""
     return f"node-1:1234:1300 [0] NCCL INFO bootstrap\nnode-1:1234:1300 [0] {where} NCCL WARN {message}"
-
-
-def _rank(tmp_path, catalogue, text: str):
-    path = tmp_path / "job.log"
-    path.write_text(text + "\n", encoding="utf-8")
-    workers, _ = observe_files([path], watch_for(catalogue))
-    return rank(catalogue, workers)
 
 
 SOURCE_MESSAGES = [
@@ -265,8 +256,8 @@ SOURCE_MESSAGES = [
 
 
 @pytest.mark.parametrize("family, text", SOURCE_MESSAGES)
-def test_a_message_from_the_sources_names_its_family_first(tmp_path, catalogue, family, text):
-    ranked = _rank(tmp_path, catalogue, text)
+def test_a_message_from_the_sources_names_its_family_first(family, text, rank_log):
+    ranked = rank_log(text)
     assert ranked and confident(ranked), [m.entry.name for m in ranked[:3]]
     assert ranked[0].entry.family == family, [(m.entry.name, m.entry.family) for m in ranked[:3]]
 
@@ -308,11 +299,11 @@ def test_near_misses_of_the_source_shapes(line, not_shapes):
     assert not not_shapes & set(shapes_in(line))
 
 
-def test_a_heartbeat_timeout_that_names_preemption_among_its_causes_is_a_timeout(tmp_path, catalogue):
+def test_a_heartbeat_timeout_that_names_preemption_among_its_causes_is_a_timeout(rank_log):
     """The coordination service's message lists "got preempted" as one possible
     cause: the heartbeat says it better (it was tied with killed before)."""
     line = _py("UnavailableError", "Task /job:worker/replica:0/task:1 heartbeat timeout. This indicates that the "
                "remote task has failed, got preempted, or crashed unexpectedly.")
     assert "preempted" not in shapes_in(line)
-    ranked = _rank(tmp_path, catalogue, line)
+    ranked = rank_log(line)
     assert confident(ranked) and ranked[0].entry.family == "timeout"
