@@ -1,8 +1,9 @@
 """The default build method: one container per image, then ``docker commit``.
 
 deps: the base image runs docker/venv/add-user.sh and install-venv.sh with the
-wheelhouse and the scripts bind-mounted read-only (one venv layer, no wheels in
-any layer); app: the deps image gets the code through ``put_archive``, runs the
+wheelhouse and the scripts mounted read-only, sent to the engine as volumes
+(chaos.images.send: the engine need not see this machine's files; one venv layer,
+no wheels in any layer); app: the deps image gets the code through ``put_archive``, runs the
 Dockerfile's RUN lines, and is committed with its other instructions as
 ``changes``. On this engine (fuse-overlayfs) every classic-builder step costs
 8-12 s on a 1.5 GB image, so this is 3x faster than ``docker build``
@@ -22,7 +23,7 @@ import uuid
 
 from chaos import resources
 from chaos.errors import InfrastructureError
-from chaos.images import dockerfile
+from chaos.images import dockerfile, send
 from chaos.images.engine import Progress, get_image
 from chaos.images.plans import DEPS_CONTAINER, ImagePlan, build_container_labels, commit_labels, docker_file, read_text
 
@@ -55,7 +56,6 @@ def build_deps(client, plan: ImagePlan, base_tag: str, wheel_dir: str, lock_dir:
     """Run add-user.sh and install-venv.sh in a throwaway container from the
     base, then commit it (labels/ENV/CMD via ``changes``)."""
     import docker.errors  # noqa: PLC0415
-    from docker.types import Mount  # noqa: PLC0415
 
     scratch = tempfile.mkdtemp(prefix="tfchaos-deps-", dir=os.environ.get("TFCHAOS_TMP"))
     container = None
@@ -65,36 +65,42 @@ def build_deps(client, plan: ImagePlan, base_tag: str, wheel_dir: str, lock_dir:
         shutil.copytree(lock_dir, os.path.join(scratch, "lock"))
         os.chmod(scratch, 0o755)
         wheels_at, build_at = DEPS_CONTAINER["mounts"]
-        container = client.containers.create(
-            base_tag,
-            command=["sh", "-c", " && ".join(DEPS_CONTAINER["steps"])],
-            name=_build_container_name(plan),
-            labels=build_container_labels(),
-            # Mounts, not volumes=: see DEPS_CONTAINER (no VOLUME may reach the image).
-            mounts=[Mount(wheels_at, wheel_dir, type="bind", read_only=True),
-                    Mount(build_at, scratch, type="bind", read_only=True)],
-            network_disabled=True,
-            entrypoint=[],
-        )
-        status, tail = _run_to_end(container, ("Installing collected", "Successfully installed", "venv ready",
-                                               "user "), progress)
-        if status != 0:
-            raise InfrastructureError(
-                f"installing the {plan.name} wheels into /opt/venv failed (exit {status}): {_tail_error(tail)}",
-                hint=f"the wheelhouse {wheel_dir} may be incomplete or for another platform; delete it and build again",
-            )
-        progress(f"  committing {plan.tag}")
-        changes = [f"ENV PATH={VENV_PATH}", "ENV VIRTUAL_ENV=/opt/venv", 'CMD ["/opt/venv/bin/python"]',
-                   "WORKDIR /"]
-        changes += [f"ENV {k}={v}" for k, v in sorted(plan.env.items())]
-        changes += commit_labels(plan)
-        return client.api.commit(container.id, changes=changes)["Id"]
+        progress(f"  sending the wheelhouse ({send.folder_bytes(wheel_dir) / 1e6:.0f} MB) and scripts to the engine")
+        with send.read_only_volumes(client, base_tag, {wheels_at: wheel_dir, build_at: scratch},
+                                    labels=build_container_labels(), prefix=_build_container_name(plan)) as mounts:
+            try:
+                container = client.containers.create(
+                    base_tag,
+                    command=["sh", "-c", " && ".join(DEPS_CONTAINER["steps"])],
+                    name=_build_container_name(plan),
+                    labels=build_container_labels(),
+                    # Mounts, not volumes=: see DEPS_CONTAINER (no VOLUME may reach the image).
+                    mounts=mounts,
+                    network_disabled=True,
+                    entrypoint=[],
+                )
+                status, tail = _run_to_end(container, ("Installing collected", "Successfully installed",
+                                                       "venv ready", "user "), progress)
+                if status != 0:
+                    raise InfrastructureError(
+                        f"installing the {plan.name} wheels into /opt/venv failed (exit {status}): "
+                        f"{_tail_error(tail)}",
+                        hint=f"the wheelhouse {wheel_dir} may be incomplete or for another platform; "
+                             "delete it and build again",
+                    )
+                progress(f"  committing {plan.tag}")
+                changes = [f"ENV PATH={VENV_PATH}", "ENV VIRTUAL_ENV=/opt/venv", 'CMD ["/opt/venv/bin/python"]',
+                           "WORKDIR /"]
+                changes += [f"ENV {k}={v}" for k, v in sorted(plan.env.items())]
+                changes += commit_labels(plan)
+                return client.api.commit(container.id, changes=changes)["Id"]
+            finally:
+                if container is not None:  # before its volumes go
+                    with contextlib.suppress(Exception):
+                        container.remove(force=True, v=True)
     except docker.errors.APIError as exc:
         raise InfrastructureError(f"docker failed while building {plan.tag}: {exc.explanation}") from None
     finally:
-        if container is not None:
-            with contextlib.suppress(Exception):
-                container.remove(force=True, v=True)
         shutil.rmtree(scratch, ignore_errors=True)
 
 

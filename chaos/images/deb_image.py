@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 
 from chaos import LABEL_PROJECT, PROJECT
 from chaos.errors import InfrastructureError
-from chaos.images import engine, hashing
+from chaos.images import engine, hashing, send
 from chaos.images.engine import Progress
 from chaos.images.plans import LABEL_BUILD_SESSION, LABEL_INPUTS, LABEL_KIND, build_container_labels
 from chaos.images.wheelhouse import cache_root
@@ -95,34 +95,39 @@ def ensure(client, image: DebImage, debs: Callable[["BaseRef"], tuple[str, list[
 
 def _build(client, image: DebImage, base_tag: str, folder: str, inputs_hash: str) -> str:
     import docker.errors
-    from docker.types import Mount
 
     container = None
+    name = f"tfchaos-build-{image.kind}-{uuid.uuid4().hex[:8]}"
     try:
-        container = client.containers.create(
-            base_tag,
-            entrypoint=["sh", "-c"],
-            command=[image.install],
-            name=f"tfchaos-build-{image.kind}-{uuid.uuid4().hex[:8]}",
-            labels=build_container_labels(),
-            mounts=[Mount("/tmp/debs", folder, type="bind", read_only=True)],
-            network_disabled=True,
-            user="0",
-        )
-        container.start()
-        status = int(container.wait().get("StatusCode", 1))
-        if status != 0:
-            tail = container.logs().decode(errors="replace").strip().splitlines()[-3:]
-            raise InfrastructureError(
-                f"installing {image.what}'s packages failed (exit {status}): {' | '.join(tail)[:300]}",
-                hint=image.hint.format(folder=folder),
-            )
-        changes = list(image.changes) + [f"LABEL {LABEL_BUILD_SESSION}=", f"LABEL {LABEL_PROJECT}={PROJECT}",
-                                         f"LABEL {LABEL_INPUTS}={inputs_hash}", f"LABEL {LABEL_KIND}={image.kind}"]
-        return client.api.commit(container.id, changes=changes)["Id"]
+        # The packages go to the engine as a volume (chaos.images.send), never a bind of this machine's folder.
+        with send.read_only_volumes(client, base_tag, {"/tmp/debs": folder}, labels=build_container_labels(),
+                                    prefix=name) as mounts:
+            try:
+                container = client.containers.create(
+                    base_tag,
+                    entrypoint=["sh", "-c"],
+                    command=[image.install],
+                    name=name,
+                    labels=build_container_labels(),
+                    mounts=mounts,
+                    network_disabled=True,
+                    user="0",
+                )
+                container.start()
+                status = int(container.wait().get("StatusCode", 1))
+                if status != 0:
+                    tail = container.logs().decode(errors="replace").strip().splitlines()[-3:]
+                    raise InfrastructureError(
+                        f"installing {image.what}'s packages failed (exit {status}): {' | '.join(tail)[:300]}",
+                        hint=image.hint.format(folder=folder),
+                    )
+                changes = list(image.changes) + [f"LABEL {LABEL_BUILD_SESSION}=", f"LABEL {LABEL_PROJECT}={PROJECT}",
+                                                 f"LABEL {LABEL_INPUTS}={inputs_hash}",
+                                                 f"LABEL {LABEL_KIND}={image.kind}"]
+                return client.api.commit(container.id, changes=changes)["Id"]
+            finally:
+                if container is not None:  # before its volume goes
+                    with contextlib.suppress(Exception):
+                        container.remove(force=True, v=True)
     except docker.errors.APIError as exc:
         raise InfrastructureError(f"docker failed while building {image.tag}: {exc.explanation}") from None
-    finally:
-        if container is not None:
-            with contextlib.suppress(Exception):
-                container.remove(force=True, v=True)

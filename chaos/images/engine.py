@@ -19,23 +19,143 @@ def noop(_msg: str) -> None:
     pass
 
 
-def docker_client():
-    """A connected docker client, or a one-line InfrastructureError."""
+DEFAULT_SOCKET = "unix:///var/run/docker.sock"
+# How long connecting to the engine may take (seconds): a DOCKER_HOST that accepts and
+# never answers fails within this, not after the operations' own timeout.
+CONNECT_TIMEOUT_ENV = "TFCHAOS_ENGINE_TIMEOUT"
+CONNECT_TIMEOUT_S = 15.0
+OPERATION_TIMEOUT_S = 600
+
+
+def engine_address(environ: dict[str, str] | None = None) -> tuple[str, str]:
+    """(the engine's address, who names it): ``DOCKER_HOST``, else the current Docker
+    context's endpoint, else Docker's default socket. The address errors and reports show."""
+    environ = os.environ if environ is None else environ
+    if environ.get("DOCKER_HOST"):
+        return environ["DOCKER_HOST"], "DOCKER_HOST"
+    try:
+        from docker.context import ContextAPI  # noqa: PLC0415
+
+        context = ContextAPI.get_current_context()
+        if context is not None and context.name != "default" and context.Host:
+            return context.Host, f"Docker context {context.name}"
+    except Exception:  # noqa: BLE001 - no SDK or no context store: the default engine
+        pass
+    return DEFAULT_SOCKET, "the default socket"
+
+
+def connect_timeout(environ: dict[str, str] | None = None) -> float:
+    environ = os.environ if environ is None else environ
+    text = environ.get(CONNECT_TIMEOUT_ENV, "")
+    if not text:
+        return CONNECT_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value <= 3600:
+        raise InfrastructureError(
+            f"{CONNECT_TIMEOUT_ENV}={text!r} is not a number of seconds between 0 and 3600",
+            hint=f"unset it for the default {CONNECT_TIMEOUT_S:.0f} s, or set e.g. {CONNECT_TIMEOUT_ENV}=30",
+        )
+    return value
+
+
+def published_on(address: str | None = None) -> tuple[str, str]:
+    """(the host address the engine should publish a port on, the address this
+    machine then connects to). A local socket: loopback. ``tcp://HOST`` or
+    ``ssh://user@HOST``: the port is on that host, not here; published on HOST when
+    it is an IP address (the engine's own, as a ``docker:dind`` service's is),
+    else on every address of it."""
+    import ipaddress  # noqa: PLC0415
+    from urllib.parse import urlsplit  # noqa: PLC0415
+
+    address = address or engine_address()[0]
+    if "://" not in address or address.split("://", 1)[0] in ("unix", "npipe", "fd"):
+        return "127.0.0.1", "127.0.0.1"
+    host = urlsplit(address).hostname
+    if not host or host in ("localhost", "127.0.0.1", "::1"):
+        return "127.0.0.1", "127.0.0.1"
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return "0.0.0.0", host
+    return host, host
+
+
+def shares_host(client) -> bool:
+    """Whether the engine runs on this machine, seeing its files: the engine's host
+    name is this machine's. An engine in a container (``docker:dind``, a swarm node),
+    on another machine, or one this code reaches from inside a container is not."""
+    import socket  # noqa: PLC0415
+
+    try:
+        name = client.info().get("Name", "")
+    except Exception:  # noqa: BLE001 - cannot tell: assume the safe answer
+        return False
+    return bool(name) and name == socket.gethostname()
+
+
+def require_shared_host(client, feature: str, reason: str) -> None:
+    """Refuse ``feature`` (before it makes anything) on an engine that does not share
+    this machine's filesystem, naming the engine and why the feature needs it."""
+    if shares_host(client):
+        return
+    address, named_by = engine_address()
+    raise InfrastructureError(
+        f"{feature} needs a Docker engine on this machine, and the engine at {address} ({named_by}) is not: "
+        f"{reason}",
+        hint="run it against this machine's own engine (unset DOCKER_HOST), or on the engine's host",
+    )
+
+
+def _why(exc: BaseException, wait: float) -> str:
+    """What failed, in words, from the SDK's exception and the ones it wraps."""
+    import requests  # noqa: PLC0415
+
+    seen: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and cur not in seen:
+        seen.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    text = " ".join(str(e) for e in seen)
+    if any(isinstance(e, requests.exceptions.ConnectTimeout) for e in seen):
+        return f"no connection within {wait:g} s"
+    if any(isinstance(e, (requests.exceptions.ReadTimeout, TimeoutError)) for e in seen) or "timed out" in text:
+        return f"it accepted the connection but did not answer within {wait:g} s"
+    if any(isinstance(e, ConnectionRefusedError) for e in seen) or "Connection refused" in text:
+        return "the connection was refused (nothing listens there)"
+    if any(isinstance(e, FileNotFoundError) for e in seen) or "No such file or directory" in text:
+        return "no socket at that path"
+    return str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+
+
+def docker_client(timeout: float = OPERATION_TIMEOUT_S):
+    """A connected docker client for the engine ``engine_address`` names, or a one-line
+    InfrastructureError naming that address and what failed, within ``connect_timeout()``
+    seconds; later calls wait up to ``timeout`` seconds each."""
     try:
         import docker  # noqa: PLC0415
     except ImportError:
         raise InfrastructureError(
             "the Python package 'docker' is not installed", hint="pip install 'docker>=7.1'"
         ) from None
+    address, named_by = engine_address()
+    wait = connect_timeout()
     try:
-        client = docker.from_env(timeout=600)
+        if named_by.startswith("Docker context"):
+            client = docker.DockerClient(base_url=address, timeout=wait)
+        else:
+            client = docker.from_env(timeout=wait)
         client.ping()
-        return client
     except Exception as exc:  # docker.errors.DockerException, requests errors
         raise InfrastructureError(
-            f"cannot reach the Docker engine ({str(exc).splitlines()[0][:160]})",
-            hint="start it (e.g. `sudo service docker start`) or point DOCKER_HOST at it",
+            f"cannot reach the Docker engine at {address} ({named_by}): {_why(exc, wait)}",
+            hint="start it (e.g. `sudo service docker start`) or point DOCKER_HOST at a running engine "
+                 f"(`docker -H {address} version` tells); {CONNECT_TIMEOUT_ENV} sets how long to wait",
         ) from None
+    client.api.timeout = timeout
+    return client
 
 
 def get_image(client, ref: str):

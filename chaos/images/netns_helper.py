@@ -4,7 +4,8 @@ offline like the other images.
 The Debian packages (``DEBS``, the ones the base lacks) are fetched on the host
 by ``apt-get download`` from the machine's own apt sources into
 ``$TFCHAOS_CACHE/debs/netns-helper`` (once), then installed with ``dpkg -i`` in
-a container from the base with the folder bind-mounted read-only and no
+a container from the base with the folder sent to the engine as a read-only
+volume (chaos.images.send) and no
 network, and committed, labelled with a hash of its inputs (the recipe, the
 base's id, the packages' names and sizes): rebuilt only when those change.
 The base already has python3 and iproute2 (tc, ip, ss).

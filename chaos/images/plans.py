@@ -47,10 +47,15 @@ PROXY_FILES = ["chaos/__init__.py", "chaos/errors.py", "chaos/proxy/**"]
 RUN_AS = "tfchaos"
 
 # How the deps container is set up by the commit builder (part of the deps hash).
-# The wheelhouse and the scripts are read-only binds through HostConfig.Mounts:
+# The wheelhouse and the scripts are read-only mounts through HostConfig.Mounts:
 # the SDK's ``volumes=`` also writes Config.Volumes, which ``docker commit``
 # keeps, so every image used to declare VOLUME /tmp/wheels and /tmp/build and
 # each container from them made two anonymous volumes (issue 9).
+# Since issue 41 they are named volumes filled over the API (chaos.images.send),
+# not binds of this machine's folders, so a remote engine can build; the image is
+# the same (the same empty mount points, nothing else: test_remote_engine.py
+# compares the layers), so "mounted_via" keeps its old words and every deps
+# image its hash: an image built either way is up to date.
 DEPS_CONTAINER = {
     "mounts": {"/tmp/wheels": "wheelhouse", "/tmp/build": "scripts and lock"},
     "mounted_via": "HostConfig.Mounts, read-only binds",

@@ -9,7 +9,8 @@ The packages are resolved against the base's own dpkg database (``apt-get
 --download-only`` with the base's ``/var/lib/dpkg/status``), so exactly what
 the base lacks is fetched, from the machine's own apt sources, into
 ``$TFCHAOS_CACHE/debs/swarm-node`` (once). They are installed with ``dpkg -i``
-in a container from the base with that folder bind-mounted read-only and no
+in a container from the base with that folder sent to the engine as a read-only
+volume (chaos.images.send) and no
 network, and committed, labelled with a hash of its inputs (the recipe, the
 base's id, the packages' names and sizes): rebuilt only when those change.
 """

@@ -9,23 +9,19 @@ import tarfile
 import time
 from typing import Any
 
-import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from chaos import PROJECT
 from chaos.errors import InfrastructureError
+from chaos.images import engine
+
+RUN_CALL_TIMEOUT_S = 60  # the SDK's default, as before
 
 
 def connect():
-    try:
-        client = docker.from_env()
-        client.ping()
-        return client
-    except DockerException as exc:
-        raise InfrastructureError(
-            f"cannot reach the Docker engine ({exc.__class__.__name__}: {exc})",
-            hint="start it (`sudo systemctl start docker`) or point DOCKER_HOST at it",
-        ) from None
+    """The engine DOCKER_HOST or the Docker context names, within a bounded wait
+    (chaos.images.engine.docker_client); each later call waits up to the SDK's 60 s."""
+    return engine.docker_client(timeout=RUN_CALL_TIMEOUT_S)
 
 
 def require_image(client, image: str) -> None:
@@ -39,7 +35,7 @@ def require_image(client, image: str) -> None:
             ) from None
         # Not one of ours (e.g. --proxy-image): the user provides it.
         raise InfrastructureError(
-            f"image {image!r} does not exist in the local Docker engine",
+            f"image {image!r} does not exist in the Docker engine at {engine.engine_address()[0]}",
             hint=f"load or pull it first (`docker load -i FILE`, `docker pull {image}`); `docker images` lists what exists",
         ) from None
 

@@ -16,7 +16,6 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import requests
@@ -39,6 +38,7 @@ from chaos.backends.proxy_client import ProxyClient
 from chaos.backends.spec import Deployment, WriteLimit
 from chaos.errors import InfrastructureError
 from chaos.eventlog import EventLog
+from chaos.images.engine import engine_address, published_on
 from chaos.events import RUNNER, AddressEvent, ExitEvent, NoticeEvent, RestartEvent
 from chaos.topology import PROXY_ALIAS, PROXY_API_PORT
 from chaos.worker.control import CONTROL_DIR
@@ -115,7 +115,8 @@ class DockerCluster(ContainerWorkers):
             labels={**self.labels, "io.tfchaos.role": "proxy"},
             network=self.network.name,
             aliases=[PROXY_ALIAS],
-            ports={PROXY_API_PORT: ("127.0.0.1", None)},
+            # On the engine's host: loopback for a local engine, the address DOCKER_HOST names otherwise.
+            ports={PROXY_API_PORT: (published_on()[0], None)},
         )
         self.proxy_container.start()
         # The proxy's own log (routes created, upstreams it could not reach) goes
@@ -123,7 +124,8 @@ class DockerCluster(ContainerWorkers):
         self.proxy_log = LogFollower(self.proxy_container, PROXY_ALIAS, self.events)
         self.proxy_log.start()
         port = docker_api.host_port(self.proxy_container, PROXY_API_PORT)
-        api = f"http://127.0.0.1:{port}"
+        api_host = published_on()[1]
+        api = f"http://{api_host}:{port}"
         wait_until(
             lambda: requests.get(f"{api}/version", timeout=1).ok,
             timeout=20,
@@ -135,7 +137,7 @@ class DockerCluster(ContainerWorkers):
                 else f"{self.spec.proxy_image} must serve the Toxiproxy API on 0.0.0.0:{PROXY_API_PORT}; its log is above"
             ),
         )
-        self.proxies = ProxyClient("127.0.0.1", port)
+        self.proxies = ProxyClient(api_host, port)
         for image in {*self.spec.images, *self.spec.image_map.values()}:
             self._venv_volumes(image)  # a first fill takes ~20 s: now, not in a measured restart
         self._make_standbys(list(range(self.num_workers)))  # generation 0, importing while the run prepares
@@ -308,17 +310,26 @@ class DockerCluster(ContainerWorkers):
         return limits
 
     def backup_device(self) -> str:
-        # The mount under the volume's folder, read from this host's mount table:
-        # the runner and the Docker engine share the host here.
-        self.volume.reload()
-        folder = self.volume.attrs.get("Mountpoint", "")
-        mounts = [line.split()[:2] for line in Path("/proc/mounts").read_text().splitlines()]
-        under = [(m, dev) for dev, m in mounts if folder == m or folder.startswith(m.rstrip("/") + "/")]
-        device = max(under, key=lambda pair: len(pair[0]), default=("", ""))[1]
+        # The device under the volume as the engine's kernel mounts it, read in a short-lived
+        # helper on the engine (not this machine's mount table: the engine may be elsewhere).
+        root = self.spec.launch.checkpoint_dir
+        try:
+            out = self.client.containers.run(
+                self.spec.images[0], entrypoint=["python3", "-c", "print(open('/proc/self/mounts').read())"],
+                command=[], volumes={self.volume.name: {"bind": root, "mode": "ro,nocopy"}},
+                labels={**self.labels, "io.tfchaos.role": "helper"}, name=f"{self.prefix}-mounts-{uuid.uuid4().hex[:6]}",
+                network_disabled=True, remove=True, stdout=True, stderr=False,
+            )
+        except (ContainerError, APIError) as exc:
+            raise InfrastructureError(f"could not read which device holds the backup volume on the engine: {exc}",
+                                      hint="give the fault's device, e.g. device: /dev/vda (see `df` of Docker's "
+                                           "data root on the engine's host)") from None
+        device = device_under(out.decode(errors="replace"), root)
         if not device.startswith("/dev/"):
             raise InfrastructureError(
-                f"cannot tell which block device holds the backup volume {folder!r} (mounted from {device or 'nothing'})",
-                hint="give the fault's device, e.g. device: /dev/vda (see `df` of Docker's data root)",
+                f"cannot tell which block device holds the backup volume (mounted at {root} from "
+                f"{device or 'nothing'}, on the engine at {engine_address()[0]})",
+                hint="give the fault's device, e.g. device: /dev/vda (see `df` of Docker's data root on the engine's host)",
             )
         return device
 
@@ -534,6 +545,12 @@ class DockerCluster(ContainerWorkers):
                 t=time.time(), source=source, exit_code=int(result.get("StatusCode", -1)), oom_killed=oom
             )
         )
+
+
+def device_under(mounts: str, point: str) -> str:
+    """The source of the mount at ``point`` in a /proc/mounts text ('' if none)."""
+    found = [line.split()[0] for line in mounts.splitlines() if len(line.split()) > 1 and line.split()[1] == point]
+    return found[-1] if found else ""
 
 
 def prepare_checkpoint_volume(client, volume: str, images, root: str, *, labels: dict[str, str], name: str) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from chaos.backends.swarm.plan import (
 )
 from chaos.errors import InfrastructureError
 from chaos.images import engine
-from chaos.images.engine import Progress
+from chaos.images.engine import Progress, require_shared_host
 from chaos.images.wheelhouse import cache_root
 
 # Nothing leaves the node any more: what it sends (its own and the overlay's VXLAN packets:
@@ -142,6 +142,9 @@ class LocalSwarm:
         every node); on any failure or Ctrl-C remove what was made, then raise."""
         plan = self.plan
         self.store = store
+        require_shared_host(self.host, "a local swarm (`chaos swarm up`)",
+                            "its nodes' engine sockets and the store's keys are folders of this machine that "
+                            "the engine bind-mounts into the nodes")
         if store and not os.path.exists(FUSE_DEVICE):
             raise InfrastructureError(
                 f"the shared store needs FUSE and this machine has no {FUSE_DEVICE}",

@@ -90,8 +90,12 @@ class _Images:
 
 
 class _Client:
-    def __init__(self, have=None):
+    def __init__(self, have=None, name=None):
         self.images = _Images(have or {})
+        self.name = name
+
+    def info(self):  # the engine's host name: this machine's unless told (chaos.images.engine.shares_host)
+        return {"Name": self.name or __import__("socket").gethostname()}
 
 
 def test_a_missing_image_is_named_with_how_to_build_it():
@@ -316,3 +320,13 @@ def test_no_fuse_no_store_said_before_anything_starts(monkeypatch):
     with pytest.raises(InfrastructureError) as err:
         LocalSwarm(_Client(), plan(2)).up([], node_image="n")
     assert "no /dev/fuse" in err.value.message and "--no-store" in err.value.hint
+
+
+def test_a_local_swarm_is_refused_on_an_engine_that_is_not_on_this_machine(monkeypatch):
+    monkeypatch.setenv("DOCKER_HOST", "tcp://172.30.0.2:2375")
+    monkeypatch.setattr(swarm_nodes, "swarm_objects", lambda client, name: pytest.fail("looked up before refusing"))
+    with pytest.raises(InfrastructureError) as err:
+        LocalSwarm(_Client(name="dind-1"), plan(2)).up([], node_image="tfchaos/swarm-node:latest", store=False)
+    assert "a local swarm (`chaos swarm up`) needs a Docker engine on this machine" in err.value.message
+    assert "tcp://172.30.0.2:2375 (DOCKER_HOST)" in err.value.message
+    assert "bind-mounts" in err.value.message and "unset DOCKER_HOST" in err.value.hint
