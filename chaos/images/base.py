@@ -20,6 +20,7 @@ from chaos.errors import InfrastructureError
 from chaos.images import engine, hashing, mirror
 from chaos.images.engine import Progress
 from chaos.images.plans import LABEL_INPUTS, LABEL_KIND
+from chaos.images.versions import ARCH_NAMES
 
 DEFAULT_BASE_IMAGE = "python:3.11-slim-bookworm"
 FALLBACK_BASE_TAG = "tfchaos/base:bookworm-py3.11"
@@ -66,7 +67,7 @@ def find_base(client, base_image: str | None = None) -> BaseRef | None:
 
 
 def ensure_base(client, base_image: str | None = None, *, force: bool = False,
-                progress: Progress = engine.noop) -> BaseRef:
+                progress: Progress = engine.noop, arch: str | None = None) -> BaseRef:
     """The base to build on: the configured stock image if present locally (a
     stock image is never "rebuilt", even with ``force``), else the bootstrapped
     Debian base if current, else a pull of the configured image, else debootstrap."""
@@ -94,7 +95,22 @@ def ensure_base(client, base_image: str | None = None, *, force: bool = False,
             progress(f"base: cannot pull {configured} ({msg}); using a Debian {DEBIAN_SUITE} base")
         if found is not None:
             return found
+    _refuse_other_arch(arch, configured)
     return bootstrap_base(client, progress=progress)
+
+
+def _refuse_other_arch(arch: str | None, configured: str) -> None:
+    """debootstrap makes this machine's architecture: never a base for an engine of another."""
+    import platform  # noqa: PLC0415
+
+    here = ARCH_NAMES.get(platform.machine().lower(), platform.machine())
+    if arch is not None and arch != here:
+        raise InfrastructureError(
+            f"the Docker engine at {engine.engine_address()[0]} is {arch} and has no base image; the Debian base "
+            f"bootstrapped here would be {here}",
+            hint=f"give the engine a Python 3.11 base of its own architecture (`docker pull {configured}` on it, "
+                 "or --base-image IMAGE that it holds)",
+        )
 
 
 def _debootstrap_path() -> str:

@@ -51,7 +51,7 @@ def up_to_date(client, plan: ImagePlan) -> bool:
 def _prepare_deps(plan: ImagePlan, base: BaseRef, progress: Progress) -> tuple[str, str, list[str]]:
     """Fill the wheelhouse and compute the deps hash. Returns (wheel dir, lock dir, wheel files)."""
     wheel_dir, lock, files = wheelhouse.ensure_wheelhouse(plan.wheelhouse_name, plan.lock, plan.unlocked,
-                                                          progress=progress)
+                                                          progress=progress, arch=plan.arch)
     plan.lock = lock
     plan.inputs = deps_inputs(plan, base, lock, wheelhouse.wheel_manifest(wheel_dir, files))
     return wheel_dir, deps_lock_dir(plan, wheel_dir), files
@@ -99,20 +99,22 @@ def ensure_images(tf_versions: Iterable[str] = DEFAULT_TF_VERSIONS, *, proxy: bo
     progress = progress or engine.noop
     if only not in (None, "base", "worker", "proxy"):
         raise InfrastructureError(f"unknown image kind {only!r}", hint="use base, worker or proxy")
-    specs = [parse_tf_version(v) for v in tf_versions]
+    [parse_tf_version(v) for v in tf_versions]  # a bad version is named before the engine is asked
     resources.docker_dir()  # a clear error before anything starts if the Dockerfiles are missing
     client = engine.docker_client()
+    arch = engine.architecture(client)
+    specs = [parse_tf_version(v, arch) for v in tf_versions]
     out: dict[str, str] = {}
     t0 = time.monotonic()
     with engine.build_lock():
-        base = ensure_base(client, base_image, force=force and only in (None, "base"), progress=progress)
+        base = ensure_base(client, base_image, force=force and only in (None, "base"), progress=progress, arch=arch)
         out["base"] = base.tag
         if only in (None, "worker"):
             for spec in specs:
                 deps, app = worker_plans(spec)
                 out[app.name] = _ensure_pair(client, deps, app, base, force, progress)
         if proxy and only in (None, "proxy"):
-            deps, app = proxy_plans()
+            deps, app = proxy_plans(arch)
             out[app.name] = _ensure_pair(client, deps, app, base, force, progress)
         engine.drop_replaced(client)  # replaced while a container used them, free now
     progress(f"done in {time.monotonic() - t0:.1f}s")

@@ -11,6 +11,7 @@ from typing import Any, Callable
 from chaos import interrupts
 from chaos.errors import InfrastructureError
 from chaos.images import wheelhouse
+from chaos.images.versions import engine_arch
 
 Progress = Callable[[str], None]
 
@@ -107,6 +108,17 @@ def require_shared_host(client, feature: str, reason: str) -> None:
         f"{reason}",
         hint="run it against this machine's own engine (unset DOCKER_HOST), or on the engine's host",
     )
+
+
+def architecture(client) -> str:
+    """The engine's architecture, as the images are built for it (``docker info``; not this machine's)."""
+    try:
+        reported = client.info().get("Architecture") or ""
+    except Exception as exc:  # noqa: BLE001 - docker.errors.APIError, requests errors
+        raise InfrastructureError(f"the Docker engine at {engine_address()[0]} did not say its architecture "
+                                  f"(docker info): {str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__}",
+                                  hint="check the engine answers `docker info`") from None
+    return engine_arch(reported, f"the Docker engine at {engine_address()[0]}")
 
 
 def _why(exc: BaseException, wait: float) -> str:

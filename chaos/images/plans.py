@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from chaos import LABEL_PROJECT, PROJECT, SESSION_ENV, resources
 from chaos.images import hashing, wheelhouse
-from chaos.images.versions import TFSpec, app_tag, worker_deps_tag, worker_image_tag
+from chaos.images.versions import DEFAULT_ARCH, TF_DISTRIBUTIONS, TFSpec, app_tag, worker_deps_tag, worker_image_tag
 
 if TYPE_CHECKING:
     from chaos.images.base import BaseRef
@@ -72,6 +72,7 @@ class ImagePlan:
     kind: str  # "deps" or "app"
     inputs: dict[str, Any] = field(default_factory=dict)
     tf: TFSpec | None = None
+    arch: str = DEFAULT_ARCH  # the engine's: which wheels the deps image installs
     # deps
     wheelhouse_name: str = ""
     lock: wheelhouse.Lock | None = None
@@ -101,16 +102,19 @@ def worker_plans(spec: TFSpec) -> tuple[ImagePlan, ImagePlan]:
     lock = wheelhouse.read_lock(spec.lock_dir) if spec.lock_dir else None
     unlocked = wheelhouse.Lock(tuple(spec.requirements()), tuple(spec.nodeps_requirements()))
     deps = ImagePlan(name=f"worker-deps:{spec.key}", tag=worker_deps_tag(spec.version), kind="deps", tf=spec,
-                     wheelhouse_name=spec.key, lock=lock, unlocked=unlocked, env=spec.env())
+                     arch=spec.arch, wheelhouse_name=spec.wheelhouse_key, lock=lock, unlocked=unlocked,
+                     env=spec.env())
     app = ImagePlan(name=f"worker:{spec.key}", tag=worker_image_tag(spec.version), kind="app", tf=spec,
-                    dockerfile=docker_file("worker", "Dockerfile"), patterns=WORKER_FILES, deps=deps)
+                    arch=spec.arch, dockerfile=docker_file("worker", "Dockerfile"), patterns=WORKER_FILES, deps=deps)
     return deps, app
 
 
-def proxy_plans() -> tuple[ImagePlan, ImagePlan]:
+def proxy_plans(arch: str = DEFAULT_ARCH) -> tuple[ImagePlan, ImagePlan]:
+    """The committed lock (its pins have wheels for both architectures), in a wheelhouse per architecture."""
     lock = wheelhouse.read_lock(docker_file("proxy"))
-    deps = ImagePlan(name="proxy-deps", tag=PROXY_DEPS_IMAGE, kind="deps", wheelhouse_name="proxy", lock=lock)
-    app = ImagePlan(name="proxy", tag=PROXY_IMAGE, kind="app",
+    deps = ImagePlan(name="proxy-deps", tag=PROXY_DEPS_IMAGE, kind="deps", arch=arch,
+                     wheelhouse_name="proxy" if arch == DEFAULT_ARCH else f"proxy-{arch}", lock=lock)
+    app = ImagePlan(name="proxy", tag=PROXY_IMAGE, kind="app", arch=arch,
                     dockerfile=docker_file("proxy", "Dockerfile"), patterns=PROXY_FILES, deps=deps)
     return deps, app
 
@@ -150,7 +154,7 @@ def installed_tf_version(plan: ImagePlan) -> str | None:
     dep = plan if plan.kind == "deps" else plan.deps
     if dep is None or dep.lock is None:
         return None
-    return dep.lock.pins.get("tensorflow-cpu")
+    return next((dep.lock.pins[d] for d in sorted(TF_DISTRIBUTIONS) if d in dep.lock.pins), None)
 
 
 def labels_for(plan: ImagePlan) -> dict[str, str]:

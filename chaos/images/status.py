@@ -44,8 +44,9 @@ def image_status(tf_versions: Iterable[str] = DEFAULT_TF_VERSIONS, *, proxy: boo
                  base_image: str | None = None, client=None, helper: bool = False) -> list[ImageState]:
     """What exists, what is stale (inputs changed) and what is missing. No network.
     ``helper``: also the packet faults' network helper (chaos.images.netns_helper)."""
-    specs = [parse_tf_version(v) for v in tf_versions]
     client = client or engine.docker_client()
+    arch = engine.architecture(client)
+    specs = [parse_tf_version(v, arch) for v in tf_versions]
     rows: list[ImageState] = []
     base = find_base(client, base_image)
     if base is None:
@@ -56,7 +57,7 @@ def image_status(tf_versions: Iterable[str] = DEFAULT_TF_VERSIONS, *, proxy: boo
                                int(img.attrs.get("Size") or 0), "stock image"))
     else:
         rows.append(_state_of(client, "base", base.tag, base_recipe_hash()))
-    pairs = [worker_plans(s) for s in specs] + ([proxy_plans()] if proxy else [])
+    pairs = [worker_plans(s) for s in specs] + ([proxy_plans(arch)] if proxy else [])
     for deps, app in pairs:
         if base is None:
             rows.append(_state_of(client, deps.name, deps.tag, None, "base image missing"))

@@ -9,6 +9,11 @@
 Versions with a committed lock (``docker/worker/tf<ver>/``) are pinned exactly;
 any other version becomes ``tensorflow-cpu==X.Y.*`` and the downloaded wheelhouse
 is locked on first download.
+
+Per engine architecture (asked of the engine, ``docker info``'s Architecture; issue 41):
+``tensorflow-cpu`` has wheels for x86-64 only, so an aarch64 engine (Apple silicon's
+Docker Desktop, Graviton, arm64 CI runners) gets ``tensorflow``, whose aarch64 wheel
+is CPU-only, with its own wheelhouse and lock (``tf<ver>-aarch64``). x86-64 is as before.
 """
 
 from __future__ import annotations
@@ -18,10 +23,30 @@ import re
 from dataclasses import dataclass
 
 from chaos import resources
-from chaos.errors import ScenarioError
+from chaos.errors import InfrastructureError, ScenarioError
 
 MIN_MINOR = 12  # first TF with Python 3.11 wheels
 LEGACY_KERAS_FROM = 16  # first TF whose tf.keras is Keras 3
+
+DEFAULT_ARCH = "x86_64"
+# What `docker info` (uname -m) or a platform string calls an architecture -> ours.
+ARCH_NAMES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
+# The TensorFlow distribution with CPU wheels for Python 3.11 on each.
+TF_DISTRIBUTION = {"x86_64": "tensorflow-cpu", "aarch64": "tensorflow"}
+TF_DISTRIBUTIONS = frozenset(TF_DISTRIBUTION.values())
+
+
+def engine_arch(reported: str, engine: str = "the Docker engine") -> str:
+    """Ours for the architecture an engine reports (``docker info``), or an error naming it."""
+    arch = ARCH_NAMES.get(str(reported).strip().lower())
+    if arch is None:
+        raise InfrastructureError(
+            f"{engine} runs on {reported!r}, and the images are built for x86_64 and aarch64 only",
+            hint="point DOCKER_HOST at an x86_64 or aarch64 (arm64) engine: TensorFlow publishes Linux wheels "
+                 "for those two",
+        )
+    return arch
+
 
 _VERSION_RE = re.compile(r"^(?:tf)?(\d+)\.(\d+)(?:\.(\d+))?$")
 
@@ -32,10 +57,21 @@ class TFSpec:
     major: int
     minor: int
     patch: int | None
+    arch: str = DEFAULT_ARCH  # the engine's (engine_arch)
 
     @property
     def key(self) -> str:
+        """In the image tags: one engine holds one architecture's images."""
         return f"tf{self.version}"
+
+    @property
+    def wheelhouse_key(self) -> str:
+        """The wheelhouse and lock folder: the architecture's own, x86-64's as before."""
+        return self.key if self.arch == DEFAULT_ARCH else f"{self.key}-{self.arch}"
+
+    @property
+    def distribution(self) -> str:
+        return TF_DISTRIBUTION[self.arch]
 
     @property
     def legacy_keras(self) -> bool:
@@ -44,7 +80,7 @@ class TFSpec:
     @property
     def lock_dir(self) -> str | None:
         """The committed lock for this version, if there is one."""
-        path = os.path.join(resources.docker_dir(), "worker", self.key)
+        path = os.path.join(resources.docker_dir(), "worker", self.wheelhouse_key)
         return path if os.path.isfile(os.path.join(path, "requirements.txt")) else None
 
     def _pin(self) -> str:
@@ -52,7 +88,7 @@ class TFSpec:
 
     def requirements(self) -> list[str]:
         """Top-level requirements installed with dependencies (unlocked form)."""
-        return [f"tensorflow-cpu{self._pin()}"]
+        return [f"{self.distribution}{self._pin()}"]
 
     def nodeps_requirements(self) -> list[str]:
         """Requirements installed with ``--no-deps``."""
@@ -62,8 +98,9 @@ class TFSpec:
         return {"TF_USE_LEGACY_KERAS": "1"} if self.legacy_keras else {}
 
 
-def parse_tf_version(text: str) -> TFSpec:
-    """``"2.20"``, ``"2.18.1"`` or ``"tf2.20"`` -> TFSpec; anything else is an error."""
+def parse_tf_version(text: str, arch: str = DEFAULT_ARCH) -> TFSpec:
+    """``"2.20"``, ``"2.18.1"`` or ``"tf2.20"`` -> TFSpec (for an engine of ``arch``);
+    anything else is an error."""
     raw = str(text).strip()
     m = _VERSION_RE.match(raw)
     if not m:
@@ -80,7 +117,7 @@ def parse_tf_version(text: str) -> TFSpec:
             hint="pick a 2.x version >= 2.12, e.g. --tf 2.15 or --tf 2.20",
         )
     version = f"{major}.{minor}" + (f".{patch}" if patch is not None else "")
-    return TFSpec(version, major, minor, patch)
+    return TFSpec(version, major, minor, patch, engine_arch(arch))
 
 
 def buildable_version(value: str) -> str:

@@ -1,6 +1,6 @@
 """Wheelhouses: pinned wheel sets downloaded on the host with ``pip download``
-(Python 3.11, manylinux x86_64) into a cache outside the repo, installed offline
-in the image build.
+(Python 3.11, manylinux x86_64, or aarch64 for an aarch64 engine) into a cache
+outside the repo, installed offline in the image build.
 
 Cache: ``$TFCHAOS_CACHE/wheels/<name>`` (``TFCHAOS_CACHE`` defaults to
 ``~/.cache/tfchaos``). A lock is a directory with ``requirements.txt`` (every
@@ -25,18 +25,25 @@ from chaos.errors import InfrastructureError
 Progress = Callable[[str], None]
 
 # Bookworm has glibc 2.36: accept every manylinux tag up to that (pip does not
-# expand manylinux_2_X platforms by itself).
-PLATFORMS = [f"manylinux_2_{m}_x86_64" for m in range(36, 4, -1)] + [
-    "manylinux2014_x86_64",
-    "manylinux2010_x86_64",
-    "manylinux1_x86_64",
-]
-PIP_TARGET = [
-    "--only-binary=:all:",
-    "--python-version", "3.11",
-    "--implementation", "cp",
-    "--abi", "cp311", "--abi", "abi3", "--abi", "none",
-] + [arg for p in PLATFORMS for arg in ("--platform", p)]
+# expand manylinux_2_X platforms by itself). aarch64 wheels start at manylinux2014 (2.17).
+def platforms(arch: str = "x86_64") -> list[str]:
+    if arch == "aarch64":
+        return [f"manylinux_2_{m}_aarch64" for m in range(36, 16, -1)] + ["manylinux2014_aarch64"]
+    return [f"manylinux_2_{m}_x86_64" for m in range(36, 4, -1)] + [
+        "manylinux2014_x86_64",
+        "manylinux2010_x86_64",
+        "manylinux1_x86_64",
+    ]
+
+
+def pip_target(arch: str = "x86_64") -> list[str]:
+    """pip's options for wheels that install in the images' Python 3.11 on ``arch``."""
+    return [
+        "--only-binary=:all:",
+        "--python-version", "3.11",
+        "--implementation", "cp",
+        "--abi", "cp311", "--abi", "abi3", "--abi", "none",
+    ] + [arg for p in platforms(arch) for arg in ("--platform", p)]
 
 
 def cache_root() -> str:
@@ -139,9 +146,9 @@ def wheel_manifest(directory: str, files: list[str]) -> list[tuple[str, int]]:
     return [(fn, os.path.getsize(os.path.join(directory, fn))) for fn in files]
 
 
-def _pip_download(args: list[str], dest: str, what: str, progress: Progress) -> None:
+def _pip_download(args: list[str], dest: str, what: str, progress: Progress, arch: str = "x86_64") -> None:
     cmd = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check",
-           "--progress-bar", "off", "--dest", dest] + PIP_TARGET + args
+           "--progress-bar", "off", "--dest", dest] + pip_target(arch) + args
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     except OSError as exc:
@@ -164,9 +171,12 @@ def _pip_download(args: list[str], dest: str, what: str, progress: Progress) -> 
     text = "\n".join(tail)
     if "No matching distribution found" in text or "Could not find a version" in text:
         missing = re.findall(r"No matching distribution found for (\S+)", text)
+        wanted = missing[0] if missing else what
         raise InfrastructureError(
-            f"no wheel for {missing[0] if missing else what} for Python 3.11 / manylinux x86_64",
-            hint="check the version exists: `pip index versions tensorflow-cpu`",
+            f"no wheel of {wanted} for Python 3.11 on manylinux {arch} (the engine's architecture)",
+            hint=f"pick a version that has one (`pip download --only-binary=:all: --platform "
+                 f"{platforms(arch)[-1]} --python-version 3.11 --no-deps '{wanted}'` tells), or build on an engine "
+                 f"of another architecture",
         )
     if re.search(r"(Connection|NewConnectionError|Temporary failure|Name or service|Max retries|timed out|ProxyError)", text):
         raise InfrastructureError(
@@ -181,13 +191,14 @@ def _pip_download(args: list[str], dest: str, what: str, progress: Progress) -> 
 
 
 def ensure_wheelhouse(name: str, lock: Lock | None, unlocked: Lock | None = None,
-                      progress: Progress = lambda _m: None) -> tuple[str, Lock, list[str]]:
+                      progress: Progress = lambda _m: None, arch: str = "x86_64") -> tuple[str, Lock, list[str]]:
     """Make sure ``wheelhouse_dir(name)`` holds every wheel of the lock.
 
     With a committed ``lock``, missing wheels are downloaded exactly (``--no-deps``
     per pinned line). Without one, ``unlocked`` (e.g. ``tensorflow-cpu==2.18.*``) is
     resolved by pip once and the result is locked into ``<wheelhouse>/.lock``.
-    Returns (wheelhouse dir, the lock, the lock's wheel files).
+    Wheels are for ``arch`` (the engine's: pip's platform options). Returns
+    (wheelhouse dir, the lock, the lock's wheel files).
     """
     directory = wheelhouse_dir(name)
     generated_dir = os.path.join(directory, ".lock")
@@ -200,7 +211,7 @@ def ensure_wheelhouse(name: str, lock: Lock | None, unlocked: Lock | None = None
         os.makedirs(directory, exist_ok=True)
         progress(f"downloading wheels for {name} into {directory}")
         args = ["--no-deps"] + list(lock.requirements) + list(lock.nodeps)
-        _pip_download(args, directory, name, progress)
+        _pip_download(args, directory, name, progress, arch)
         files = wheels_for(directory, lock)
         if files is None:
             raise InfrastructureError(
@@ -218,10 +229,10 @@ def ensure_wheelhouse(name: str, lock: Lock | None, unlocked: Lock | None = None
     try:
         # Resolve each group into a scratch dir so the lock lists exactly what the
         # groups need (the cache dir may hold other wheels).
-        _pip_download(list(unlocked.requirements), tmp, name, progress)
+        _pip_download(list(unlocked.requirements), tmp, name, progress, arch)
         with_deps = {wheel_name_version(f) for f in os.listdir(tmp)} - {None}
         if unlocked.nodeps:
-            _pip_download(["--no-deps"] + list(unlocked.nodeps), tmp, name, progress)
+            _pip_download(["--no-deps"] + list(unlocked.nodeps), tmp, name, progress, arch)
         every = {wheel_name_version(f): f for f in os.listdir(tmp) if wheel_name_version(f)}
         reqs = tuple(f"{n}=={v}" for (n, v) in sorted(with_deps))  # type: ignore[misc]
         nodeps = tuple(f"{n}=={v}" for (n, v) in sorted(set(every) - with_deps))

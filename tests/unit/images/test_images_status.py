@@ -24,8 +24,12 @@ class FakeImages:
 
 
 class FakeClient:
-    def __init__(self, images):
+    def __init__(self, images, arch="x86_64"):
         self.images = FakeImages(images)
+        self.arch = arch
+
+    def info(self):
+        return {"Architecture": self.arch}
 
 
 @pytest.fixture
