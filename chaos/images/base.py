@@ -20,7 +20,7 @@ from chaos.errors import InfrastructureError
 from chaos.images import engine, hashing, mirror
 from chaos.images.engine import Progress
 from chaos.images.plans import LABEL_INPUTS, LABEL_KIND
-from chaos.images.versions import ARCH_NAMES
+from chaos.images.versions import this_machine_arch
 
 DEFAULT_BASE_IMAGE = "python:3.11-slim-bookworm"
 FALLBACK_BASE_TAG = "tfchaos/base:bookworm-py3.11"
@@ -101,9 +101,7 @@ def ensure_base(client, base_image: str | None = None, *, force: bool = False,
 
 def _refuse_other_arch(arch: str | None, configured: str) -> None:
     """debootstrap makes this machine's architecture: never a base for an engine of another."""
-    import platform  # noqa: PLC0415
-
-    here = ARCH_NAMES.get(platform.machine().lower(), platform.machine())
+    here = this_machine_arch()
     if arch is not None and arch != here:
         raise InfrastructureError(
             f"the Docker engine at {engine.engine_address()[0]} is {arch} and has no base image; the Debian base "

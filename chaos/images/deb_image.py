@@ -17,6 +17,7 @@ from chaos.errors import InfrastructureError
 from chaos.images import engine, hashing, send
 from chaos.images.engine import Progress
 from chaos.images.plans import LABEL_BUILD_SESSION, LABEL_INPUTS, LABEL_KIND, build_container_labels
+from chaos.images.versions import this_machine_arch
 from chaos.images.wheelhouse import cache_root
 
 if TYPE_CHECKING:
@@ -77,6 +78,13 @@ def ensure(client, image: DebImage, debs: Callable[["BaseRef"], tuple[str, list[
     from chaos.images.base import ensure_base
 
     client = client or engine.docker_client()
+    arch, here = engine.architecture(client), this_machine_arch()
+    if arch != here:
+        raise InfrastructureError(
+            f"{image.what} is made of Debian packages that apt fetches on this machine ({here}), and the engine at "
+            f"{engine.engine_address()[0]} is {arch}",
+            hint=f"build {image.what} on an {arch} machine against that engine (docs/remote-engines.md)",
+        )
     with engine.build_lock():
         base = ensure_base(client, progress=progress)
         folder, files = debs(base)

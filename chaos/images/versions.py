@@ -48,6 +48,13 @@ def engine_arch(reported: str, engine: str = "the Docker engine") -> str:
     return arch
 
 
+def this_machine_arch() -> str:
+    """This machine's architecture in our names (what debootstrap and apt fetch here)."""
+    import platform  # noqa: PLC0415
+
+    return ARCH_NAMES.get(platform.machine().lower(), platform.machine())
+
+
 _VERSION_RE = re.compile(r"^(?:tf)?(\d+)\.(\d+)(?:\.(\d+))?$")
 
 

@@ -124,3 +124,34 @@ def test_an_aarch64_deps_image_has_the_same_tag_and_reports_its_tensorflow_versi
     assert deps.tag == "tfchaos/worker-deps:tf2.20" and deps.wheelhouse_name == "tf2.20-aarch64"
     deps.lock = wheelhouse.Lock(("numpy==2.4.6", "tensorflow==2.20.0"), ("tf-keras==2.20.1",))
     assert installed_tf_version(deps) == "2.20.0"
+
+
+def test_the_committed_aarch64_lock_is_the_x86_64_one_with_tensorflow_for_tensorflow_cpu():
+    x86, arm = parse_tf_version("2.20"), parse_tf_version("2.20", "aarch64")
+    assert arm.lock_dir is not None and arm.lock_dir.endswith("docker/worker/tf2.20-aarch64")
+    x86_lock, arm_lock = wheelhouse.read_lock(x86.lock_dir), wheelhouse.read_lock(arm.lock_dir)
+    want = {("tensorflow" if name == "tensorflow-cpu" else name): v for name, v in x86_lock.pins.items()}
+    assert arm_lock.pins == want and arm_lock.nodeps == x86_lock.nodeps and arm_lock.fully_pinned
+
+
+def test_the_debian_package_images_are_refused_for_an_engine_of_another_architecture(monkeypatch):
+    from chaos.images import deb_image, netns_helper
+
+    monkeypatch.setenv("DOCKER_HOST", "tcp://192.0.2.7:2375")
+    monkeypatch.setattr(deb_image, "this_machine_arch", lambda: "x86_64")
+    with pytest.raises(InfrastructureError) as err:
+        netns_helper.ensure_helper_image(_Engine("aarch64"))
+    assert err.value.message == ("the network helper is made of Debian packages that apt fetches on this machine "
+                                 "(x86_64), and the engine at tcp://192.0.2.7:2375 is aarch64")
+
+
+def test_the_debian_base_is_not_bootstrapped_here_for_an_engine_of_another_architecture(monkeypatch):
+    from chaos.images import base
+
+    monkeypatch.setattr(base, "this_machine_arch", lambda: "x86_64")
+    monkeypatch.setattr(base, "bootstrap_base", lambda *a, **k: pytest.fail("bootstrapped"))
+    with pytest.raises(InfrastructureError) as err:
+        base._refuse_other_arch("aarch64", "python:3.11-slim-bookworm")
+    assert "is aarch64 and has no base image; the Debian base bootstrapped here would be x86_64" in err.value.message
+    assert "docker pull python:3.11-slim-bookworm" in err.value.hint
+    base._refuse_other_arch("x86_64", "python:3.11-slim-bookworm")  # the same: nothing raised
