@@ -83,6 +83,9 @@ class StepEvent(Event):
     # One per replica when the worker runs several (MirroredStrategy); empty otherwise.
     replica_batch_digests: list[str] = field(default_factory=list)
     replica_local_losses: list[float] = field(default_factory=list)
+    # False when the job's step gave no loss (a custom loop whose train step returns none,
+    # seen by the agent): loss and local_loss are then NaN placeholders, not a NaN loss.
+    loss_reported: bool = True
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,11 @@ def qualified_name(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def reported() -> bool:
+    """Whether any error was reported in this process."""
+    return bool(_reported)
+
+
 def report_exception(exc: BaseException) -> None:
     """One error event per exception object, however many hooks see it. Never raises."""
     try:

@@ -31,7 +31,7 @@ import types
 
 from chaos.agent.digest import weights_digest
 from chaos.agent.errors import report_exception
-from chaos.agent.runtime import emitter, enabled, guarded
+from chaos.agent.runtime import emitter, enabled, fit_began, fit_ended, guarded
 from chaos.events import DoneEvent, EpochEndEvent, PlanEvent, RestoredEvent, StepEvent
 from chaos.worker.callback import latest_backup, make_callback_class, resume_position
 
@@ -219,11 +219,14 @@ def wrap_fit(original, callbacks_module_path: str):
         prepared = prepare(original, callbacks_module_path, self, args, kwargs)
         if prepared is not None:
             _, args, kwargs = prepared
+        fit_began()  # fit's optimizer steps and BackupAndRestore saves are reported here, not as a loop's
         try:
             history = original(self, *args, **kwargs)
         except Exception as exc:
             report_exception(exc)
             raise
+        finally:
+            fit_ended()
         return history
 
     setattr(fit, ORIGINAL, original)

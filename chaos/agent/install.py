@@ -34,6 +34,32 @@ def _on_training_module(module) -> None:
     fit.patch_training_module(module)
 
 
+def _on_loop_module(module) -> None:
+    """A TF or Keras module a custom loop uses (chaos.agent.tf_patches)."""
+    from chaos.agent import tf_patches
+
+    patch = {
+        tf_patches.FUNCTION_MODULE: tf_patches.patch_function_module,
+        tf_patches.CHECKPOINT_MODULE: tf_patches.patch_checkpoint_module,
+        tf_patches.MANAGER_MODULE: tf_patches.patch_manager_module,
+    }.get(module.__name__, tf_patches.patch_optimizer_module)
+    patch(module)
+
+
+def loop_modules() -> tuple[str, ...]:
+    # The names, without importing tf_patches (and so the loop observer) at start-up.
+    return (
+        "tensorflow.python.eager.polymorphic_function.polymorphic_function",
+        "tensorflow.python.checkpoint.checkpoint",
+        "tensorflow.python.checkpoint.checkpoint_management",
+        "tf_keras.src.optimizers.optimizer",
+        "tf_keras.src.optimizers.legacy.optimizer_v2",
+        "keras.src.optimizers.optimizer",
+        "keras.src.optimizers.legacy.optimizer_v2",
+        "keras.src.optimizers.base_optimizer",
+    )
+
+
 def install_import_hooks() -> None:
     global _installed
     if _installed:
@@ -42,6 +68,8 @@ def install_import_hooks() -> None:
     importhook.when_imported("tensorflow", _on_tensorflow)
     for name in TRAINING_MODULES:
         importhook.when_imported(name, _on_training_module)
+    for name in loop_modules():
+        importhook.when_imported(name, _on_loop_module)
 
 
 def install_excepthooks() -> None:

@@ -21,7 +21,7 @@ import os
 
 from chaos.agent import errors, start
 from chaos.agent.digest import digest_of
-from chaos.agent.runtime import CHECKPOINT_DIR_ENV, emitter, enabled, guarded
+from chaos.agent.runtime import CHECKPOINT_DIR_ENV, emitter, enabled, guarded, job_reported
 from chaos.events import CheckpointEvent, DoneEvent, EpochEndEvent, PlanEvent, RestoredEvent, StepEvent
 
 _known = {"steps_per_epoch": 0, "step": 0, "epoch": 0}
@@ -36,6 +36,7 @@ def _epoch_of(step: int, completed: bool) -> int:
 
 
 def _emit(cls, **fields) -> None:
+    job_reported()  # the job's calls win over what the agent sees of its loop (chaos.agent.loop)
     start.ensure_started()
     emitter().emit(cls, **fields)
 

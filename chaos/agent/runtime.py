@@ -20,6 +20,29 @@ def enabled(environ: dict[str, str] | None = None) -> bool:
     return (os.environ if environ is None else environ).get(ENABLE_ENV) == "1"
 
 
+# Who reports the job's training: Keras fit's reporter while a fit runs, the job's
+# own report calls once it made one; else the custom-loop observer (chaos.agent.loop).
+_fit_depth = [0]
+_job_reports = [False]
+
+
+def quiet() -> bool:
+    """Whether the custom-loop observer must stay quiet: inside fit, or the job reports itself."""
+    return _fit_depth[0] > 0 or _job_reports[0]
+
+
+def fit_began() -> None:
+    _fit_depth[0] += 1
+
+
+def fit_ended() -> None:
+    _fit_depth[0] -= 1
+
+
+def job_reported() -> None:
+    _job_reports[0] = True
+
+
 class LineStart:
     """Writes each event as a line of its own straight to file descriptor 1.
 

@@ -25,7 +25,7 @@ def finite(value: float) -> bool:
 
 
 def loss_not_finite(e: StepEvent) -> bool:
-    return not finite(e.loss)
+    return e.loss_reported and not finite(e.loss)
 
 
 def weights_not_finite(e: StepEvent) -> bool:
@@ -244,7 +244,7 @@ def non_finite_at_end(timeline: Timeline) -> tuple[str, list[StepEvent]]:
         if e.worker is not None:
             last[e.worker] = e
     bad = {w: e for w, e in sorted(last.items())
-           if not (finite(e.loss) and finite(e.local_loss)) or weights_not_finite(e)}
+           if (e.loss_reported and not (finite(e.loss) and finite(e.local_loss))) or weights_not_finite(e)}
     if not bad:
         return "", []
     detail = ", ".join(

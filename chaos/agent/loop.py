@@ -1,0 +1,248 @@
+"""A custom training loop, observed from the TF objects it already uses.
+
+A loop that never calls tfchaos still creates an optimizer, calls a
+``tf.function`` (or runs eagerly), and saves and restores ``tf.train.Checkpoint``s.
+The patches in chaos.agent.tf_patches tell this observer about each; it reports
+the event contract from them:
+
+* **step**: one per update of the weights. A train step is a ``tf.function``
+  call that traced an optimizer's apply (or an eager apply); after each such
+  call the observer reads the optimizers' ``iterations`` and counts how far
+  they went (several optimizers in one step count once; a call that applied
+  nothing, as in gradient accumulation, counts none). The step number is the
+  job's global step as the agent counts it: the restored checkpoint's step
+  plus the updates since. The loss is what the call returned when that is a
+  scalar (the tutorials return the all-reduced loss), else not reported.
+* **checkpoint**: each ``Checkpoint`` save or write, also through a
+  ``CheckpointManager``: its name and the step it holds (recorded beside it,
+  chaos.agent.checkpoint_steps).
+* **restored**: each restore or read of a saved checkpoint: its name, its
+  step (the recorded one; else a checkpointed optimizer's ``iterations``; else
+  the manager's ``step_counter``) and the digest of what it restored. A loop
+  that trains with nothing restored gets a notice that it started fresh.
+* **done**: at the interpreter's normal exit, after steps and with no error
+  and no non-zero ``sys.exit``: the digest of the variables the job's newest
+  ``Checkpoint`` holds (chaos.agent.variables), else of the optimizer's.
+
+It stays quiet inside Keras ``fit`` (chaos.agent.fit reports that) and once the
+job makes a report call of its own: the job's calls win.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+
+from chaos.agent import checkpoint_steps, variables
+from chaos.agent.runtime import emitter, enabled, guarded, quiet
+
+_lock = threading.RLock()
+
+
+def loss_of(result) -> float | None:
+    """The loss a train step returned: a scalar, a dict's ``loss``, a tuple's first."""
+    value = result
+    if isinstance(result, dict):
+        value = result.get("loss")
+    elif isinstance(result, (tuple, list)):
+        value = result[0] if result else None
+    if value is None:
+        return None
+    shape = getattr(value, "shape", ())
+    try:
+        if tuple(shape) not in ((), (1,)):
+            return None
+        return float(value.numpy() if hasattr(value, "numpy") else value)
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+class LoopObserver:
+    def __init__(self, emit=None) -> None:
+        self._emit = emit
+        self.step = 0  # the job's global step as the agent counts it
+        self.steps_seen = 0  # updates seen in this process
+        self.epoch_var = None
+        self._last_iterations: dict[int, int] = {}
+        self._optimizers: dict[int, object] = {}
+        # Held, not weakly: the job's main() has returned when done is reported at exit.
+        self._checkpoints: list = []  # oldest first
+        self._managers: list = []
+        self.restored = False
+        self._fresh_said = False
+        self._exit_hooked = False
+        self.exit_code = None  # a sys.exit code the job gave
+
+    # -- what the patches tell ------------------------------------------------
+
+    def active(self) -> bool:
+        return enabled() and not quiet()
+
+    def optimizer_applied(self, optimizer) -> None:
+        with _lock:
+            self._optimizers.setdefault(id(optimizer), optimizer)
+
+    def checkpoint_created(self, checkpoint) -> None:
+        if quiet():  # BackupAndRestore's own, inside fit
+            return
+        with _lock:
+            self._checkpoints.append(checkpoint)
+            del self._checkpoints[:-16]
+
+    def manager_created(self, manager) -> None:
+        if quiet():
+            return
+        with _lock:
+            self._managers.append(manager)
+            del self._managers[:-16]
+
+    @guarded("custom loop: counting a step")
+    def trained(self, optimizers, result=None) -> None:
+        """A train step ran (a tf.function call that applies ``optimizers``, or an eager apply)."""
+        if not self.active():
+            return
+        with _lock:
+            advanced = 0
+            for optimizer in optimizers:
+                value = variables.integer_value(optimizer.iterations)
+                if value is None:
+                    continue
+                before = self._last_iterations.get(id(optimizer))
+                self._last_iterations[id(optimizer)] = value
+                advanced = max(advanced, min(value, 1) if before is None else value - before)
+            if advanced <= 0:
+                return
+            self._first_step()
+            self.step += advanced
+            self.steps_seen += advanced
+            loss = loss_of(result)
+            from chaos.events import StepEvent
+
+            self._send(StepEvent, epoch=self.epoch(), step=self.step,
+                       loss=math.nan if loss is None else loss, local_loss=math.nan if loss is None else loss,
+                       loss_reported=loss is not None)
+
+    @guarded("custom loop: the checkpoint event")
+    def saved(self, checkpoint, path) -> None:
+        if not self.active() or not path:
+            return
+        path = os.fspath(path)
+        with _lock:
+            try:
+                checkpoint_steps.record(path, self.step)
+            except OSError:
+                pass  # a folder the job can write but we cannot name: the step is read back another way
+            from chaos.events import CheckpointEvent
+
+            self._send(CheckpointEvent, epoch=self.epoch(), step=self.step, path=os.path.basename(path))
+
+    @guarded("custom loop: the restored event")
+    def restored_from(self, checkpoint, path) -> None:
+        if not self.active() or not path:
+            return
+        path = os.fspath(path)
+        with _lock:
+            step, how = self._restored_step(checkpoint, path)
+            self.step = step or 0
+            self.restored = True
+            self._last_iterations.clear()  # a restored optimizer's iterations jumped: not a step
+            from chaos.events import NoticeEvent, RestoredEvent
+
+            if step is None:
+                self._send(NoticeEvent, topic="agent",
+                           text=f"restored {os.path.basename(path)}, but the step it holds is unknown: it was not "
+                                "saved under the agent and holds no optimizer or step counter; steps count from 0")
+            self._send(RestoredEvent, epoch=self.epoch(), step=self.step, checkpoint=os.path.basename(path),
+                       weights_digest=variables.digest(checkpoint))
+
+    # -- the state behind the events -----------------------------------------
+
+    def _restored_step(self, checkpoint, path: str) -> tuple[int | None, str]:
+        recorded = checkpoint_steps.lookup(path)
+        if recorded is not None:
+            return recorded, "recorded at its save"
+        counts = [variables.integer_value(o.iterations) for o in variables.optimizers_in(checkpoint)]
+        counts = [c for c in counts if c is not None]
+        if counts:
+            return max(counts), "its optimizer's iterations"
+        for manager in reversed(self._managers):
+            counter = getattr(manager, "_step_counter", None)
+            if counter is not None and getattr(manager, "checkpoint", None) is checkpoint:
+                value = variables.integer_value(counter)
+                if value is not None:
+                    return value, "the manager's step counter"
+        return None, ""
+
+    def epoch(self) -> int:
+        """The job's own epoch where its checkpoint holds an integer ``epoch`` variable, else 0."""
+        if self.epoch_var is None:
+            for checkpoint in reversed(self._checkpoints):
+                candidate = variables.child_named(checkpoint, "epoch")
+                if candidate is not None and variables.integer_value(candidate) is not None:
+                    self.epoch_var = candidate
+                    break
+            else:
+                return 0
+        return variables.integer_value(self.epoch_var) or 0
+
+    def newest_checkpoint(self):
+        return self._checkpoints[-1] if self._checkpoints else None
+
+    def final_digest(self) -> str:
+        """What the job's newest Checkpoint holds; "" for a loop that makes none (nothing to recover)."""
+        checkpoint = self.newest_checkpoint()
+        return variables.digest(checkpoint) if checkpoint is not None else ""
+
+    def _first_step(self) -> None:
+        if not self._exit_hooked:
+            self._exit_hooked = True
+            _hook_exit(self)
+        if not self.restored and not self._fresh_said:
+            self._fresh_said = True
+            from chaos.events import NoticeEvent
+
+            self._send(NoticeEvent, topic="agent", text="started fresh: no checkpoint was restored before the first step")
+
+    @guarded("custom loop: the done event")
+    def finished(self) -> None:
+        from chaos.agent import errors
+
+        if not self.active() or not self.steps_seen or errors.reported() or self.exit_code not in (None, 0):
+            return
+        from chaos.events import DoneEvent
+
+        self._send(DoneEvent, epoch=self.epoch(), step=self.step, weights_digest=self.final_digest())
+
+    def _send(self, cls, **fields) -> None:
+        from chaos.agent import start
+
+        start.ensure_started()
+        (self._emit or emitter()).emit(cls, **fields)
+
+
+def _hook_exit(obs: LoopObserver) -> None:
+    """done at a normal exit: atexit, registered after TF's own (so it runs before them),
+    and sys.exit wrapped to learn a non-zero code (atexit cannot see it)."""
+    import atexit
+
+    atexit.register(obs.finished)
+    original = sys.exit
+
+    def exit(code=None):  # noqa: A001 - sys.exit's own name
+        obs.exit_code = code
+        original(code)
+
+    exit._tfchaos_original = original
+    sys.exit = exit
+
+
+_observer: LoopObserver | None = None
+
+
+def observer() -> LoopObserver:
+    global _observer
+    if _observer is None:
+        _observer = LoopObserver()
+    return _observer

@@ -1,0 +1,84 @@
+"""What a ``tf.train.Checkpoint`` holds, read the same way on every worker.
+
+The object graph is walked from the checkpoint's root by the names TF saves
+under (``model/layer_with_weights-0/kernel``), so the order of the variables,
+and so the digest, is the same in every process that built the same objects.
+Left out: ``save_counter`` (it counts this process's saves, and the tutorial's
+non-chief workers save to a folder they delete) and on-read-synchronized
+variables (metrics: reading one across replicas is a collective, which must not
+run from the agent).
+"""
+
+from __future__ import annotations
+
+from chaos.agent.digest import weights_digest
+
+MAX_OBJECTS = 100_000  # a walk that finds more is not a training checkpoint's graph
+
+
+def children(obj) -> dict:
+    import tensorflow as tf
+
+    view = getattr(tf.train, "TrackableView", None)
+    if view is not None:
+        return dict(view(obj).children(obj))
+    return dict(obj._trackable_children())  # TF before TrackableView
+
+
+def walk(root):
+    """(path, trackable) for everything reachable from ``root``, each object once, by path."""
+    seen = {id(root)}
+    queue = [("", root)]
+    out = []
+    while queue and len(out) < MAX_OBJECTS:
+        prefix, obj = queue.pop(0)
+        for name, child in sorted(children(obj).items()):
+            if id(child) in seen:
+                continue
+            seen.add(id(child))
+            path = f"{prefix}/{name}" if prefix else name
+            out.append((path, child))
+            queue.append((path, child))
+    return out
+
+
+def _is_on_read(var) -> bool:
+    import tensorflow as tf
+
+    return getattr(var, "synchronization", None) == tf.VariableSynchronization.ON_READ
+
+
+def checkpointed_variables(root) -> list[tuple[str, object]]:
+    import tensorflow as tf
+
+    return [(path, obj) for path, obj in walk(root)
+            if isinstance(obj, tf.Variable) and path != "save_counter" and not _is_on_read(obj)]
+
+
+def digest(root) -> str:
+    """The digest of the variables ``root`` checkpoints, in path order."""
+    return weights_digest([var.numpy() for _, var in checkpointed_variables(root)])
+
+
+def integer_value(var) -> int | None:
+    """A scalar integer variable's value (a Keras 3 variable too); None for anything else."""
+    try:
+        value = var.numpy()
+    except AttributeError:
+        value = getattr(var, "value", None)
+        value = value.numpy() if value is not None else None
+    if value is None or getattr(value, "shape", ()) not in ((), (1,)):
+        return None
+    if getattr(value, "dtype", None) is not None and value.dtype.kind not in "iu":
+        return None
+    return int(value.reshape(()) if getattr(value, "shape", ()) else value)
+
+
+def child_named(root, name: str):
+    return children(root).get(name)
+
+
+def optimizers_in(root) -> list:
+    """The optimizers ``root`` checkpoints (objects with ``iterations`` and an apply)."""
+    return [obj for _, obj in walk(root)
+            if hasattr(obj, "iterations") and (hasattr(obj, "apply_gradients") or hasattr(obj, "apply"))]
