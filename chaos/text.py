@@ -36,6 +36,15 @@ def clean(text: str, limit: int = CLEAN_CHARS) -> str:
     return out if len(out) <= limit and len(text) <= limit else out[: limit - 3] + "..."
 
 
+def first_line(text: str, limit: int = 240) -> str:
+    """The first non-blank line of ``text``, cleaned and cut to ``limit``: a job's error in one
+    line (a TF error's message can carry a whole tensor; the worker log keeps it all)."""
+    line = next((ln for ln in text.splitlines() if ln.strip()), "")
+    more = line != text.strip()
+    out = clean(line.strip(), limit)
+    return out + (" ..." if more and not out.endswith("...") else "")
+
+
 def _text(value: str, limit: int) -> str:
     """Quoted as Python does (escapes for controls, bidi marks, backslashes), cut inside the quotes."""
     room = max(limit - 5, 8)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Literal, Union
 
 from chaos.checks.select import names
+from chaos.text import first_line
 from chaos.events import DoneEvent, ErrorEvent, Event, ExitEvent, StepEvent
 from chaos.scenario.triggers import Trigger
 
@@ -304,8 +305,8 @@ def own_failure(plan: Plan, state: State, seen: Seen) -> str:
     text = (f"{exits} exited with an error {when}, with no fault injected{due}: the workload itself fails, "
             "not from a fault")
     errors = dict(seen.errors)
-    own = [f"{names([w])}: {errors[w]}" for w in failed if w in errors]
-    return text + ("; its error: " + "; ".join(own) if own else "")
+    own = [f"{names([w])}: {first_line(errors[w])}" for w in failed if w in errors]
+    return text + ("; its error: " + "; ".join(own) + " (the whole of it: the worker's log)" if own else "")
 
 
 def decide(plan: Plan, state: State, seen: Seen, now: float) -> Decision:

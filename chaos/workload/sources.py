@@ -1,12 +1,14 @@
 """What a user's job can report, as far as its own code shows before it runs.
 
-With ``agent: auto`` a final weights digest comes from one of two places: the
-agent's hook on Keras ``fit`` (which reports it when fit ends) or the job's own
-``report.done(model.get_weights())`` call (``chaos.agent.report``). Validation
-cannot run the job, but when the job is built from a local context and its
-command names a script found there, the context's Python files are the job's
-code: if none of them calls ``fit`` or imports ``chaos.agent``, no run of it
-can report a digest, and a check that needs one will be unknown.
+With ``agent: auto`` a final weights digest comes from one of three places: the
+agent's hook on Keras ``fit`` (which reports it when fit ends), a custom loop's
+``tf.train.Checkpoint`` (chaos.agent.loop digests what it holds at exit), or the
+job's own ``report.done(model.get_weights())`` call (``chaos.agent.report``).
+Validation cannot run the job, but when the job is built from a local context
+and its command names a script found there, the context's Python files are the
+job's code: if none of them calls ``fit``, makes a ``Checkpoint`` or imports
+``chaos.agent``, no run of it can report a digest, and a check that needs one
+will be unknown.
 
 Anything else (a prebuilt ``image:``, a command naming no script in the
 context, more files than a job's repository holds) is not knowable here; the
@@ -23,6 +25,7 @@ from pathlib import Path
 from chaos.workload.spec import WorkloadSpec
 
 FIT = re.compile(r"\.fit\s*\(")
+CHECKPOINT = re.compile(r"\bCheckpoint\s*\(")  # tf.train.Checkpoint(...), what the agent digests of a loop
 AGENT = re.compile(r"\bchaos\.agent\b|\bfrom\s+chaos\s+import\s+agent\b")
 MAX_FILES = 500  # Python files read from one build context
 MAX_BYTES = 2 << 20  # per file
@@ -72,8 +75,9 @@ def no_digest_reason(workload: WorkloadSpec) -> str | None:
     script = _script(workload, files)
     if script is None:
         return None
-    if any(FIT.search(text) or AGENT.search(text) for text in map(_read, files)):
+    if any(FIT.search(text) or CHECKPOINT.search(text) or AGENT.search(text) for text in map(_read, files)):
         return None
     where = script.relative_to(context).as_posix()
     return (f"no weights digest: the job's code ({where} and the other Python files of its build context) "
-            "runs no Keras fit and makes no report call (report.done(model.get_weights()) gives one)")
+            "runs no Keras fit, makes no tf.train.Checkpoint and no report call "
+            "(report.done(model.get_weights()) gives one)")

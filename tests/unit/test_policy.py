@@ -310,6 +310,13 @@ OWN_FAILURES = [
      "worker-0 (exit code 1) exited with an error at step 20, with no fault injected (fault 0, kill_worker, "
      "was due at step 40): the workload itself fails, not from a fault; its error: worker-0: PermissionDeniedError: "
      "/shared/backup/workertemp_1; Permission denied"),
+    ("a job's error that dumps a tensor is quoted in one line (Keras 3's fit under MWMS)",
+     KILL_AT_40, state(KILL_AT_40), Seen(**STEPPED, exited=frozenset({0}), failed=frozenset({0}),
+                                         exit_codes=((0, 1),),
+                                         errors=((0, "ValueError: Attempt to convert a value (PerReplica:{\n  0: "
+                                                  "<tf.Tensor: shape=(32, 20), dtype=float32, numpy=\narray([[1.0, "
+                                                  + "2.0, " * 500 + "]])>}) with an unsupported type"),)),
+     "its error: worker-0: ValueError: Attempt to convert a value (PerReplica:{ ... (the whole of it: the worker's log)"),
     ("the first to exit is named first, every failed worker with its code",
      KILL_AT_40, state(KILL_AT_40), Seen(**STEPPED, exited=frozenset({0, 1}), failed=frozenset({0, 1}),
                                          exit_codes=((1, 1), (0, 137))),

@@ -185,16 +185,18 @@ LOOP = "import tensorflow as tf\nfor step in range(10):\n    train_step()\n"
 @pytest.mark.parametrize("code, warned", [
     (LOOP, True),
     (LOOP + "model.fit(dataset, epochs=3)\n", False),
+    (LOOP + "ckpt = tf.train.Checkpoint(model=model)\n", False),  # the agent digests what it holds
     ("try:\n    from chaos.agent import report\nexcept ImportError:\n    report = None\n" + LOOP, False),
 ])
-def test_validate_warns_when_the_jobs_code_runs_no_fit_and_makes_no_report_call(tmp_path, code, warned):
+def test_validate_warns_when_the_jobs_code_runs_no_fit_makes_no_checkpoint_and_no_report_call(tmp_path, code, warned):
     (tmp_path / "job").mkdir()
     (tmp_path / "job" / "Dockerfile").write_text("FROM x\n")
     (tmp_path / "job" / "train.py").write_text(code)
     (tmp_path / "quiet-loop.yaml").write_text(SCENARIO)
     warnings = load_scenario(tmp_path / "quiet-loop.yaml").warnings()
     expected = ("recover[1].matches_uninterrupted: will be unknown: no weights digest: the job's code (train.py and "
-                "the other Python files of its build context) runs no Keras fit and makes no report call")
+                "the other Python files of its build context) runs no Keras fit, makes no tf.train.Checkpoint and no "
+                "report call")
     assert any(w.startswith(expected) for w in warnings) is warned, warnings
     assert not any(w.startswith("recover[0]") for w in warnings)
 
