@@ -16,6 +16,9 @@ from chaos.proxy_links import describe_links
 _TASK = re.compile(r"^/job:(\w+)/replica:\d+/task:(\d+)\s*$")
 _STRAGGLERS = "Example stragglers:"
 _SERVER = "Started server with target:"
+# Said after a report once its tasks came: every task connected (0 still awaited), or one did.
+_ALL_CONNECTED = re.compile(r"Waiting for 0/\d+ tasks to connect")
+_CONNECTED = re.compile(r"/job:(\w+)/replica:\d+/task:(\d+) has connected to coordination service")
 
 
 def task_name(text: str) -> str | None:
@@ -38,11 +41,29 @@ class StragglerWatch:
         return task if listing and task else None
 
 
+# A straggler that connects this soon after it was first listed was only starting: the
+# coordination service lists the tasks not yet there at every start-up (0.2-1 s measured).
+ROUTINE_WAIT_S = 10.0
+
+
 def waiting_for(lines: list[LogLine]) -> tuple[LogLine, list[str]] | None:
     """The last straggler report in ``lines`` (one worker's, in order): the
-    header line and the missing tasks as ``worker-N`` (or ``ps-N``...)."""
+    header line and the missing tasks as ``worker-N`` (or ``ps-N``...). A task
+    that connected within ROUTINE_WAIT_S of being first listed was not missing,
+    only starting; one that came later was (the wait was the symptom). Times are
+    the lines' ``t`` (0 where unknown: then a connect never clears a report)."""
     found = None
+    listed_since: dict[str, float] = {}  # task -> when a report first listed it, while it stays listed
     for i, line in enumerate(lines):
+        if found is not None and (_ALL_CONNECTED.search(line.text) or _CONNECTED.search(line.text)):
+            match = _CONNECTED.search(line.text)
+            came = [f"{match.group(1)}-{match.group(2)}"] if match else list(found[1])
+            routine = [t for t in came if t in found[1] and line.t > 0 and 0 <= line.t - listed_since.get(t, 0.0) <= ROUTINE_WAIT_S]
+            for task in came:
+                listed_since.pop(task, None)
+            tasks = [t for t in found[1] if t not in routine]
+            found = (found[0], tasks) if tasks else None
+            continue
         if _STRAGGLERS not in line.text:
             continue
         tasks = []
@@ -53,6 +74,8 @@ def waiting_for(lines: list[LogLine]) -> tuple[LogLine, list[str]] | None:
             tasks.append(task)
         if tasks:
             found = (line, tasks)
+            for task in tasks:
+                listed_since.setdefault(task, line.t)
     return found
 
 

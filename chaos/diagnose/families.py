@@ -22,6 +22,7 @@ FAMILIES: dict[str, str] = {
     "timeout": "a heartbeat, collective or coordination-service timeout",
     "hang": "a collective or session waiting for ranks that never come",
     "version_skew": "versions or environments that do not match",
+    "keras_api": "Keras 2 code on Keras 3 (tf.keras of TF >= 2.16 without TF_USE_LEGACY_KERAS=1)",
     "checkpoint": "a checkpoint that cannot be saved or restored",
     "nan": "NaN or Inf in the loss or gradients",
     "data_sharding": "input not split over the workers as meant",
@@ -32,6 +33,7 @@ FAMILIES: dict[str, str] = {
 
 # Scenario name -> family, first match wins (the scenario files' naming conventions).
 _SCENARIO_FAMILIES: list[tuple[str, str]] = [
+    ("keras3-*", "keras_api"),
     ("tf-config-*", "tf_config"),
     ("simple-resolver-*", "tf_config"),
     ("killed-parameter-server-*", "parameter_server"),

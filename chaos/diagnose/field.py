@@ -282,6 +282,30 @@ def _entries() -> tuple[Entry, ...]:
              "https://github.com/tensorflow/tensorflow/issues/20585"],
         ),
         _entry(
+            "field-keras2-code-on-keras3", "keras_api",
+            "Keras 2 code run on Keras 3: tf.keras of TF >= 2.16 is Keras 3 unless TF_USE_LEGACY_KERAS=1",
+            "Under MultiWorkerMirroredStrategy, Keras 3's fit fails before its first step with `ValueError: Attempt "
+            "to convert a value (PerReplica:{...}) with an unsupported type` (measured here: the scenario "
+            "keras3-fit-under-mwms-...); a custom loop fails on a removed Keras 2 API: `'Mean' object has no "
+            "attribute 'reset_states'` (Keras 3: reset_state), `module 'keras...losses' has no attribute 'Reduction'`, "
+            "an optimizer's `lr`, `Argument(s) not recognized: {'lr': ...}`, or saving: `Invalid filepath extension "
+            "for saving`, `The filepath provided must end in `.keras``, `must end in `.weights.h5``.",
+            "From TF 2.16 on, `tf.keras` is the `keras` package, Keras 3, unless tf-keras is installed and "
+            "TF_USE_LEGACY_KERAS=1 is set before TensorFlow is imported. Code written for Keras 2 (TF <= 2.15) "
+            "calls APIs Keras 3 renamed or removed; Keras 3's fit does not take MWMS's distributed datasets.",
+            "Keep Keras 2: `pip install tf-keras~=<TF's minor>` and set TF_USE_LEGACY_KERAS=1 on every worker "
+            "(or import tf_keras), and check tf.keras.__version__ at start; or port the code to Keras 3 "
+            "(metric.reset_state(), reduction='none', learning_rate=, model.save('x.keras'), "
+            "save_weights('x.weights.h5')) and train multi-worker with a custom loop.",
+            [
+                S("keras3_perreplica", 5, "Keras 3's fit handed MWMS's per-replica values it cannot convert"),
+                S("keras3_removed_api", 5, "a Keras 2 API Keras 3 removed (reset_states, losses.Reduction, lr)"),
+                S("keras3_saving_format", 4, "Keras 3's saving wants .keras / .weights.h5 file names"),
+                S("keras3_optimizer_args", 4, "a Keras 2 optimizer argument (lr=, ...) Keras 3 does not take"),
+            ],
+            ["https://www.tensorflow.org/guide/keras", "https://keras.io/getting_started/#tensorflow--keras-2-backwards-compatibility"],
+        ),
+        _entry(
             "field-version-or-environment-mismatch", "version_skew",
             "Versions or environments do not match: TF vs. Horovod's build, the driver vs. CUDA, worker vs. worker",
             "`HorovodVersionMismatchError: Framework tensorflow installed with version X but found version Y`, "

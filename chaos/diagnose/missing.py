@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from chaos.diagnose.observe import Evidence, WorkerObservations
+from chaos.diagnose.observe import Evidence, WorkerObservations, _core, line_time
 from chaos.stragglers import waiting_for
 from chaos.events import LogLine
 
@@ -62,7 +62,7 @@ def who_is_missing(workers: list[WorkerObservations]) -> list[Missing]:
     found: list[Missing] = []
     for w in workers:
         lines = [e for e, _ in w.flagged]
-        report = waiting_for([LogLine(t=0.0, source="", text=e.text) for e in lines])
+        report = waiting_for([LogLine(t=line_time(_core(e.text)) or 0.0, source="", text=e.text) for e in lines])
         if report:
             header, tasks = report
             where = next(e for e in lines if e.text == header.text)

@@ -31,7 +31,8 @@ except ImportError:  # pragma: no cover
 
 from chaos.diagnose.logs import PREAMBLE, Splitter, WorkerLog, empty_logs_error, iter_files, unique_names, worker_index
 from chaos.diagnose.shapes import _TOKEN as _WORD, ALWAYS_WORDS, KEY_TOKENS, TASK_LINE, error_class, shapes_in
-from chaos.events import DoneEvent, ErrorEvent, ExitEvent, LogLine, RestartEvent, StartEvent, StepEvent, parse_line
+from chaos.events import (DoneEvent, ErrorEvent, ExitEvent, LogLine, PhaseEvent, RestartEvent, StartEvent, StepEvent,
+                          parse_line)
 from chaos.events_text import evidence_text
 from chaos.workload.logparse import NEW_RECORD
 
@@ -135,6 +136,9 @@ class Generation:
     # log (its SIGKILL exit, 137), for ``settle`` to date the whole redeploy from.
     stopped_t: float | None = None
     more_errors: int = 0  # errors past MAX_KEPT: counted, not kept
+    # This framework's runner began its teardown (its line in the log): what follows is its kill.
+    torn_down_t: float | None = None
+    teardown_exits: int = 0  # exits by that kill: counted, not read as the failure's
 
     def _aftermath(self, t: float | None) -> bool:
         """Lines of a process the run was done with: after it said training was
@@ -143,7 +147,7 @@ class Generation:
         redeploy stopped it (they reach the log after the restart line on a busy
         machine). Neither says anything of the failure the run was about."""
         after_done = self.done_t is not None and t is not None and t > self.done_t
-        return after_done or (self.redeployed and self.start is None)
+        return after_done or (self.redeployed and self.start is None) or self._torn_down(t)
 
     def add_error(self, error: "ErrorSeen") -> None:
         if not self._aftermath(error.t):
@@ -160,8 +164,14 @@ class Generation:
             return
         if self._after_done_failed(exit_):
             return
+        if self._torn_down(exit_.t) and exit_.code == STOP_CODE:
+            self.teardown_exits += 1  # the runner's kill of a worker that outlived the failed run
+            return
         if len(self.exits) < MAX_KEPT:
             self.exits.append(exit_)
+
+    def _torn_down(self, t: float | None) -> bool:
+        return self.torn_down_t is not None and t is not None and t >= self.torn_down_t
 
     def _after_done_failed(self, exit_: "ExitSeen") -> bool:
         """A failed exit after the worker said training was done: its shutdown
@@ -717,7 +727,8 @@ class Observer:
 
     def finish(self, log: WorkerLog | None = None) -> WorkerObservations:
         self._flush()
-        kept = [g for g in self.generations if g.steps or g.errors or g.exits or g.hang_lines or g.start or g.step_ms]
+        kept = [g for g in self.generations
+                if g.steps or g.errors or g.exits or g.hang_lines or g.start or g.step_ms or g.teardown_exits]
         return WorkerObservations(self.name, worker_index(self.name), kept or [Generation()], log, self.flagged,
                                   first=self.first, watched=self.watched, losses=self.losses)
 
@@ -874,6 +885,8 @@ def _event(event, evidence: Evidence, generations: list[Generation]) -> None:
         gen.add_exit(ExitSeen(event.exit_code, event.oom_killed, evidence, event.t))
     elif isinstance(event, DoneEvent):
         gen.done_t = event.t
+    elif isinstance(event, PhaseEvent) and event.phase == "teardown":
+        gen.torn_down_t = event.t
 
 
 _STEP_SCALE = {"ms": 1.0, "s": 1000.0, "us": 0.001}

@@ -22,8 +22,11 @@ def summary(workers: list[WorkerObservations]) -> str:
     steps = sum(len(w.steps) for w in workers)
     names = ", ".join(w.name for w in workers[:6]) + (f", ... ({len(workers)} in all)" if len(workers) > 6 else "")
     gone = sorted({e.reason for e in exits if e.reason})
+    torn = sum(g.teardown_exits for w in workers for g in w.generations)
     return (f"read {len(workers)} log(s): {names}; {errors} error(s), {len(exits)} exit(s)"
-            + (f" ({', '.join(gone)})" if gone else "") + f", {steps} step event(s)")
+            + (f" ({', '.join(gone)})" if gone else "")
+            + (f" and {torn} by the runner's teardown (not read as the failure's)" if torn else "")
+            + f", {steps} step event(s)")
 
 
 MAX_MISSING = 6

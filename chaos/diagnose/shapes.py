@@ -245,6 +245,15 @@ SHAPES: tuple[Shape, ...] = (
                                   "NoKernelImage", "Cuda capability is"],
            r"no kernel image is available for execution|CUDA_ERROR_NO_BINARY_FOR_GPU|"
            r"CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorNoKernelImageForDevice|The minimum required Cuda capability is", ""),
+    # --- Keras 2 code on Keras 3 (TF >= 2.16's tf.keras without TF_USE_LEGACY_KERAS=1); the texts from
+    # Keras 3.15's own raise sites (keras/src/...), the first measured here (docs/findings.md)
+    _shape("keras3_perreplica", ["PerReplica:"], r"Attempt to convert a value \(PerReplica:", "ValueError"),
+    _shape("keras3_removed_api", ["has no attribute"],
+           r"object has no attribute '(?:reset_states|get_updates|_get_hyper|lr)'|"
+           r"module 'keras(?:\._tf_keras\.keras)?(?:\.\w+)*' has no attribute 'Reduction'", "AttributeError"),
+    _shape("keras3_saving_format", ["Invalid filepath extension", "must end in `.weights.h5`", "must end in `.keras`"],
+           r"Invalid filepath extension for saving|must end in `\.weights\.h5`|must end in `\.keras`", "ValueError"),
+    _shape("keras3_optimizer_args", ["Argument(s) not recognized"], r"Argument\(s\) not recognized: \{", "ValueError"),
     # NCCL's init compares the ranks' NCCL versions
     _shape("nccl_version", ["Mismatched NCCL version"], r"Mismatched NCCL version detected", ""),
     # Horovod's framework extension was never built (pip install without the framework present)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Sequence
 
-from chaos.events import RUNNER, Event, LogLine
+from chaos.events import RUNNER, Event, LogLine, PhaseEvent
 from chaos.report.html_index import write_index
 from chaos.report.html_page import write_page_artifact
 from chaos.report.model import Report
@@ -18,12 +18,17 @@ ScenarioWriter = Callable[[Report, Sequence[Event], Path], dict[str, str]]
 
 
 def worker_logs(report: Report, events: Sequence[Event], report_dir: Path) -> dict[str, str]:
-    """Each worker's log, its lines and its events as they came, in ``<scenario>/<worker>.log``."""
+    """Each worker's log, its lines and its events as they came, in ``<scenario>/<worker>.log``;
+    with the runner's teardown line in every one, so a reader of the logs alone (chaos diagnose)
+    knows the exits after it are the runner's kill, not the failure's."""
     directory = report_dir / report.scenario
     directory.mkdir(parents=True, exist_ok=True)
     lines: dict[str, list[str]] = {}
     for e in events:
         if e.source == RUNNER:
+            if isinstance(e, PhaseEvent) and e.phase == "teardown":
+                for text in lines.values():
+                    text.append(e.to_json())
             continue
         text = e.text if isinstance(e, LogLine) else e.to_json()
         lines.setdefault(e.source, []).append(text)

@@ -29,6 +29,27 @@ def test_the_last_report_wins():
     assert waiting_for(lines("worker-0", *CHIEF_WAITING, *later))[1] == ["worker-2"]
 
 
+def test_a_task_that_connected_after_the_report_is_not_missing():
+    # TF 2.20's routine start-up, from a run's chief log: the straggler comes a fraction of a second later.
+    one = ("/job:worker/replica:0/task:1 has connected to coordination service. Incarnation: 9487491635142606774",)
+    assert waiting_for(lines("worker-0", *CHIEF_WAITING, *one))[1] == ["worker-2"]
+    everyone = ("I coordination_service.cc:506] Waiting for 0/3 tasks to connect.",)
+    assert waiting_for(lines("worker-0", *CHIEF_WAITING, *everyone)) is None
+    # ... and a later report of its own still counts
+    again = ("Example stragglers:", "/job:worker/replica:0/task:2")
+    assert waiting_for(lines("worker-0", *CHIEF_WAITING, *everyone, *again))[1] == ["worker-2"]
+
+
+def test_a_task_that_came_only_after_a_long_wait_was_missing():
+    # listed at t=101, connected at t=130: the wait (a blocked port) was the symptom
+    waited = lines("worker-0", *CHIEF_WAITING) + lines(
+        "worker-0", "I coordination_service.cc:506] Waiting for 0/3 tasks to connect.", t0=130.0)
+    assert waiting_for(waited)[1] == ["worker-1", "worker-2"]
+    # without times nothing clears a report
+    untimed = lines("worker-0", *CHIEF_WAITING, "Waiting for 0/3 tasks to connect.", t0=0.0)
+    assert waiting_for([LogLine(t=0.0, source=e.source, text=e.text) for e in untimed])[1] == ["worker-1", "worker-2"]
+
+
 def test_no_report_no_answer():
     assert waiting_for(lines("worker-0", "Started server with target: grpc://proxy:23600")) is None
     assert waiting_for(lines("worker-0", "Example stragglers:", "something else")) is None
