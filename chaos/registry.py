@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import types
 from dataclasses import dataclass
-from typing import Generic, Iterator, Literal, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Generic, Iterator, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -55,6 +55,8 @@ class ParamInfo:
 def _type_name(annotation: object) -> str:
     """A short, YAML-minded spelling: ``'a' | 'b'``, ``list[int] | None``."""
     origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:  # a constrained type (chaos.faults.base.WorkerIndex): its bounds are not its name
+        return _type_name(args[0])
     if origin is Literal:
         return " | ".join(repr(a) for a in args)
     if origin in (Union, types.UnionType):

@@ -27,10 +27,17 @@ from dataclasses import dataclass
 BASE_PORT = 23600
 PROXY_ALIAS = "proxy"
 PROXY_API_PORT = 8474
-# The scenario format's bound; how many one backend runs is chaos.backends.capabilities.MAX_WORKERS
-# (one 2-core Docker host: 4; a swarm spreads more over its nodes).
-MAX_WORKERS = 16
-MAX_PS = 2
+# Every bound of a cluster, in this one place: the scenario format, the faults and the backends
+# read them here. A worker is a TF task; a slot is a container (one per task: chief, workers, ps).
+MAX_WORKERS = 16  # TF workers a scenario may have (cluster.workers)
+MAX_PS = 2  # parameter servers (cluster.ps, with training.strategy: parameter_server)
+MAX_SLOTS = 1 + MAX_WORKERS + MAX_PS  # containers at most: a parameter-server cluster's chief, workers, ps
+# Workers each backend runs: one Docker host runs what a 2-core, 24 GB machine runs comfortably; a
+# swarm spreads them over its nodes (8 on a 3-node swarm on one machine, bit-exact: docs/backends.md).
+BACKEND_MAX_WORKERS: dict[str, int] = {"docker": 4, "swarm": MAX_WORKERS}
+# Seconds from SIGTERM to SIGKILL when a backend stops a worker to restart it (a worker hung in TF
+# ignores SIGTERM: docs/findings.md); a fault's own grace (preempt_worker.grace_s) is its parameter.
+STOP_GRACE_S = 3
 
 
 @dataclass(frozen=True)

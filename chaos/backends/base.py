@@ -21,6 +21,7 @@ from chaos.backends.spec import Deployment, WriteLimit
 from chaos.eventlog import EventLog
 from chaos.events import Event
 from chaos.netns.access import Netns
+from chaos.topology import STOP_GRACE_S
 from chaos.worker.control import WorkerCommand
 
 
@@ -118,7 +119,7 @@ class ClusterControl(Protocol):
     def clear_override(self, index: int, owner: str) -> None:
         """Undo ``override``; takes effect at the next (re)start."""
 
-    def restart(self, indices: list[int], reason: str, grace_s: float = 3.0) -> None:
+    def restart(self, indices: list[int], reason: str, grace_s: float = STOP_GRACE_S) -> None:
         """Stop (SIGTERM, ``grace_s``, then SIGKILL) and start these workers again."""
 
     def expect_restarts(self, expected: bool) -> None:

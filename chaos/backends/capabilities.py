@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from chaos.errors import InfrastructureError, ScenarioError
+from chaos.topology import BACKEND_MAX_WORKERS
 
 DEFAULT_BACKEND = "docker"
 
@@ -40,15 +41,10 @@ CANNOT: dict[str, frozenset[str]] = {
 }
 BACKENDS = tuple(CANNOT)
 
-# How many workers each backend runs (the scenario format allows up to chaos.topology.MAX_WORKERS):
-# one Docker host runs what a 2-core, 24 GB machine runs comfortably; a swarm spreads them over its
-# nodes (8 on a 3-node swarm on one machine, bit-exact: docs/backends.md).
-MAX_WORKERS: dict[str, int] = {"docker": 4, "swarm": 16}
-
 
 def too_many_workers(workers: int, backend: str) -> str | None:
-    """Why ``backend`` cannot run ``workers`` workers, or None."""
-    limit = MAX_WORKERS[check_backend(backend)]
+    """Why ``backend`` cannot run ``workers`` workers (chaos.topology.BACKEND_MAX_WORKERS), or None."""
+    limit = BACKEND_MAX_WORKERS[check_backend(backend)]
     if workers <= limit:
         return None
     return f"cluster.workers: {workers} workers, and the {backend} backend runs at most {limit}"

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from chaos.backends.docker import api as docker_api
 from chaos.backends.docker.container_workers import ContainerVerbs
 from chaos.backends.proxy_client import ProxyClient
-from chaos.topology import PROXY_API_PORT
+from chaos.topology import PROXY_API_PORT, STOP_GRACE_S
 from chaos.errors import ScenarioError
 from chaos.events import Event
 from chaos.worker.control import WorkerCommand, control_file_script, params_of
@@ -117,7 +117,7 @@ class ComposeControl(ContainerVerbs):
     def clear_override(self, index: int, owner: str) -> None:
         return None  # nothing was overridden here
 
-    def restart(self, indices: list[int], reason: str, grace_s: float = 3.0) -> None:
+    def restart(self, indices: list[int], reason: str, grace_s: float = STOP_GRACE_S) -> None:
         raise self._unsupported("restart", "the scenario runner restarts workers; compose restarts a failed one itself")
 
     def expect_restarts(self, expected: bool) -> None:

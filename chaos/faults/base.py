@@ -25,14 +25,22 @@ operator rolls out a new config, and BackupAndRestore resumes training.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional
+from typing import Annotated, Any, ClassVar, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
 from chaos.backends.base import ClusterControl
 from chaos.events import RUNNER, HealEvent, InjectEvent
 from chaos.faults.undo import Undo
 from chaos.registry import Registry
+from chaos.topology import MAX_SLOTS
+
+# A worker's index (its container's slot; 0 is the chief). The scenario refuses an index its own
+# cluster does not have, naming the valid ones (chaos.scenario.consistency); the JSON schema can
+# only say the largest cluster's (chaos.topology.MAX_SLOTS), and says that.
+WorkerIndex = Annotated[int, Field(ge=0), WithJsonSchema({"type": "integer", "minimum": 0, "maximum": MAX_SLOTS - 1})]
+# A TF task by name (the cluster's topology says which it has: chaos.scenario.tasks).
+TASK_PATTERN = r"^(chief|worker-(0|[1-9][0-9]*)|ps-(0|[1-9][0-9]*))$"
 
 
 class Fault(BaseModel):
@@ -121,9 +129,9 @@ class WorkerFault(Fault):
     (a TF task name, resolved through the cluster's topology when the scenario
     is validated: chaos.scenario.tasks)."""
 
-    worker: Optional[int] = Field(None, ge=0, le=6, description="worker index; 0 is the chief (or give task)")
+    worker: Optional[WorkerIndex] = Field(None, description="worker index; 0 is the chief (or give task)")
     task: Optional[str] = Field(
-        None, pattern=r"^(chief|worker-[0-9]|ps-[0-9])$",
+        None, pattern=TASK_PATTERN,
         description="the TF task instead of an index: chief, worker-N or ps-N (training.strategy: "
         "parameter_server); with MWMS worker-N is worker N",
     )

@@ -16,7 +16,7 @@ from chaos.backends.backup_files import BackupDamage, BackupFile
 from chaos.backends.base import ClusterControl
 from chaos.backends.spec import WriteLimit
 from chaos.events import RUNNER, NoticeEvent
-from chaos.faults.base import Fault, WorkerFault, WorkersFault, register_fault
+from chaos.faults.base import Fault, WorkerFault, WorkerIndex, WorkersFault, register_fault
 from chaos.faults.undo import Undo, override_workers
 from chaos.worker.settings import WorkerSettings
 from chaos.worker import control as worker_control
@@ -163,7 +163,7 @@ class KillDuringSave(WorkerFault):
 
     name: ClassVar[str] = "kill_during_save"
     uses_hooks: ClassVar[frozenset[str]] = frozenset({"commands"})  # the kill runs inside the save
-    worker: int = Field(0, ge=0, le=3, description="the worker killed in its save; 0, the chief, writes the backup")
+    worker: WorkerIndex = Field(0, description="the worker killed in its save; 0, the chief, writes the backup")
     epoch: Optional[int] = Field(
         None, ge=0, description="kill in the first backup written in this epoch (0-based), armed from the inject on; "
         "none: in the next backup after the inject")

@@ -28,7 +28,7 @@ from pydantic import Field, PrivateAttr
 
 from chaos.errors import InfrastructureError
 from chaos.events import RUNNER, NoticeEvent
-from chaos.faults.base import WorkerFault, register_fault
+from chaos.faults.base import WorkerFault, WorkerIndex, register_fault
 from chaos.faults.undo import Undo
 from chaos.netns import rules
 from chaos.netns.rules import Capabilities, Plan, Scope, Shaping
@@ -45,7 +45,7 @@ class PacketFault(WorkerFault):
     uses_verbs: ClassVar[frozenset[str]] = frozenset({"netns"})
 
     direction: Literal["ingress", "egress", "both"] = Field("both", description=DIRECTION_DOC)
-    peer: Optional[int] = Field(None, ge=0, le=6, description=PEER_DOC)
+    peer: Optional[WorkerIndex] = Field(None, description=PEER_DOC)
     # The implementation the inject chose (the inject event names it); the undo is the inject's.
     _state: dict[str, Any] = PrivateAttr(default_factory=dict)
 

@@ -7,7 +7,7 @@ from chaos.errors import ScenarioError
 from chaos.eventlog import EventLog
 from chaos.live.progress import ProgressPrinter
 from chaos.runner.training import run_training
-from chaos.backends.capabilities import MAX_WORKERS
+from chaos.topology import BACKEND_MAX_WORKERS
 from chaos.worker.settings import WorkerSettings
 
 
@@ -15,10 +15,10 @@ def cmd_baseline(args) -> int:
     from chaos.backends.docker.backend import DockerBackend
     from chaos.images import PROXY_IMAGE, ensure_images, worker_image_tag
 
-    if not 1 <= args.workers <= MAX_WORKERS["docker"]:
+    if not 1 <= args.workers <= BACKEND_MAX_WORKERS["docker"]:
         raise ScenarioError(
-            f"--workers {args.workers} is out of range; valid: 1..{MAX_WORKERS['docker']}",
-            hint=f"one Docker host runs up to {MAX_WORKERS['docker']} TF workers comfortably",
+            f"--workers {args.workers} is out of range; valid: 1..{BACKEND_MAX_WORKERS['docker']}",
+            hint=f"one Docker host runs up to {BACKEND_MAX_WORKERS['docker']} TF workers comfortably",
         )
     show = ProgressPrinter()
     show.phase("images")

@@ -20,7 +20,7 @@ from typing import Callable
 from chaos.checks import run_checks
 from chaos.checks.verdict import unknown
 from chaos.backends.base import Backend
-from chaos.backends.capabilities import DEFAULT_BACKEND, MAX_WORKERS, refusal, too_many_workers
+from chaos.backends.capabilities import DEFAULT_BACKEND, refusal, too_many_workers
 from chaos.backends.spec import Deployment
 from chaos.eventlog import EventLog
 from chaos.errors import ChaosError, ScenarioError
@@ -31,6 +31,7 @@ from chaos.runner.runinfo import run_info
 from chaos.runner.supervisor import Supervisor
 from chaos.scenario.model import Scenario
 from chaos.timeline import Timeline
+from chaos.topology import BACKEND_MAX_WORKERS
 from chaos.worker.settings import WorkerSettings
 from chaos.workload.evidence import Evidence
 from chaos.workload.launch import Launch
@@ -157,8 +158,8 @@ def refuse_unsupported(scenario: Scenario, backend: str) -> None:
     if crowded:
         raise ScenarioError(
             f"{scenario.name}: {crowded}",
-            hint=f"use at most {MAX_WORKERS[backend]} workers here, or run it on a swarm that spreads them over "
-                 f"its nodes (--backend swarm: up to {MAX_WORKERS['swarm']}; docs/backends.md)",
+            hint=f"use at most {BACKEND_MAX_WORKERS[backend]} workers here, or run it on a swarm that spreads them over "
+                 f"its nodes (--backend swarm: up to {BACKEND_MAX_WORKERS['swarm']}; docs/backends.md)",
         )
     refused = refusal(scenario.name, [step.fault for step in scenario.faults], scenario.cluster.recovery.by, backend)
     if refused:

@@ -14,13 +14,14 @@ Checks are described by what they declare (``Check.needs``, and fields named
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from chaos.backends.capabilities import NODE_VERBS
 from chaos.faults.cluster_config import NOT_JSON_MODES
 from chaos.scenario.problems import Problem
 from chaos.scenario.workload_fit import workload_problems, workload_warnings
 from chaos.scenario.triggers import AtBringUp, AtEpoch, AtSeconds, AtStep, Trigger
+from chaos.topology import MAX_WORKERS
 
 if TYPE_CHECKING:
     from chaos.scenario.model import Scenario, TrainingSpec
@@ -129,11 +130,7 @@ def _what_recovery_can_happen(scenario: Scenario) -> tuple[set[str], list[str]]:
 
 def _check_problems(scenario: Scenario) -> list[Problem]:
     problems: list[Problem] = []
-    workers = scenario.cluster.containers  # parameter servers: chief + workers + ps
     training = scenario.cluster.training
-    valid_workers = f"valid: 0..{workers - 1} (cluster.workers is {workers})"
-    if workers != scenario.cluster.workers:
-        valid_workers = f"valid: 0..{workers - 1} ({', '.join(scenario.cluster.topology().task_names())})"
     possible, why = _what_recovery_can_happen(scenario)
     for role, checks in (("expect", scenario.expect), ("recover", scenario.recover)):
         for i, check in enumerate(checks):
@@ -141,9 +138,7 @@ def _check_problems(scenario: Scenario) -> list[Problem]:
             listed = getattr(check, "workers", None)
             if listed == []:
                 problems.append(Problem((*here, "workers"), "must list at least one worker: with none the check would pass without looking"))
-            for w in listed or []:
-                if not 0 <= w < workers:
-                    problems.append(Problem((*here, "workers"), f"{w} is out of range; {valid_workers}"))
+            problems += _workers_problems(scenario, (*here, "workers"), listed or [])
             index = getattr(check, "fault", None)
             if index is not None and scenario.faults and index >= len(scenario.faults):
                 problems.append(Problem((*here, "fault"), f"{index} is out of range; valid: 0..{len(scenario.faults) - 1}"))
@@ -246,15 +241,39 @@ def _traffic_problems(scenario: Scenario) -> list[Problem]:
     return problems
 
 
+def _not_a_worker(scenario: Scenario, index: int, *, besides: int | None = None) -> str | None:
+    """Why ``index`` is no worker of the scenario's cluster (or is ``besides``, the fault's own
+    worker): the valid indices and how to reach it; None if it is one. Indices are containers'
+    slots: with parameter servers, chief + workers + ps (chaos.topology)."""
+    c = scenario.cluster
+    slots = c.containers
+    if 0 <= index < slots and index != besides:
+        return None
+    valid = f"0..{slots - 1}" if besides is None else f"0..{slots - 1} except {besides}"
+    if slots != c.workers:
+        valid += f" ({', '.join(c.topology().task_names())})"
+    else:
+        valid += f" (cluster.workers is {c.workers})"
+    if index == besides:
+        return f"{index} is the fault's own worker; valid: another worker, {valid}"
+    said = f"{index} is out of range; valid: {valid}"
+    if slots != c.workers or index < slots:
+        return said
+    if index < MAX_WORKERS:
+        return f"{said}: to reach worker {index}, set cluster.workers to {index + 1} or more"
+    return f"{said}; a scenario has at most {MAX_WORKERS} workers"
+
+
+def _workers_problems(scenario: Scenario, field: tuple, indices: Iterable[int], besides: int | None = None) -> list[Problem]:
+    """A problem for each of ``indices`` that is no worker of the scenario's cluster, at ``field``."""
+    return [Problem(field, why) for i in indices if (why := _not_a_worker(scenario, i, besides=besides))]
+
+
 def reference_problems(scenario: Scenario) -> list[Problem]:
     """Problems that span fields, each with its path."""
     problems: list[Problem] = []
     workers = scenario.cluster.workers
     training = scenario.cluster.training
-    valid_workers = f"valid: 0..{workers - 1} (cluster.workers is {workers})"
-    slots = scenario.cluster.containers  # parameter servers: chief + workers + ps
-    if slots != workers:
-        valid_workers = f"valid: 0..{slots - 1} ({', '.join(scenario.cluster.topology().task_names())})"
     tf_versions = scenario.cluster.tf_versions
     if tf_versions is not None and len(tf_versions) != workers:
         problems.append(Problem(("cluster", "tf_versions"), f"lists {len(tf_versions)} versions for {workers} workers"))
@@ -264,14 +283,13 @@ def reference_problems(scenario: Scenario) -> list[Problem]:
     for i, step in enumerate(scenario.faults):
         here = ("faults", i, step.name)
         worker = getattr(step.fault, "worker", None)
-        if worker is not None and worker >= slots:
-            problems.append(Problem((*here, "worker"), f"{worker} is out of range; {valid_workers}"))
+        problems += _workers_problems(scenario, (*here, "worker"), [] if worker is None else [worker])
+        peer = getattr(step.fault, "peer", None)  # a packet fault's: the other end of the connections
+        problems += _workers_problems(scenario, (*here, "peer"), [] if peer is None else [peer], besides=worker)
         listed = getattr(step.fault, "workers", None)
         if listed == []:
             problems.append(Problem((*here, "workers"), "must list at least one worker"))
-        for w in listed or []:
-            if not 0 <= w < slots:
-                problems.append(Problem((*here, "workers"), f"{w} is out of range; {valid_workers}"))
+        problems += _workers_problems(scenario, (*here, "workers"), listed or [])
         mode = getattr(step.fault, "mode", None)
         if step.name == "tf_config" and mode in NOT_JSON_MODES and training.cluster_resolver != "tf_config":
             problems.append(

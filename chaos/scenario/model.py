@@ -40,7 +40,7 @@ from pydantic import (
 )
 
 from chaos.backends.spec import Limits
-from chaos.topology import Topology
+from chaos.topology import MAX_PS, MAX_WORKERS, Topology
 from chaos.checks import RECOVERY_CHECKS, SYMPTOM_CHECKS, Check
 from chaos.faults import FAULTS
 from chaos.images.versions import buildable_version
@@ -51,11 +51,9 @@ from chaos.scenario.tasks import resolve_tasks, shape_problems
 from chaos.text import compiled_regex, shown
 from chaos.registry import MAX_SECONDS
 from chaos.timeline import RunInfo
-from chaos.topology import MAX_WORKERS
 from chaos.worker.settings import WorkerSettings
 from chaos.workload.spec import WorkloadSpec, check_env
 
-MAX_PS = 2
 DEFAULT_TF_VERSION = "2.20"
 
 
@@ -213,7 +211,7 @@ class ClusterSpec(_Strict):
     )
     ps: int = Field(
         0, ge=0, le=MAX_PS,
-        description="parameter servers (with training.strategy: parameter_server, which needs 1..2); the cluster "
+        description=f"parameter servers (with training.strategy: parameter_server, which needs 1..{MAX_PS}); the cluster "
         "is then a chief + the workers + the ps, each task a container (name it in a fault with task:)",
     )
 

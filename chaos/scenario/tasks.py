@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from chaos.scenario.problems import Problem
+from chaos.topology import MAX_PS
 
 
 def resolve_tasks(scenario: Any) -> tuple[list[Any], list[Problem]]:
@@ -44,7 +45,7 @@ def shape_problems(scenario: Any) -> list[Problem]:
     ps_strategy = c.training.strategy == "parameter_server"
     here = ("cluster",)
     if ps_strategy and c.ps < 1:
-        return [Problem((*here, "ps"), "training.strategy parameter_server needs parameter servers: valid 1..2 (got 0)")]
+        return [Problem((*here, "ps"), f"training.strategy parameter_server needs parameter servers: valid 1..{MAX_PS} (got 0)")]
     if not ps_strategy and c.ps:
         return [Problem((*here, "ps"), f"{c.ps} parameter servers need training.strategy: parameter_server "
                         f"(got {c.training.strategy}); valid here: 0")]

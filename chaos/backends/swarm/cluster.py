@@ -62,14 +62,13 @@ from chaos.backends.swarm.tasks import Task, current, has_container, run_once, w
 from chaos.errors import InfrastructureError
 from chaos.eventlog import EventLog
 from chaos.events import RUNNER, AddressEvent, ExitEvent, NoticeEvent, RestartEvent
-from chaos.topology import PROXY_ALIAS, PROXY_API_PORT
+from chaos.topology import PROXY_ALIAS, PROXY_API_PORT, STOP_GRACE_S
 
 BACKEND = "swarm"
 # The workers' nodes of this process's runs that are up (run id -> nodes), and the lock they
 # are placed under: runs that start together under `chaos run -j N` see each other.
 _PLACED: dict[str, tuple[str, ...]] = {}
 _PLACING = threading.Lock()
-STOP_GRACE_S = 3
 TASK_START_TIMEOUT_S = 120.0  # a node may still be loading an image
 PROXY_API_TIMEOUT_S = 30.0
 ROUTES_TIMEOUT_S = 60.0

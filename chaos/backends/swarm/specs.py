@@ -26,7 +26,7 @@ from docker.types import EndpointSpec, Mount, NetworkAttachmentConfig, Resources
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT
 from chaos.backends.spec import Limits
 from chaos.backends.swarm.plan import ENDPOINT_MODE, OVERLAY_MTU
-from chaos.topology import PROXY_ALIAS, PROXY_API_PORT
+from chaos.topology import PROXY_ALIAS, PROXY_API_PORT, STOP_GRACE_S
 
 LABEL_ROLE = "io.tfchaos.role"
 LABEL_WORKER = "io.tfchaos.worker"
@@ -108,7 +108,7 @@ def worker_service(
     checkpoint_dir: str,
     labels: dict[str, str],
     limits: Limits | None = None,
-    stop_grace_s: float = 3.0,
+    stop_grace_s: float = STOP_GRACE_S,
     restart_policy: RestartPolicy | None = None,
 ) -> dict[str, Any]:
     """Worker ``index`` (``worker``: its name, also its alias on the overlay) on ``node``;

@@ -190,7 +190,9 @@ def test_stale_validation_names_the_field_and_values():
         StaleCheckpoint(worker=1, backup="newer")
     assert "backup" in str(info.value) and "'older' or 'none'" in str(info.value)
     with pytest.raises(ValidationError, match="worker"):
-        StaleCheckpoint(worker=9)
+        StaleCheckpoint(worker=-1)
+    # Any index up to the largest cluster's is a fault's value; its scenario refuses one it does not have.
+    assert StaleCheckpoint(worker=9).worker == 9
 
 
 def test_stale_needs_the_harness_settings_hook():
@@ -311,7 +313,9 @@ def test_kill_during_save_arms_the_worker_with_a_command_and_heals_nothing(tmp_p
 
 def test_kill_during_save_validates_the_worker():
     with pytest.raises(ValidationError, match="worker"):
-        KillDuringSave(worker=4)
+        KillDuringSave(worker=-1)
+    # Any worker of the largest cluster (it was 0..3); a scenario refuses one it does not have.
+    assert KillDuringSave(worker=15).worker == 15
 
 
 def test_disk_full_freezes_only_the_workers_still_running(tmp_path):

@@ -69,7 +69,8 @@ def test_device_oom_demand_must_exceed_the_device(demand, device):
 
 
 def test_device_oom_rejects_bad_parameters():
-    for bad in ({"device_memory_mb": 8}, {"demand_mb": 0}, {"worker": 7}, {"worker": -1}):
+    # A worker beyond the scenario's cluster is the scenario's to refuse (tests/unit/scenario/test_worker_bounds.py).
+    for bad in ({"device_memory_mb": 8}, {"demand_mb": 0}, {"worker": -1}, {"worker": "one"}):
         with pytest.raises(ValidationError):
             DeviceOOM(**{"worker": 1, **bad})
 
