@@ -40,6 +40,8 @@ class Entry:
     family: str = "other"
     origin: str = "scenario"  # or "field": known from public reports, not reproduced here
     sources: tuple[str, ...] = ()  # for a field entry: threads that show it
+    # for a field entry this machine does reproduce outside the catalogue (a user's job's suite): the command
+    reproduced_by: str = ""
 
     @property
     def from_field(self) -> bool:

@@ -43,11 +43,11 @@ def B(shapes: str, weight: float, why: str) -> BringUpShapeSignature:
     return BringUpShapeSignature(tuple(shapes.split()), weight, why)
 
 
-def _entry(name, family, description, symptom, cause, fix, signatures, sources) -> Entry:
+def _entry(name, family, description, symptom, cause, fix, signatures, sources, reproduced_by="") -> Entry:
     return Entry(
         name=name, file="", description=description,
         symptom=symptom, cause=cause, fix=fix, signatures=tuple(signatures), measured=(),
-        family=family, origin="field", sources=tuple(sources),
+        family=family, origin="field", sources=tuple(sources), reproduced_by=reproduced_by,
     )
 
 
@@ -304,6 +304,7 @@ def _entries() -> tuple[Entry, ...]:
                 S("keras3_optimizer_args", 4, "a Keras 2 optimizer argument (lr=, ...) Keras 3 does not take"),
             ],
             ["https://www.tensorflow.org/guide/keras", "https://keras.io/getting_started/#tensorflow--keras-2-backwards-compatibility"],
+            reproduced_by="chaos run examples/keras-mwms/chaos_suite/keras3-*.yaml (the example job, fit and custom loop)",
         ),
         _entry(
             "field-version-or-environment-mismatch", "version_skew",

@@ -62,10 +62,12 @@ def who_is_missing(workers: list[WorkerObservations]) -> list[Missing]:
     found: list[Missing] = []
     for w in workers:
         lines = [e for e, _ in w.flagged]
-        report = waiting_for([LogLine(t=line_time(_core(e.text)) or 0.0, source="", text=e.text) for e in lines])
+        # every coordination line (the flagged ones keep a repeated line once, and a restarted job repeats them)
+        report_lines = w.coordination or lines
+        report = waiting_for([LogLine(t=line_time(_core(e.text)) or 0.0, source="", text=e.text) for e in report_lines])
         if report:
             header, tasks = report
-            where = next(e for e in lines if e.text == header.text)
+            where = next(e for e in report_lines if e.text == header.text)
             found += [Missing(task, "had not connected: the coordination service listed it as a straggler while the others waited", where, 4)
                       for task in tasks]
         stalled = False

@@ -204,6 +204,7 @@ class WorkerObservations:
     first: Evidence | None = None  # its first line
     watched: dict[str, list[Evidence]] | None = None  # the lines each watched pattern matched (``Watch``), up to MAX_EVIDENCE
     losses: dict[str, LossSeries] = field(default_factory=dict)  # the loss values it printed, by name
+    coordination: list[Evidence] = field(default_factory=list)  # the coordination service's last lines (Observer)
 
     def shaped(self, names) -> list[Evidence]:
         """The flagged lines that have any of these shapes."""
@@ -627,6 +628,9 @@ class Observer:
         self.watched: dict[str, list[Evidence]] | None = {p: [] for p in watch.patterns} if watch else None
         self.losses: dict[str, LossSeries] = {}
         self.loss_lines = 0
+        # The coordination service's lines (who it waits for, who connected), the last ones kept:
+        # "who is missing" reads a straggler report and its end from them (chaos.diagnose.missing).
+        self.coordination: list[Evidence] = []
 
     def _flush(self) -> None:
         pending = self.pending
@@ -669,6 +673,10 @@ class Observer:
         self.nonblank += 1
         if "oss" in raw or "ntropy" in raw:
             self._loss(number, raw)
+        if "/task:" in raw or "tasks to connect" in raw or "stragglers" in raw:
+            self.coordination.append(Evidence(f"{self.origin}:{number}", self.name, raw))
+            if len(self.coordination) > 2 * MAX_COORDINATION:
+                del self.coordination[:MAX_COORDINATION]
         low = raw.lower()
         if self.watched is not None:
             for pattern in self.watch.matched(raw, low):  # type: ignore[union-attr]
@@ -730,7 +738,8 @@ class Observer:
         kept = [g for g in self.generations
                 if g.steps or g.errors or g.exits or g.hang_lines or g.start or g.step_ms or g.teardown_exits]
         return WorkerObservations(self.name, worker_index(self.name), kept or [Generation()], log, self.flagged,
-                                  first=self.first, watched=self.watched, losses=self.losses)
+                                  first=self.first, watched=self.watched, losses=self.losses,
+                                  coordination=self.coordination)
 
 
 def observe(log: WorkerLog, watch: Watch | None = None) -> WorkerObservations:
@@ -789,6 +798,7 @@ def renamed(w: WorkerObservations, name: str) -> WorkerObservations:
         g.notable = [ev(e) for e in g.notable]
         g.start = ev(g.start)
     w.flagged = [(ev(e), names) for e, names in w.flagged]
+    w.coordination = [ev(e) for e in w.coordination]
     if w.watched is not None:
         w.watched = {p: [ev(e) for e in hits] for p, hits in w.watched.items()}
     w.first = ev(w.first)
@@ -800,6 +810,7 @@ def renamed(w: WorkerObservations, name: str) -> WorkerObservations:
     return w
 
 
+MAX_COORDINATION = 200  # coordination-service lines kept per worker (the last ones)
 REDEPLOY_AFTERMATH_S = 3.0
 STOP_CODE = 137  # the runner's redeploy stops workers without grace: SIGKILL
 # How long before its restart line a worker's SIGKILL exit can be the runner's stop: it

@@ -48,7 +48,9 @@ def missing_lines(workers: list[WorkerObservations]) -> list[str]:
 
 def _match(rank: int, match: Match, tied_with: list[Match]) -> list[str]:
     entry = match.entry
-    origin = "  [from the field, not reproduced here]" if entry.from_field else ""
+    origin = ""
+    if entry.from_field:
+        origin = "  [from the field, reproduced with a user's job]" if entry.reproduced_by else "  [from the field, not reproduced here]"
     out = [
         f"{rank}. {entry.name}  (score {match.score:.2f}; {len(match.matched)} of "
         f"{len(match.matched) + len(match.missed)} symptoms the logs can show){origin}"
@@ -79,7 +81,8 @@ def _match(rank: int, match: Match, tied_with: list[Match]) -> list[str]:
         out.append(f"   measured: {where}")
     if entry.from_field:
         out.append("   seen in: " + ", ".join(entry.sources))
-        out.append("   reproduce: not here (no GPU, NCCL, cloud or orchestrator on this machine): see the threads above")
+        out.append(f"   reproduce: {entry.reproduced_by}" if entry.reproduced_by else
+                   "   reproduce: not here (no GPU, NCCL, cloud or orchestrator on this machine): see the threads above")
     else:
         out.append(f"   reproduce: {entry.command}")
     return out

@@ -10,8 +10,9 @@ a fresh folder in every process: a restarted worker finds nothing to restore
 and trains again from step 0 (the scenario custom-loop-tutorial-temp-dir-...
 shows it). ``--checkpoint-dir`` gives a folder every worker and every restart
 shares. The tutorial saves before it advances its epoch counter, so a job
-restored from that save re-runs the epoch's end with no batch and divides by
-zero (``--tutorial-save-order`` keeps that order); this loop advances first. ``--global-step`` is the loop as an experienced user
+restored from that save re-runs the epoch's end with no batch, where the
+tutorial's ``total_loss / num_batches`` divides by zero (``--tutorial-save-order``
+keeps that order, without the division); this loop advances first. ``--global-step`` is the loop as an experienced user
 writes it: a global step variable as the ``CheckpointManager``'s
 ``step_counter``, a checkpoint every ``--save-every`` steps, and the optimizer in
 the checkpoint.

@@ -96,11 +96,22 @@ def checkpoint_dir_not_where_the_job_writes():
     return scenario_from_dict(data)
 
 
+def tutorial_temp_dir_asked_to_resume():
+    """The tutorial loop with its per-process temp folder, asked whether it resumed: it must fail."""
+    base = load_scenario(SUITE / "custom-loop-tutorial-temp-dir-restarts-from-step-0.yaml")
+    data = base.to_dict()
+    data["name"] = "custom-loop-tutorial-temp-dir-asked-to-resume"
+    data["cluster"]["workload"]["build"]["context"] = str(EXAMPLE)
+    data["recover"] = [{"resumed_from": {"step": 40}}, {"restored_same_checkpoint": None}]
+    return scenario_from_dict(data)
+
+
 @pytest.fixture(scope="module")
 def reports(images, tf215_job):
     entries = [Entry(load_scenario(p), str(p)) for p in sorted(SUITE.glob("*.yaml"))]
     entries += [Entry(skew_scenario(tf215_job), "<skew>"), Entry(log_only_with_recovery_checks(), "<log-only>"),
-                Entry(checkpoint_dir_not_where_the_job_writes(), "<wrong-checkpoint-dir>")]
+                Entry(checkpoint_dir_not_where_the_job_writes(), "<wrong-checkpoint-dir>"),
+                Entry(tutorial_temp_dir_asked_to_resume(), "<temp-dir-resume>")]
     return {r.scenario: r for r in run_suite(entries, RunOptions(), jobs=3)}
 
 
@@ -118,6 +129,10 @@ def explain(report) -> str:
     "fit-job-version-skew-by-image",
     "custom-loop-preempted-with-handler-saves-at-the-step",
     "custom-loop-preempted-without-handler-loses-the-steps-since-the-save",
+    "custom-loop-tutorial-right-folder-recovers-with-no-code-change",
+    "custom-loop-tutorial-temp-dir-restarts-from-step-0",
+    "keras3-fit-job-fails-the-first-step-then-tf-keras-recovers",
+    "keras3-custom-loop-fails-on-reset-states-then-tf-keras-recovers",
 ])
 def test_the_example_suite_passes_on_the_users_job(reports, name):
     report = reports[name]
@@ -174,3 +189,23 @@ def test_a_checkpoint_dir_the_job_never_writes_is_said_and_the_restart_from_zero
     by_check = {v.check: v for v in report.verdicts}
     assert by_check["resumed_from"].status is Status.FAIL, explain(report)
     assert by_check["completed"].status is Status.PASS, explain(report)
+
+
+def test_a_custom_loop_with_no_report_call_is_killed_at_its_step_and_judged_bit_exact(reports):
+    report = reports["custom-loop-tutorial-right-folder-recovers-with-no-code-change"]
+    by_check = {v.check: v for v in report.verdicts}
+    assert "at epoch 2, step 40" in by_check["restored_same_checkpoint"].reason, explain(report)
+    assert "bit-exact" in by_check["matches_uninterrupted"].reason, explain(report)
+    inject = next(e for e in report.timeline.events if e.kind == "inject")
+    before = [e.step for e in report.timeline.events if e.kind == "step" and e.t <= inject.t]
+    assert before and 50 <= max(before) < 60, (max(before, default=None), explain(report))  # at: {step: 50}
+
+
+def test_the_tutorials_per_process_temp_dir_fails_resumed_from(reports):
+    report = reports["custom-loop-tutorial-temp-dir-asked-to-resume"]
+    by_check = {v.check: v for v in report.verdicts}
+    assert by_check["resumed_from"].status is Status.FAIL, explain(report)
+    assert "from scratch" in by_check["resumed_from"].reason, explain(report)
+    assert by_check["restored_same_checkpoint"].status is Status.FAIL, explain(report)
+    notices = [e for e in report.timeline.events if e.kind == "notice" and "started fresh" in getattr(e, "text", "")]
+    assert notices, explain(report)
