@@ -129,6 +129,7 @@ def prepare_images(scenario: Scenario, options: RunOptions, progress: Progress |
     from chaos.backends.docker import api as docker_api
     from chaos.images import ensure_images
     from chaos.images import workload as workload_images
+    from chaos.images.keras_probe import refuse_missing_keras
 
     versions = tuple(scenario.tf_versions())
     ensure_images(versions, proxy=options.our_proxy, progress=progress)
@@ -149,7 +150,16 @@ def prepare_images(scenario: Scenario, options: RunOptions, progress: Progress |
     for step in scenario.faults:
         for other in step.fault.images():
             others[other] = workload_images.prepare_image(client, other, workload.agent == "auto", progress)
+    refuse_missing_keras(client, scenario.name, image, keras_asked(workload.env, scenario))
     return Images((image,) * c.workers, proxy, others)
+
+
+def keras_asked(env: dict[str, str], scenario: Scenario) -> set[str]:
+    """The values of TF_USE_LEGACY_KERAS the scenario sets: the workload's env and its faults' (version_skew env)."""
+    from chaos.images.keras_probe import VARIABLE
+
+    envs = [env, *(getattr(step.fault, "env", None) or {} for step in scenario.faults)]
+    return {e[VARIABLE] for e in envs if isinstance(e, dict) and VARIABLE in e}
 
 
 def refuse_unsupported(scenario: Scenario, backend: str) -> None:
