@@ -14,7 +14,7 @@ from importlib import metadata
 
 from chaos.agent import errors
 from chaos.agent.runtime import emitter, guarded
-from chaos.events import StartEvent
+from chaos.events import NoticeEvent, StartEvent
 from chaos.worker.fingerprint import start_fields
 
 _started = False
@@ -41,6 +41,24 @@ def on_tensorflow(module) -> None:
         return
     _started = True
     emitter().emit(StartEvent, **start_fields(str(getattr(module, "__version__", "")), keras_version()))
+    for text in unobserved(keras_distribution(), keras_version()):
+        emitter().emit(NoticeEvent, topic="agent", text=text)
+
+
+def unobserved(distribution: str, version: str, modules=None) -> list[str]:
+    """What the agent cannot see of this job, said once at start (the job runs as it would without it)."""
+    from chaos.agent import tf_patches
+
+    modules = sys.modules if modules is None else modules
+    out = []
+    function = getattr(modules.get(tf_patches.FUNCTION_MODULE), "Function", None)
+    if function is None or not hasattr(function.__dict__.get("__call__"), tf_patches.ORIGINAL):
+        out.append("this TensorFlow has no tf.function the agent can hook: a custom loop's steps are not observed "
+                   "(judged from logs and exits, as agent: none)")
+    if distribution == "keras" and version.startswith("3."):
+        out.append(f"tf.keras is Keras {version} (no TF_USE_LEGACY_KERAS=1): Keras 3's fit is seen through its "
+                   "optimizer's steps only, not its epochs, BackupAndRestore backups or restores")
+    return out
 
 
 def ensure_started() -> None:

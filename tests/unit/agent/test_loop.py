@@ -363,3 +363,19 @@ def test_the_watched_module_names_are_the_patches_own():
     assert set(install.loop_modules()) == {
         tf_patches.FUNCTION_MODULE, tf_patches.CHECKPOINT_MODULE, tf_patches.MANAGER_MODULE,
         *tf_patches.OPTIMIZER_CLASSES}
+
+
+def test_what_the_agent_cannot_see_is_said_at_start(monkeypatch):
+    from chaos.agent import start
+
+    patched = types.ModuleType(tf_patches.FUNCTION_MODULE)
+
+    class Function:
+        def __call__(self):
+            pass
+
+    patched.Function = Function
+    setattr(Function.__dict__["__call__"], tf_patches.ORIGINAL, True)
+    assert start.unobserved("tf-keras", "2.20.1", {tf_patches.FUNCTION_MODULE: patched}) == []
+    said = start.unobserved("keras", "3.15.1", {})
+    assert len(said) == 2 and "no tf.function" in said[0] and "Keras 3.15.1" in said[1]
