@@ -96,22 +96,11 @@ def checkpoint_dir_not_where_the_job_writes():
     return scenario_from_dict(data)
 
 
-def tutorial_temp_dir_asked_to_resume():
-    """The tutorial loop with its per-process temp folder, asked whether it resumed: it must fail."""
-    base = load_scenario(SUITE / "custom-loop-tutorial-temp-dir-restarts-from-step-0.yaml")
-    data = base.to_dict()
-    data["name"] = "custom-loop-tutorial-temp-dir-asked-to-resume"
-    data["cluster"]["workload"]["build"]["context"] = str(EXAMPLE)
-    data["recover"] = [{"resumed_from": {"step": 40}}, {"restored_same_checkpoint": None}]
-    return scenario_from_dict(data)
-
-
 @pytest.fixture(scope="module")
 def reports(images, tf215_job):
     entries = [Entry(load_scenario(p), str(p)) for p in sorted(SUITE.glob("*.yaml"))]
     entries += [Entry(skew_scenario(tf215_job), "<skew>"), Entry(log_only_with_recovery_checks(), "<log-only>"),
-                Entry(checkpoint_dir_not_where_the_job_writes(), "<wrong-checkpoint-dir>"),
-                Entry(tutorial_temp_dir_asked_to_resume(), "<temp-dir-resume>")]
+                Entry(checkpoint_dir_not_where_the_job_writes(), "<wrong-checkpoint-dir>")]
     return {r.scenario: r for r in run_suite(entries, RunOptions(), jobs=3)}
 
 
@@ -202,10 +191,12 @@ def test_a_custom_loop_with_no_report_call_is_killed_at_its_step_and_judged_bit_
 
 
 def test_the_tutorials_per_process_temp_dir_fails_resumed_from(reports):
-    report = reports["custom-loop-tutorial-temp-dir-asked-to-resume"]
-    by_check = {v.check: v for v in report.verdicts}
-    assert by_check["resumed_from"].status is Status.FAIL, explain(report)
-    assert "from scratch" in by_check["resumed_from"].reason, explain(report)
-    assert by_check["restored_same_checkpoint"].status is Status.FAIL, explain(report)
+    # The checks are pure functions of the timeline: the suite scenario's own run, asked whether it resumed.
+    from chaos.checks.recovery_state import RestoredSameCheckpoint, ResumedFrom
+
+    report = reports["custom-loop-tutorial-temp-dir-restarts-from-step-0"]
+    resumed = ResumedFrom(step=40).judge(report.timeline)
+    assert resumed.status is Status.FAIL and "from scratch" in resumed.reason, (resumed, explain(report))
+    assert RestoredSameCheckpoint().judge(report.timeline).status is Status.FAIL, explain(report)
     notices = [e for e in report.timeline.events if e.kind == "notice" and "started fresh" in getattr(e, "text", "")]
     assert notices, explain(report)
