@@ -102,6 +102,9 @@ class CheckpointEvent(Event):
     epoch: int = 0
     step: int = 0
     path: str = ""
+    # The job's own step counter at the save (a CheckpointManager's step_counter, or a
+    # global_step variable it checkpoints), beside ``step``, the steps it trained; -1: none.
+    job_step: int = -1
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,7 @@ class DoneEvent(Event):
     epoch: int = 0
     step: int = 0
     weights_digest: str = ""
+    job_step: int = -1  # the job's own step counter at the end (CheckpointEvent.job_step)
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from chaos.agent import checkpoint_steps, variables
 from chaos.agent.runtime import emitter, enabled, guarded, quiet
 
 _lock = threading.RLock()
+JOB_STEP_NAMES = ("global_step", "step", "steps", "step_counter", "train_step", "iteration")
 
 
 def loss_of(result) -> float | None:
@@ -136,7 +137,8 @@ class LoopObserver:
                 pass  # a folder the job can write but we cannot name: the step is read back another way
             from chaos.events import CheckpointEvent
 
-            self._send(CheckpointEvent, epoch=self.epoch(), step=self.step, path=os.path.basename(path))
+            self._send(CheckpointEvent, epoch=self.epoch(), step=self.step, path=os.path.basename(path),
+                       job_step=self.job_step(checkpoint))
 
     @guarded("custom loop: the restored event")
     def restored_from(self, checkpoint, path) -> None:
@@ -174,6 +176,22 @@ class LoopObserver:
                 if value is not None:
                     return value, "the manager's step counter"
         return None, ""
+
+    def job_step(self, checkpoint) -> int:
+        """The job's own step counter: its CheckpointManager's step_counter, else an integer variable its
+        checkpoint holds under a step's name; -1 when it keeps none."""
+        for manager in reversed(self._managers):
+            counter = getattr(manager, "_step_counter", None)
+            if counter is not None and (checkpoint is None or getattr(manager, "checkpoint", None) is checkpoint):
+                value = variables.integer_value(counter)
+                if value is not None:
+                    return value
+        for name in JOB_STEP_NAMES:
+            candidate = variables.child_named(checkpoint, name) if checkpoint is not None else None
+            value = variables.integer_value(candidate) if candidate is not None else None
+            if value is not None:
+                return value
+        return -1
 
     def epoch(self) -> int:
         """The job's own epoch where its checkpoint holds an integer ``epoch`` variable, else 0."""
@@ -213,7 +231,8 @@ class LoopObserver:
             return
         from chaos.events import DoneEvent
 
-        self._send(DoneEvent, epoch=self.epoch(), step=self.step, weights_digest=self.final_digest())
+        self._send(DoneEvent, epoch=self.epoch(), step=self.step, weights_digest=self.final_digest(),
+                   job_step=self.job_step(self.newest_checkpoint()))
 
     def _send(self, cls, **fields) -> None:
         from chaos.agent import start

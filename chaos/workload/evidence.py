@@ -33,6 +33,7 @@ class Evidence(str, enum.Enum):
     DROPOUT_MASKS = "dropout_masks"  # a hash of each step's dropout mask
     LOCAL_BATCH = "local_batch"  # each worker's batch per step
     WEIGHTS_FINITE = "weights_finite"  # whether each worker's weights are all finite after every step
+    JOB_STEP = "job_step"  # the job's own step counter at each save, beside the steps it trained
 
 
 class Hook(str, enum.Enum):
@@ -57,6 +58,7 @@ SAYS = {
     Evidence.DROPOUT_MASKS: "dropout mask hashes",
     Evidence.LOCAL_BATCH: "each worker's batch per step",
     Evidence.WEIGHTS_FINITE: "a per-step report that the weights are finite",
+    Evidence.JOB_STEP: "the job's own step counter",
 }
 
 EVERYTHING = frozenset(Evidence)

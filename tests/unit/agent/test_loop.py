@@ -379,3 +379,23 @@ def test_what_the_agent_cannot_see_is_said_at_start(monkeypatch):
     assert start.unobserved("tf-keras", "2.20.1", {tf_patches.FUNCTION_MODULE: patched}) == []
     said = start.unobserved("keras", "3.15.1", {})
     assert len(said) == 2 and "no tf.function" in said[0] and "Keras 3.15.1" in said[1]
+
+
+def test_the_jobs_own_step_counter_is_reported_at_each_save_and_at_the_end(tmp_path, obs, captured):
+    ckpt = Checkpoint()
+    ckpt.global_step = Var(0)
+    obs.checkpoint_created(ckpt)
+    opt = Optimizer()
+    for _ in range(3):
+        opt.apply_gradients()
+        obs.trained([opt], 1.0)
+        ckpt.global_step.value += 2  # summed over two workers: twice per step
+    obs.saved(ckpt, str(tmp_path / "ckpt-1"))
+    obs.finished()
+    checkpoint = next(e for e in captured.events() if isinstance(e, CheckpointEvent))
+    done = next(e for e in captured.events() if isinstance(e, DoneEvent))
+    assert (checkpoint.step, checkpoint.job_step) == (3, 6) and (done.step, done.job_step) == (3, 6)
+    manager = types.SimpleNamespace(_step_counter=Var(7), checkpoint=ckpt)
+    obs.manager_created(manager)
+    assert obs.job_step(ckpt) == 7  # the manager's step_counter first
+    assert obs.job_step(Checkpoint()) == -1
