@@ -39,6 +39,8 @@ def parse_args():
     parser.add_argument("--tutorial-save-order", action="store_true")
     parser.add_argument("--global-step", action="store_true")
     parser.add_argument("--save-every", type=int, default=20)
+    parser.add_argument("--count-in-replica", choices=["sum", "mean", "only_first_replica"],
+                        help="with --global-step: advance it inside strategy.run (replica context), aggregated so")
     return parser.parse_args()
 
 
@@ -75,6 +77,9 @@ def main():
         multi_worker_model = build_model()
         optimizer = tf.keras.optimizers.SGD(learning_rate=args.learning_rate)
         train_loss = tf.keras.metrics.Mean(name="train_loss")
+        if args.global_step:
+            aggregation = getattr(tf.VariableAggregation, (args.count_in_replica or "none").upper())
+            global_step = tf.Variable(0, dtype=tf.int64, name="global_step", trainable=False, aggregation=aggregation)
     mse = tf.keras.losses.MeanSquaredError(reduction="none")
 
     @tf.function
@@ -87,6 +92,8 @@ def main():
             grads = tape.gradient(loss, multi_worker_model.trainable_variables)
             optimizer.apply_gradients(zip(grads, multi_worker_model.trainable_variables))
             train_loss.update_state(loss * num_workers)
+            if args.count_in_replica:
+                global_step.assign_add(tf.constant(1, dtype=tf.int64))
             return loss
 
         per_replica_losses = strategy.run(step_fn, args=(next(iterator),))
@@ -98,7 +105,6 @@ def main():
     cluster_spec = strategy.cluster_resolver.cluster_spec()
     write_checkpoint_dir = write_filepath(args.checkpoint_dir, task_type, task_id, cluster_spec)
     if args.global_step:
-        global_step = tf.Variable(0, dtype=tf.int64, name="global_step", trainable=False)
         checkpoint = tf.train.Checkpoint(model=multi_worker_model, optimizer=optimizer, epoch=epoch,
                                          step_in_epoch=step_in_epoch, global_step=global_step)
         manager = tf.train.CheckpointManager(checkpoint, directory=write_checkpoint_dir, max_to_keep=2,
@@ -122,7 +128,8 @@ def main():
             num_batches += 1
             step_in_epoch.assign_add(1)
             if args.global_step:
-                global_step.assign_add(1)
+                if not args.count_in_replica:
+                    global_step.assign_add(1)
                 if manager.save() and not _is_chief(task_type, task_id, cluster_spec):
                     tf.io.gfile.rmtree(write_checkpoint_dir)
         if num_batches:  # none when restored at the end of an epoch (a save at its last step)
