@@ -120,6 +120,7 @@ def explain(report) -> str:
     "custom-loop-preempted-without-handler-loses-the-steps-since-the-save",
     "custom-loop-tutorial-right-folder-recovers-with-no-code-change",
     "custom-loop-tutorial-temp-dir-restarts-from-step-0",
+    "custom-loop-step-counter-summed-over-workers-counts-twice-per-step",
     "keras3-fit-job-fails-the-first-step-then-tf-keras-recovers",
     "keras3-custom-loop-fails-on-reset-states-then-tf-keras-recovers",
 ])
@@ -200,3 +201,11 @@ def test_the_tutorials_per_process_temp_dir_fails_resumed_from(reports):
     assert RestoredSameCheckpoint().judge(report.timeline).status is Status.FAIL, explain(report)
     notices = [e for e in report.timeline.events if e.kind == "notice" and "started fresh" in getattr(e, "text", "")]
     assert notices, explain(report)
+
+
+def test_a_step_counter_summed_over_the_workers_is_caught_by_job_step_counts(reports):
+    from chaos.checks import JobStepCounts
+
+    report = reports["custom-loop-step-counter-summed-over-workers-counts-twice-per-step"]
+    counted_once = JobStepCounts().judge(report.timeline)  # what a job that counts right must show
+    assert counted_once.status is Status.FAIL and "2x; expected 1x" in counted_once.reason, explain(report)
