@@ -56,8 +56,10 @@ LANES = [
 # rehearsal, against ~620 s for each of them), then the swarm modules, one after the other
 # (the first builds the node image, which no other lane then rebuilds): the nodes' own test,
 # then two scenarios on a 3-node swarm, most of whose time is the worker image going into
-# the nodes (~65 s quiet).
-HEARTBEAT_LANE = [HEARTBEAT_COMPARE, f"{INTEGRATION}/test_swarm_nodes.py", f"{INTEGRATION}/test_swarm_backend.py"]
+# the nodes (~65 s quiet); then the remote engine (a dind engine in the node image, which the
+# swarm modules built: `chaos images build` and five scenarios there).
+HEARTBEAT_LANE = [HEARTBEAT_COMPARE, f"{INTEGRATION}/test_swarm_nodes.py", f"{INTEGRATION}/test_swarm_backend.py",
+                  f"{INTEGRATION}/test_remote_engine.py"]
 ALONE = [CLEAN_ALL]
 
 

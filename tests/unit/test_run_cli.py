@@ -92,10 +92,10 @@ def fakes(monkeypatch):
 
 def test_default_runs_and_builds_our_proxy_image(fakes, scenario_file, capsys):
     assert chaos.cli.main(["run", str(scenario_file)]) == 1  # unknown: the fake report has no verdicts
-    assert fakes["ensure_images"] == [{"tf_versions": ("2.20",), "proxy": True}]
+    assert fakes["ensure_images"] == [{"tf_versions": ("2.21",), "proxy": True}]
     (call,) = fakes["run_scenario"]
     assert call["proxy_image"] == PROXY_IMAGE
-    assert call["images"] == ("tfchaos/worker:tf2.20",) * 2
+    assert call["images"] == ("tfchaos/worker:tf2.21",) * 2
     assert fakes["docker"].images.asked == []  # ours is built, not just required
     out = capsys.readouterr().out
     assert "reproduce: chaos run " in out and "--proxy-image" not in out
@@ -108,7 +108,7 @@ def test_proxy_image_reaches_the_run_is_not_built_and_is_in_the_reproduce_comman
     reports = tmp_path / "reports"
     argv = ["run", str(scenario_file), "--proxy-image", "toxiproxy:2.12.0", "--report-dir", str(reports)]
     assert chaos.cli.main(argv) == 1
-    assert fakes["ensure_images"] == [{"tf_versions": ("2.20",), "proxy": False}]
+    assert fakes["ensure_images"] == [{"tf_versions": ("2.21",), "proxy": False}]
     assert set(fakes["docker"].images.asked) == {"toxiproxy:2.12.0"}  # required to exist, never built
     (call,) = fakes["run_scenario"]
     assert call["proxy_image"] == "toxiproxy:2.12.0"
@@ -119,12 +119,13 @@ def test_proxy_image_reaches_the_run_is_not_built_and_is_in_the_reproduce_comman
     assert data["reproduce"].endswith("killed-worker-recovers.yaml --proxy-image toxiproxy:2.12.0")
 
 
-def test_missing_proxy_image_is_one_clear_error_before_any_run(fakes, scenario_file, capsys):
+def test_missing_proxy_image_is_one_clear_error_before_any_run(fakes, scenario_file, capsys, monkeypatch):
+    monkeypatch.setenv("DOCKER_HOST", "tcp://docker:2375")  # the engine named as DOCKER_HOST names it
     assert chaos.cli.main(["run", str(scenario_file), "--proxy-image", "toxiproxy:missing"]) == 3
     assert fakes["run_scenario"] == []
     err = capsys.readouterr().err
-    assert err.count("does not exist in the local Docker engine") == 1
-    assert "error: image 'toxiproxy:missing' does not exist in the local Docker engine" in err
+    assert err.count("does not exist in the Docker engine at") == 1
+    assert "error: image 'toxiproxy:missing' does not exist in the Docker engine at tcp://docker:2375" in err
     assert "hint: load or pull it first" in err and "chaos images build" not in err
     assert "Traceback" not in err
 
