@@ -328,10 +328,11 @@ def chaos_images(pytestconfig) -> dict[str, str]:
     """Tags of the default worker image and the proxy image (built if missing or
     stale; ``--chaos-proxy-image`` replaces ours, which is then not built)."""
     from chaos.images import PROXY_IMAGE, ensure_images, worker_image_tag
+    from chaos.images.versions import DEFAULT_TF_VERSION
 
     proxy = _proxy_image(pytestconfig)
-    ensure_images(("2.20",), proxy=proxy == PROXY_IMAGE)
-    return {"worker": worker_image_tag("2.20"), "proxy": proxy}
+    ensure_images((DEFAULT_TF_VERSION,), proxy=proxy == PROXY_IMAGE)
+    return {"worker": worker_image_tag(DEFAULT_TF_VERSION), "proxy": proxy}
 
 
 @pytest.fixture

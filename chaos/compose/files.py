@@ -14,6 +14,7 @@ import yaml
 
 from chaos import LABEL_PROJECT, PROJECT, SESSION_ENV
 from chaos.backends.docker.ownership import LABEL_SESSION
+from chaos.images.versions import DEFAULT_TF_VERSION
 from chaos.workload.launch import BUILTIN_CHECKPOINT_DIR as BACKUP_MOUNT
 from chaos.topology import PROXY_ALIAS, PROXY_API_PORT, Topology
 from chaos.worker.emit import WORKER_INDEX_ENV
@@ -44,7 +45,7 @@ def routes_json(topology: Topology) -> str:
 
 def compose_dict(
     topology: Topology,
-    worker_image: str = "tfchaos/worker:tf2.20",
+    worker_image: str = f"tfchaos/worker:tf{DEFAULT_TF_VERSION}",
     proxy_image: str = "tfchaos/proxy:latest",
     settings: WorkerSettings | None = None,
 ) -> dict:

@@ -2,8 +2,8 @@
 labelled with a hash of their inputs and rebuilt only when those change.
 
     from chaos.images import ensure_images, worker_image_tag, PROXY_IMAGE
-    tags = ensure_images(tf_versions=("2.20", "2.15"), progress=print)
-    tags["worker:tf2.20"]  # "tfchaos/worker:tf2.20"
+    tags = ensure_images(tf_versions=("2.21", "2.15"), progress=print)
+    tags["worker:tf2.21"]  # "tfchaos/worker:tf2.21"
 
 See docs/images.md.
 """

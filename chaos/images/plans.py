@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from chaos import LABEL_PROJECT, PROJECT, SESSION_ENV, resources
 from chaos.images import hashing, wheelhouse
-from chaos.images.versions import DEFAULT_ARCH, TF_DISTRIBUTIONS, TFSpec, app_tag, worker_deps_tag, worker_image_tag
+from chaos.images.versions import DEFAULT_ARCH, DEFAULT_TF_VERSION, TF_DISTRIBUTIONS, TFSpec, app_tag, worker_deps_tag, worker_image_tag
 
 if TYPE_CHECKING:
     from chaos.images.base import BaseRef
@@ -36,7 +36,10 @@ def commit_labels(plan: "ImagePlan") -> list[str]:
 
 PROXY_IMAGE = app_tag("tfchaos/proxy:latest")
 PROXY_DEPS_IMAGE = "tfchaos/proxy-deps:latest"
-DEFAULT_TF_VERSIONS = ("2.20", "2.18", "2.15")
+# What CI builds: the default; 2.18, which version-skew-tf218 runs beside it; 2.15, the
+# last with Keras 2 built in (the tf215 skew scenario, the example built on it). Any
+# other version (2.20: its lock is committed) is built on demand with --tf.
+DEFAULT_TF_VERSIONS = (DEFAULT_TF_VERSION, "2.18", "2.15")
 
 # Paths relative to resources.package_root() (the checkout, or site-packages).
 WORKER_FILES = ["chaos/__init__.py", "chaos/events.py", "chaos/errors.py", "chaos/worker/**"]

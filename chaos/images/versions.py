@@ -27,6 +27,8 @@ from chaos.errors import InfrastructureError, ScenarioError
 
 MIN_MINOR = 12  # first TF with Python 3.11 wheels
 LEGACY_KERAS_FROM = 16  # first TF whose tf.keras is Keras 3
+# The worker image a scenario, a baseline and the test fixtures get unless they name one.
+DEFAULT_TF_VERSION = "2.21"
 
 DEFAULT_ARCH = "x86_64"
 # What `docker info` (uname -m) or a platform string calls an architecture -> ours.

@@ -70,7 +70,7 @@ def build_image(client, spec: WorkloadSpec, progress=None) -> str:
     if last_error:
         raise InfrastructureError(
             f"building the workload image from {dockerfile} failed: {last_error}\n" + "\n".join(tail),
-            hint="the build runs offline (no pull): FROM must name an image on the engine, e.g. tfchaos/worker-deps:tf2.20",
+            hint="the build runs offline (no pull): FROM must name an image on the engine, e.g. tfchaos/worker-deps:tf2.21",
         )
     return tag
 

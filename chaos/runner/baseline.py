@@ -5,6 +5,7 @@ from __future__ import annotations
 from chaos.backends.spec import Deployment
 from chaos.errors import ScenarioError
 from chaos.eventlog import EventLog
+from chaos.images.versions import DEFAULT_TF_VERSION
 from chaos.live.progress import ProgressPrinter
 from chaos.runner.training import run_training
 from chaos.topology import BACKEND_MAX_WORKERS
@@ -44,7 +45,7 @@ def cmd_baseline(args) -> int:
 def register(subparsers) -> None:
     b = subparsers.add_parser("baseline", help="one fault-free training run; prints digests and timings")
     b.add_argument("--workers", type=int, default=2)
-    b.add_argument("--tf", default="2.20", metavar="VERSION")
+    b.add_argument("--tf", default=DEFAULT_TF_VERSION, metavar="VERSION")
     b.add_argument("--epochs", type=int, default=WorkerSettings.epochs)
     b.add_argument("--seed", type=int, default=WorkerSettings.seed)
     b.set_defaults(func=cmd_baseline)

@@ -43,7 +43,7 @@ from chaos.backends.spec import Limits
 from chaos.topology import MAX_PS, MAX_WORKERS, Topology
 from chaos.checks import RECOVERY_CHECKS, SYMPTOM_CHECKS, Check
 from chaos.faults import FAULTS
-from chaos.images.versions import buildable_version
+from chaos.images.versions import DEFAULT_TF_VERSION, buildable_version
 from chaos.scenario.consistency import reference_problems, scenario_warnings
 from chaos.scenario.entries import FaultStep, check_type, fault_step_type
 from chaos.scenario.problems import HINT, Problem, ScenarioProblems
@@ -54,7 +54,6 @@ from chaos.timeline import RunInfo
 from chaos.worker.settings import WorkerSettings
 from chaos.workload.spec import WorkloadSpec, check_env
 
-DEFAULT_TF_VERSION = "2.20"
 
 
 class _Strict(BaseModel):

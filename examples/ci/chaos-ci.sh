@@ -14,7 +14,7 @@ set -eu
 SUITE=${1:?usage: chaos-ci.sh SUITE [BASE_SUITE]}
 BASE_SUITE=${2:-}
 REPORTS=${REPORTS:-reports}
-TF_VERSION=${TF_VERSION:-2.20}
+TF_VERSION=${TF_VERSION:-2.21}
 JOBS=${CHAOS_JOBS:-2}
 
 chaos images build --tf "$TF_VERSION"

@@ -58,9 +58,10 @@ def pytest_collection_modifyitems(config, items):
 def images(docker_client):
     """Build (or reuse) the default worker image and the proxy image."""
     from chaos.images import PROXY_IMAGE, ensure_images, worker_image_tag
+    from chaos.images.versions import DEFAULT_TF_VERSION
 
-    ensure_images(("2.20",), progress=lambda msg: print(f"[images] {msg}", flush=True))
-    return {"worker": worker_image_tag("2.20"), "proxy": PROXY_IMAGE}
+    ensure_images((DEFAULT_TF_VERSION,), progress=lambda msg: print(f"[images] {msg}", flush=True))
+    return {"worker": worker_image_tag(DEFAULT_TF_VERSION), "proxy": PROXY_IMAGE}
 
 
 @pytest.fixture(autouse=True)

@@ -46,7 +46,7 @@ CHECKPOINT_DIR = "/checkpoints"
 EPOCHS, STEPS = 3, 10
 
 
-def build_example(base: str = "tfchaos/worker-deps:tf2.20", tag: str = EXAMPLE_IMAGE) -> str:
+def build_example(base: str = "tfchaos/worker-deps:tf2.21", tag: str = EXAMPLE_IMAGE) -> str:
     """Build the example the way its README says (offline, on the deps image)."""
     built = subprocess.run(
         ["docker", "build", "-q", "--pull=false", "--build-arg", f"BASE={base}",
@@ -219,7 +219,7 @@ def test_fit_job_with_the_agent_reports_every_event_on_every_worker(docker_clien
     total = EPOCHS * STEPS
     for w in (0, 1):
         start, = of(events, StartEvent, w)
-        assert start.tf_version.startswith("2.20.") and start.keras_version.startswith("2.20.")
+        assert start.tf_version.startswith("2.21.") and start.keras_version.startswith("2.21.")
         assert start.fingerprint["pkg:tf-keras"] == start.keras_version
         plan, = of(events, PlanEvent, w)
         assert (plan.epochs, plan.steps_per_epoch, plan.total_steps) == (EPOCHS, STEPS, total)

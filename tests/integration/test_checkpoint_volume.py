@@ -63,7 +63,7 @@ for _ in range(3000):
 @pytest.fixture(scope="module")
 def user_images(images, docker_client, tmp_path_factory):
     """Non-root images of a user, built FROM the framework's deps image (which runs as root)."""
-    base = "tfchaos/worker-deps:tf2.20"
+    base = "tfchaos/worker-deps:tf2.21"
     made = {}
     for name, body in {
         "uid": "USER 1000\n",  # a number, the usual policy line

@@ -1,6 +1,6 @@
 """chaos compare end to end on real clusters: the default configuration against
 a candidate whose heartbeat timeout is 30 s instead of 10 s, on a scenario whose
-symptom waits for that timeout; and TF 2.20 against 2.18 on a shipped scenario
+symptom waits for that timeout; and the default TF (2.21) against 2.18 on a shipped scenario
 whose error TF 2.18 words differently (the whole suite: docs/compare.md). One run a side here (the suite's time budget):
 the test checks the pipeline (interleaved real runs, reports on disk, the
 comparison, its files and exit code) and that the figure moves the right way;
@@ -44,7 +44,7 @@ def test_a_longer_heartbeat_timeout_shows_as_a_later_symptom(images, tmp_path, c
     assert (tmp_path / "compare.md").exists() and (tmp_path / "compare-junit.xml").exists()
 
 
-def test_tf_218_against_220_on_a_shipped_scenario_shows_the_versions_and_no_regression(images, tmp_path, capsys):
+def test_tf_218_against_the_default_on_a_shipped_scenario_shows_the_versions_and_no_regression(images, tmp_path, capsys):
     from chaos.images import ensure_images
 
     ensure_images(("2.18",), progress=lambda msg: print(f"[images] {msg}", flush=True))
@@ -58,5 +58,5 @@ def test_tf_218_against_220_on_a_shipped_scenario_shows_the_versions_and_no_regr
     (scenario,) = json.loads((tmp_path / "compare.json").read_text())["scenarios"]
     assert scenario["verdicts"] == {"baseline": {"pass": 1}, "candidate": {"pass": 1}}, out
     before, after = scenario["environment_diff"]["tf_version"]
-    assert before.startswith("2.20") and after.startswith("2.18"), scenario["environment_diff"]
-    assert "environment: tf_version: 2.20" in out
+    assert before.startswith("2.21") and after.startswith("2.18"), scenario["environment_diff"]
+    assert "environment: tf_version: 2.21" in out

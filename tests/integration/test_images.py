@@ -21,14 +21,14 @@ from chaos import LABEL_PROJECT, PROJECT
 from chaos.backends.docker.ownership import LABEL_SESSION, session_id
 from chaos.images import DEFAULT_TF_VERSIONS, PROXY_IMAGE, ensure_images, image_status, plans, worker_image_tag
 from chaos.images.engine import docker_client
-from chaos.images.versions import parse_tf_version
+from chaos.images.versions import DEFAULT_TF_VERSION, parse_tf_version
 from chaos.worker.control import CONTROL_PATH, control_file_script
 from chaos.worker.settings import WorkerSettings
 
 pytestmark = pytest.mark.integration
 
 VERSIONS = DEFAULT_TF_VERSIONS
-EXPECTED_TF = {"2.20": "2.20.0", "2.18": "2.18.1", "2.15": "2.15.1"}
+EXPECTED_TF = {"2.21": "2.21.0", "2.20": "2.20.0", "2.18": "2.18.1", "2.15": "2.15.1"}
 USER_ID = "1000"
 BACKUP_MOUNT = WorkerSettings.backup_dir  # where the run's backup volume is mounted
 
@@ -52,7 +52,7 @@ def _labels(client, tag):
 
 
 def test_images_exist_and_are_labelled(built, client):
-    assert built["worker:tf2.20"] == worker_image_tag("2.20") == "tfchaos/worker:tf2.20"
+    assert built["worker:tf2.21"] == worker_image_tag("2.21") == "tfchaos/worker:tf2.21"
     assert built["worker:tf2.15"] == "tfchaos/worker:tf2.15"
     assert built["worker:tf2.18"] == "tfchaos/worker:tf2.18"
     assert built["proxy"] == PROXY_IMAGE
@@ -166,7 +166,7 @@ def _anonymous_volumes_made_by(client, image: str, **create) -> tuple[set[str], 
         container.remove(force=True, v=True)
 
 
-@pytest.mark.parametrize("image", [worker_image_tag("2.20"), PROXY_IMAGE])
+@pytest.mark.parametrize("image", [worker_image_tag(DEFAULT_TF_VERSION), PROXY_IMAGE])
 def test_a_container_creates_no_anonymous_volume(built, client, image):
     made, mounts = _anonymous_volumes_made_by(client, image)
     assert made == set() and mounts == []
@@ -177,7 +177,7 @@ def test_the_volume_check_sees_an_anonymous_volume(built, client):
     old images' VOLUME /tmp/wheels did) is seen, and removed with it."""
     from docker.types import Mount
 
-    made, mounts = _anonymous_volumes_made_by(client, worker_image_tag("2.20"), entrypoint=["true"],
+    made, mounts = _anonymous_volumes_made_by(client, worker_image_tag(DEFAULT_TF_VERSION), entrypoint=["true"],
                                               mounts=[Mount("/tmp/wheels", None, type="volume")])
     assert len(made) == 1 and [m["Destination"] for m in mounts] == ["/tmp/wheels"]
     assert not made & _volume_names(client)  # remove(v=True) took it
@@ -217,7 +217,7 @@ def test_a_new_named_backup_volume_is_writable_by_the_worker(built, client, back
     """Docker gives a new, empty named volume the owner of the image's directory it
     is mounted on: /backup is tfchaos's, so each generation of workers can write
     its backups there and read the previous generation's."""
-    image = worker_image_tag("2.20")
+    image = worker_image_tag(DEFAULT_TF_VERSION)
     mount = {backup_volume: {"bind": BACKUP_MOUNT, "mode": "rw"}}
     status, out = _run(client, image, f"stat -c %u {BACKUP_MOUNT} && echo g1 > {BACKUP_MOUNT}/ckpt", volumes=mount)
     assert (status, out.split()) == (0, [USER_ID]), out
@@ -234,7 +234,7 @@ def test_a_new_named_backup_volume_is_writable_by_the_worker(built, client, back
 
 def test_the_runner_can_send_a_command_to_the_worker(built, client):
     """DockerCluster.command runs control_file_script with `docker exec` as the image's user."""
-    container = client.containers.create(worker_image_tag("2.20"), entrypoint=["sleep", "60"],
+    container = client.containers.create(worker_image_tag(DEFAULT_TF_VERSION), entrypoint=["sleep", "60"],
                                          name=f"tfchaos-imagetest-cmd-{uuid.uuid4().hex[:8]}",
                                          labels=_labels_here(), network_disabled=True)
     try:

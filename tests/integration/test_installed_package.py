@@ -131,7 +131,7 @@ def chaos_cmd(venv, user_repo):
 def test_the_wheel_carries_what_the_framework_needs_at_run_time(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for rel in ["docker/worker/Dockerfile", "docker/proxy/Dockerfile", "docker/venv/Dockerfile",
-                "docker/venv/install-venv.sh", "docker/venv/add-user.sh", "docker/worker/tf2.20/requirements.txt",
+                "docker/venv/install-venv.sh", "docker/venv/add-user.sh", "docker/worker/tf2.21/requirements.txt",
                 "docker/proxy/requirements.txt", f"scenarios/{SCENARIO}"]:
         assert f"chaos/_assets/{rel}" in names, rel
     assert "chaos/scenario/schema.json" in names and "chaos/worker/__main__.py" in names
@@ -155,7 +155,7 @@ def test_images_status_and_build_from_the_wheel_see_the_checkouts_images(images_
     # 0: every image exists and its inputs hash equals the one computed from the wheel's files
     assert status.returncode == 0, status.stdout + status.stderr
     rows = [line.split() for line in status.stdout.splitlines()[1:]]
-    assert {row[0] for row in rows} >= {"base", "proxy", "proxy-deps", "worker:tf2.20", "worker-deps:tf2.15"}
+    assert {row[0] for row in rows} >= {"base", "proxy", "proxy-deps", "worker:tf2.21", "worker-deps:tf2.15"}
     assert {row[2] for row in rows} == {"exists"}
     build = _ok(chaos_cmd("images", "build"))
     assert "building" not in build and "up to date" in build, build

@@ -32,6 +32,7 @@ from chaos.backends.docker.ownership import session_id  # noqa: E402
 from chaos.images.base import find_base  # noqa: E402
 from chaos.images.engine import get_image  # noqa: E402
 from chaos.images.plans import LABEL_INPUTS  # noqa: E402
+from chaos.images.versions import DEFAULT_TF_VERSION  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -45,7 +46,7 @@ SCENARIOS = [
     "scenarios/corrupt-checkpoint-with-a-verified-copy-recovers-bit-exact.yaml",  # a checkpoint fault (and a kill)
     "examples/keras-mwms/chaos_suite/fit-job-killed-worker-recovers.yaml",  # a kill, of a user's job built from its Dockerfile
 ]
-BUILT = ["tfchaos/worker-deps:tf2.20", "tfchaos/worker:tf2.20", "tfchaos/proxy-deps:latest", "tfchaos/proxy:latest",
+BUILT = [f"tfchaos/worker-deps:tf{DEFAULT_TF_VERSION}", f"tfchaos/worker:tf{DEFAULT_TF_VERSION}", "tfchaos/proxy-deps:latest", "tfchaos/proxy:latest",
          "tfchaos/netns-helper:latest"]
 
 
@@ -76,15 +77,15 @@ def test_images_build_and_scenarios_of_each_kind_pass_on_an_engine_that_shares_n
     print(f"[remote] base {base.tag}: {size / 1e6:.0f} MB sent in {seconds:.1f} s", flush=True)
 
     t0 = time.monotonic()
-    build = chaos(["images", "build", "--tf", "2.20"], remote.host, timeout=1800)
-    print(f"[remote] chaos images build --tf 2.20: {time.monotonic() - t0:.0f} s\n{tail(build, 40)}", flush=True)
+    build = chaos(["images", "build", "--tf", DEFAULT_TF_VERSION], remote.host, timeout=1800)
+    print(f"[remote] chaos images build --tf {DEFAULT_TF_VERSION}: {time.monotonic() - t0:.0f} s\n{tail(build, 40)}", flush=True)
     assert build.returncode == 0, tail(build)
     assert "sending the wheelhouse" in build.stdout + build.stderr  # over the API, not a bind
     for tag in BUILT:
         assert remote.client.images.get(tag).labels.get(LABEL_INPUTS), tag
     # The same inputs give the same hash on either engine (the deps images and the helper: the
     # app images also hash the work tree's code, which may have moved since this machine's build).
-    for tag in ("tfchaos/worker-deps:tf2.20", "tfchaos/proxy-deps:latest", "tfchaos/netns-helper:latest"):
+    for tag in (f"tfchaos/worker-deps:tf{DEFAULT_TF_VERSION}", "tfchaos/proxy-deps:latest", "tfchaos/netns-helper:latest"):
         local = get_image(docker_client, tag)
         if local is None:  # not built on this machine (yet)
             continue

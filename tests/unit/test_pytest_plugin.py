@@ -178,8 +178,8 @@ def test_failing_scenario_shows_the_verdict_summary_not_a_traceback(project):
     (run,) = calls(project, "run_scenario")
     assert run["file"] == f"scenarios/{NAME}.yaml"
     assert run["proxy_image"] == PROXY_IMAGE
-    assert run["images"] == ["tfchaos/worker:tf2.20"] * 2
-    assert calls(project, "ensure_images") == [{"tf_versions": ["2.20"], "proxy": True}]
+    assert run["images"] == ["tfchaos/worker:tf2.21"] * 2
+    assert calls(project, "ensure_images") == [{"tf_versions": ["2.21"], "proxy": True}]
 
 
 def test_chaos_proxy_image_reaches_the_run_and_is_not_built(project):
@@ -189,7 +189,7 @@ def test_chaos_proxy_image_reaches_the_run_and_is_not_built(project):
     result.assert_outcomes(failed=1)
     (run,) = calls(project, "run_scenario")
     assert run["proxy_image"] == "toxiproxy:2.12.0"
-    assert calls(project, "ensure_images") == [{"tf_versions": ["2.20"], "proxy": False}]
+    assert calls(project, "ensure_images") == [{"tf_versions": ["2.21"], "proxy": False}]
     assert f"reproduce: chaos run scenarios/{NAME}.yaml --proxy-image toxiproxy:2.12.0" in result.stdout.str()
 
 

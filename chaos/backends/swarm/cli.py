@@ -21,8 +21,9 @@ def _progress():
 def default_images() -> list[str]:
     from chaos.images import PROXY_IMAGE, worker_image_tag
     from chaos.images.netns_helper import HELPER_IMAGE  # the packet faults' helper, run on the worker's node
+    from chaos.images.versions import DEFAULT_TF_VERSION
 
-    return [worker_image_tag("2.20"), PROXY_IMAGE, HELPER_IMAGE]
+    return [worker_image_tag(DEFAULT_TF_VERSION), PROXY_IMAGE, HELPER_IMAGE]
 
 
 def cmd_up(args) -> int:
@@ -91,7 +92,7 @@ def register(subparsers) -> None:
                     help=f"how many nodes, {MIN_NODES} to {MAX_NODES} (default {DEFAULT_NODES})")
     up.add_argument("--image", action="append", metavar="TAG",
                     help="an image of this engine to load into every node, repeatable "
-                         "(default: the TF 2.20 worker, the proxy and the packet faults' network helper)")
+                         "(default: the default TF version's worker, the proxy and the packet faults' network helper)")
     up.add_argument("--no-images", action="store_true", help="load no image into the nodes")
     up.add_argument("--no-store", action="store_true",
                     help="no shared checkpoint store (by default an sshfs export is mounted on every node)")

@@ -126,9 +126,10 @@ def test_an_aarch64_deps_image_has_the_same_tag_and_reports_its_tensorflow_versi
     assert installed_tf_version(deps) == "2.20.0"
 
 
-def test_the_committed_aarch64_lock_is_the_x86_64_one_with_tensorflow_for_tensorflow_cpu():
-    x86, arm = parse_tf_version("2.20"), parse_tf_version("2.20", "aarch64")
-    assert arm.lock_dir is not None and arm.lock_dir.endswith("docker/worker/tf2.20-aarch64")
+@pytest.mark.parametrize("version", ["2.20", "2.21"])
+def test_the_committed_aarch64_lock_is_the_x86_64_one_with_tensorflow_for_tensorflow_cpu(version):
+    x86, arm = parse_tf_version(version), parse_tf_version(version, "aarch64")
+    assert arm.lock_dir is not None and arm.lock_dir.endswith(f"docker/worker/tf{version}-aarch64")
     x86_lock, arm_lock = wheelhouse.read_lock(x86.lock_dir), wheelhouse.read_lock(arm.lock_dir)
     want = {("tensorflow" if name == "tensorflow-cpu" else name): v for name, v in x86_lock.pins.items()}
     assert arm_lock.pins == want and arm_lock.nodeps == x86_lock.nodeps and arm_lock.fully_pinned

@@ -28,7 +28,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 def test_a_minimal_scenario_takes_the_defaults():
     scenario = scenario_from_dict({"name": "x", "description": "d", "explain": EXPLAIN})
     assert scenario.cluster.workers == 2
-    assert scenario.cluster.tf_version_of(1) == "2.20"
+    assert scenario.cluster.tf_version_of(1) == "2.21"
     training = scenario.cluster.training
     assert (training.epochs, training.steps_per_epoch, training.save_freq, training.collective_timeout_s) == (5, 20, "epoch", 0)
     assert scenario.cluster.recovery.restart == "all"

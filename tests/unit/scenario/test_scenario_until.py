@@ -135,17 +135,17 @@ def test_version_skew_workers_outside_the_cluster_are_rejected():
 
 def test_tf_versions_include_a_version_skews_tf_version():
     sc = scenario({"version_skew": {"workers": [1], "tf_version": "2.15"}, "at": "bring_up"})
-    assert sc.tf_versions() == ["2.15", "2.20"]
+    assert sc.tf_versions() == ["2.15", "2.21"]
 
 
 def test_tf_versions_of_an_env_only_skew_and_of_per_worker_versions():
-    assert scenario({"version_skew": {"workers": [1], "env": {"A": "1"}}, "at": "bring_up"}).tf_versions() == ["2.20"]
+    assert scenario({"version_skew": {"workers": [1], "env": {"A": "1"}}, "at": "bring_up"}).tf_versions() == ["2.21"]
     sc = scenario(
         {"version_skew": {"workers": [0], "tf_version": "2.15"}, "at": "bring_up"},
         cluster={"workers": 2, "tf_versions": ["2.20", "2.18"], "training": TRAINING},
     )
     assert sc.tf_versions() == ["2.15", "2.18", "2.20"]
-    assert scenario().tf_versions() == ["2.20"]
+    assert scenario().tf_versions() == ["2.21"]
 
 
 def test_a_tf_version_without_an_image_is_a_validation_error_naming_the_field():
@@ -155,4 +155,4 @@ def test_a_tf_version_without_an_image_is_a_validation_error_naming_the_field():
     message = problems(cluster={"tf_version": "2.9", "training": TRAINING})
     assert "cluster.tf_version" in message and "2.12 and later" in message
     # A buildable version passes.
-    assert scenario({**skew, "version_skew": {"workers": [1], "tf_version": "2.18"}}).tf_versions() == ["2.18", "2.20"]
+    assert scenario({**skew, "version_skew": {"workers": [1], "tf_version": "2.18"}}).tf_versions() == ["2.18", "2.21"]
