@@ -48,11 +48,31 @@ def _is_on_read(var) -> bool:
     return getattr(var, "synchronization", None) == tf.VariableSynchronization.ON_READ
 
 
-def checkpointed_variables(root) -> list[tuple[str, object]]:
+def as_tf_variable(obj):
+    """The tf.Variable ``obj`` is or holds: Keras 3's variables are no tf.Variable (measured) but
+    wrap one (a MirroredVariable under a strategy) as ``value``; None for anything else."""
     import tensorflow as tf
 
-    return [(path, obj) for path, obj in walk(root)
-            if isinstance(obj, tf.Variable) and path != "save_counter" and not _is_on_read(obj)]
+    if isinstance(obj, tf.Variable):
+        return obj
+    if not type(obj).__module__.startswith("keras"):
+        return None
+    for name in ("_value", "value"):  # the backend variable; ``value`` may be a cast in an autocast scope
+        inner = getattr(obj, name, None)
+        if isinstance(inner, tf.Variable):
+            return inner
+    return None
+
+
+def checkpointed_variables(root) -> list[tuple[str, object]]:
+    out, seen = [], set()
+    for path, obj in walk(root):
+        var = as_tf_variable(obj)
+        if var is None or id(var) in seen or path == "save_counter" or _is_on_read(var):
+            continue
+        seen.add(id(var))
+        out.append((path, var))
+    return out
 
 
 def digest(root) -> str:

@@ -399,3 +399,28 @@ def test_the_jobs_own_step_counter_is_reported_at_each_save_and_at_the_end(tmp_p
     obs.manager_created(manager)
     assert obs.job_step(ckpt) == 7  # the manager's step_counter first
     assert obs.job_step(Checkpoint()) == -1
+
+
+def test_keras3_variables_are_digested_through_the_tf_variable_they_wrap(monkeypatch):
+    # Keras 3's variables are no tf.Variable (measured: isinstance is False) but hold one as _value.
+    from chaos.agent import variables
+
+    tf = types.ModuleType("tensorflow")
+
+    class Variable:
+        synchronization = None
+
+    tf.Variable = Variable
+    tf.VariableSynchronization = types.SimpleNamespace(ON_READ="on_read")
+    monkeypatch.setitem(sys.modules, "tensorflow", tf)
+    inner = Variable()
+    keras_variable = type("Variable", (), {"__module__": "keras.src.backend.tensorflow.core"})()
+    keras_variable._value = inner
+    stranger = types.SimpleNamespace(_value=inner)  # not Keras's: not read as a variable
+    assert variables.as_tf_variable(inner) is inner
+    assert variables.as_tf_variable(keras_variable) is inner
+    assert variables.as_tf_variable(stranger) is None
+    graph = {"root": {"model": "m", "save_counter": "c"}, "m": {"kernel": keras_variable, "inner": inner}}
+    monkeypatch.setattr(variables, "children", lambda obj: graph.get(obj, {}) if isinstance(obj, str) else {})
+    monkeypatch.setitem(graph, "c", {})
+    assert [p for p, _ in variables.checkpointed_variables("root")] == ["model/inner"]  # one variable, once
