@@ -42,7 +42,7 @@ def build_deps(client, plan: ImagePlan, base_tag: str, wheel_dir: str, lock_dir:
                                 buildargs={"BASE_IMAGE": base_tag}, labels=labels_for(plan))
         # The untagged "install" stage (base + wheels + venv, ~2 GB) is garbage now:
         # ensure_images drops it at its end (engine.drop_replaced), after tagging.
-        remove_later(stages)
+        remove_later(stages, client)
         return image_id
     finally:
         shutil.rmtree(ctx, ignore_errors=True)

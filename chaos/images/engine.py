@@ -208,7 +208,7 @@ def retag(client, image_id: str, tag: str, progress: Progress) -> None:
         try:
             client.api.remove_image(old.id, noprune=False)
         except Exception:  # a container (a run next door) still uses it
-            remove_later([old.id])
+            remove_later([old.id], client)
         else:
             progress(f"  removed the previous {tag} ({old.short_id.split(':')[-1]})")
 
@@ -217,43 +217,61 @@ def _replaced_file() -> str:
     return os.path.join(wheelhouse.cache_root(), "replaced-images")
 
 
-def _read_replaced() -> set[str]:
+def engine_id(client) -> str:
+    """The engine's ID (``docker info``): one machine's cache serves several engines
+    (DOCKER_HOST), and an image id remembered for one is not another's to drop. '' if unknown."""
+    try:
+        return str(client.info().get("ID") or "").replace(" ", "")
+    except Exception:  # noqa: BLE001 - a fake, or an engine that cannot say
+        return ""
+
+
+def _read_replaced() -> set[tuple[str, str]]:
+    """(engine ID or '', image id): a line is ``ENGINE IMAGE``, or ``IMAGE`` (written
+    before the engine was recorded: taken as any engine's, as it was then)."""
     try:
         with open(_replaced_file(), encoding="ascii") as fh:
-            return {line.strip() for line in fh if line.strip()}
+            return {tuple(line.split()) if len(line.split()) == 2 else ("", line.strip())
+                    for line in fh if line.strip()}
     except OSError:
         return set()
 
 
-def _write_replaced(ids: set[str]) -> None:
+def _write_replaced(entries: set[tuple[str, str]]) -> None:
     os.makedirs(os.path.dirname(_replaced_file()), exist_ok=True)
     with open(_replaced_file(), "w", encoding="ascii") as fh:
-        fh.writelines(f"{i}\n" for i in sorted(ids))
+        fh.writelines(f"{engine} {i}\n" if engine else f"{i}\n" for engine, i in sorted(entries))
 
 
-def remove_later(image_ids: list[str]) -> None:
-    """Images of ours that are garbage (a build's untagged stages), for drop_replaced."""
-    _write_replaced(_read_replaced() | set(image_ids))
+def remove_later(image_ids: list[str], client=None) -> None:
+    """Images of ours on ``client``'s engine that are garbage (a build's untagged stages,
+    a replaced image still in use), for drop_replaced."""
+    engine = engine_id(client) if client is not None else ""
+    _write_replaced(_read_replaced() | {(engine, i) for i in image_ids})
 
 
 def drop_replaced(client) -> None:
     """Remove the images our builds replaced while a container used them, now that
-    nothing does; only those (called under build_lock). Never a prune by label: a
-    user's ``docker build`` FROM one of ours makes untagged intermediate images that
-    inherit our labels, and a CI run's prune removed one mid-build (No such image)."""
+    nothing does; only those, and only this engine's (called under build_lock). Never a
+    prune by label: a user's ``docker build`` FROM one of ours makes untagged intermediate
+    images that inherit our labels, and a CI run's prune removed one mid-build (No such image)."""
+    here = engine_id(client)
     keep = set()
-    for image_id in _read_replaced():
+    for engine, image_id in _read_replaced():
+        if engine and engine != here:  # another engine's: left for a build there
+            keep.add((engine, image_id))
+            continue
         try:
             image = get_image(client, image_id)
         except InfrastructureError:  # the engine could not say: try again next build
-            keep.add(image_id)
+            keep.add((engine, image_id))
             continue
         if image is None or image.tags:  # gone, or tagged again by someone: not ours to drop
             continue
         try:
             client.api.remove_image(image_id, noprune=False)
         except Exception:  # still in use
-            keep.add(image_id)
+            keep.add((engine, image_id))
     _write_replaced(keep)
 
 

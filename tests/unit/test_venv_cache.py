@@ -244,3 +244,26 @@ def test_an_image_that_cannot_be_read_is_used_as_it_is():
         raise ImageNotFound(ref)
 
     assert venv_cache.serves(SimpleNamespace(images=SimpleNamespace(get=missing)), "gone:latest") is False
+
+
+class EngineWithId(FakeEngine):
+    def __init__(self, engine_id, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.engine_id = engine_id
+
+    def info(self):
+        return {**super().info(), "ID": self.engine_id}
+
+
+def test_a_copy_seen_filled_on_one_engine_is_not_trusted_on_another_by_its_name():
+    here = EngineWithId("AAAA:1111", {"w": "sha256:w20"}, {"sha256:w20": A20})
+    name = venv_cache.venv_volume(here, "w")
+    assert venv_cache._marker(name, here).exists()
+    there = EngineWithId("BBBB:2222", {"w": "sha256:w20"}, {"sha256:w20": A20})  # DOCKER_HOST elsewhere
+    there.fill_fails = True
+    with pytest.raises(RuntimeError):
+        venv_cache.venv_volume(there, "w")  # its copy of that name broke off while filling
+    there.fill_fails = False
+    assert not venv_cache._marker(name, there).exists()
+    assert venv_cache.venv_volume(there, "w") == name  # judged by a scan there, refilled, not by here's note
+    assert ("scan", "sha256:w20", name) in there.log and ("remove volume", name) in there.log

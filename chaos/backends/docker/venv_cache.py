@@ -39,6 +39,7 @@ from pathlib import Path
 
 from chaos import LABEL_PROJECT, PROJECT, interrupts
 from chaos.backends.docker import api as docker_api
+from chaos.images.engine import engine_id
 
 VENV_DIR = "/opt/venv"
 LABEL_ROLE = "io.tfchaos.role"
@@ -172,7 +173,7 @@ def venv_volume(client, image: str) -> str | None:
             labels={LABEL_PROJECT: PROJECT, LABEL_ROLE: "helper", LABEL_IMAGE: image_id},
             name=f"{name}-fill-{os.getpid()}",
         )
-        _marker(name).write_text("filled\n")
+        _marker(name, client).write_text("filled\n")
     _prune(client, keep=name)
     return name
 
@@ -184,18 +185,18 @@ def _state(client, name: str, image_id: str, digest: str) -> str:
     try:
         volume = client.volumes.get(name)
     except Exception:  # noqa: BLE001 - none yet
-        _marker(name).unlink(missing_ok=True)
+        _marker(name, client).unlink(missing_ok=True)
         return "missing"
     if (volume.attrs.get("Labels") or {}).get(LABEL_FINGERPRINT) != digest:
         return "broken"
-    if _marker(name).exists():
+    if _marker(name, client).exists():
         return "filled"
     try:
         whole = _scan(client, image_id, volume=name) == digest
     except Exception:  # noqa: BLE001 - no python in it: broken off early
         whole = False
     if whole:
-        _marker(name).write_text("filled\n")
+        _marker(name, client).write_text("filled\n")
     return "filled" if whole else "broken"
 
 
@@ -207,8 +208,14 @@ def _exists(client, name: str) -> bool:
     return True
 
 
-def _marker(name: str) -> Path:
-    return _root() / f"{name}.complete"
+def _marker(name: str, client=None) -> Path:
+    """This cache's note that volume ``name`` was seen filled, per engine (one machine's
+    cache serves every engine DOCKER_HOST names: another engine's volume of the same name
+    may have broken off); an engine that gives no ID shares the one folder of before."""
+    key = engine_id(client) if client is not None else ""
+    folder = _root() / "engines" / key.replace(":", "") if key else _root()
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{name}.complete"
 
 
 def _prune(client, keep: str) -> None:
@@ -222,7 +229,7 @@ def _prune(client, keep: str) -> None:
         if volume.name != keep and (volume.attrs.get("Labels") or {}).get(LABEL_FINGERPRINT) not in held:
             docker_api.ignore_gone(volume.remove, force=True)  # 409: in use, it stays
             if not _exists(client, volume.name):
-                _marker(volume.name).unlink(missing_ok=True)
+                _marker(volume.name, client).unlink(missing_ok=True)
 
 
 def _held(client) -> set[str] | None:

@@ -108,3 +108,30 @@ def test_a_multi_stage_build_notes_the_image_each_earlier_stage_ended_with():
     stages: list[str] = []
     assert engine.stream_build(Client(), lambda _: None, stage_ends=stages) == "8888done8888"
     assert stages == ["6666inst6666"]  # the install stage's last image
+
+
+class Engine(FakeEngine):
+    def __init__(self, engine_id: str, *images: Image) -> None:
+        super().__init__(*images)
+        self.engine_id = engine_id
+
+    def info(self) -> dict:
+        return {"ID": self.engine_id}
+
+
+def test_an_image_remembered_on_one_engine_is_neither_dropped_nor_forgotten_by_a_build_on_another():
+    here = Engine("AAAA:1111", Image("sha256:old", in_use=True))
+    there = Engine("BBBB:2222")  # a remote engine (DOCKER_HOST): the image is not there
+    engine.remove_later(["sha256:old"], here)
+    engine.drop_replaced(there)
+    assert there.removed == [] and ("AAAA:1111", "sha256:old") in engine._read_replaced()
+    here.by_id["sha256:old"].in_use = False
+    engine.drop_replaced(here)
+    assert here.removed == ["sha256:old"] and engine._read_replaced() == set()
+
+
+def test_a_line_written_before_engines_were_recorded_is_any_engines_as_it_was(tmp_path):
+    (tmp_path / "replaced-images").write_text("sha256:legacy\n")
+    client = Engine("AAAA:1111", Image("sha256:legacy"))
+    engine.drop_replaced(client)
+    assert client.removed == ["sha256:legacy"]
