@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from chaos.images.engine import docker_client  # noqa: E402
 from chaos.images import ensure_images  # noqa: E402
+from chaos.images.versions import DEFAULT_TF_VERSION  # noqa: E402
 from chaos.images.workload import prepare  # noqa: E402
 from chaos.workload.spec import WorkloadSpec  # noqa: E402
 
@@ -75,7 +76,7 @@ def main() -> int:
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--steps", type=int, default=100)
     args = parser.parse_args()
-    ensure_images(("2.20",), proxy=False, progress=None)
+    ensure_images((DEFAULT_TF_VERSION,), proxy=False, progress=None)  # the example builds FROM the default
     client = docker_client()
     spec = WorkloadSpec.model_validate({"build": {"context": str(EXAMPLE)}, "command": ["python"],
                                         "checkpoint_dir": "/checkpoints"})
