@@ -67,6 +67,10 @@ class ChangeSpec:
                 hint="compare workload images on scenarios that name your job (or run with --workload)",
             )
         data["cluster"] = _merge(cluster, self.cluster)
+        workload, given = data["cluster"].get("workload"), self.cluster.get("workload") or {}
+        if isinstance(workload, dict) and given.keys() & {"image", "build"}:
+            # the spec's image (or build) replaces the scenario's: a job is one or the other, never both
+            workload.pop("build" if "image" in given else "image", None)
         try:
             changed = type(scenario).model_validate(data)
         except ValidationError as exc:

@@ -276,6 +276,16 @@ def test_an_inline_spec_changes_a_users_job_image_and_adds_environment():
     assert changed.cluster.workload.env == {"DATA_DIR": "/data"}
 
 
+def test_an_image_spec_replaces_a_jobs_build(tmp_path):
+    # the example suite's scenarios build the job from its Dockerfile; compare a prebuilt image of it
+    (tmp_path / "Dockerfile").write_text("FROM x\n")
+    data = users_job_scenario().to_dict()
+    data["cluster"]["workload"].pop("image")
+    data["cluster"]["workload"]["build"] = {"context": str(tmp_path)}
+    changed = load_spec("image=acme/trainer:tf2.15").apply(scenario_from_dict(data))
+    assert changed.cluster.workload.image == "acme/trainer:tf2.15" and changed.cluster.workload.build is None
+
+
 def test_an_inline_env_reaches_every_worker_of_the_builtin_harness_too():
     from chaos.runner.run import with_cluster_env
     from chaos.workload.launch import Launch
