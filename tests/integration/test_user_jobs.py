@@ -51,7 +51,7 @@ def tf215_job(docker_client):
 def skew_scenario(image: str):
     return scenario_from_dict({
         "name": "fit-job-version-skew-by-image",
-        "description": "worker-1 runs the job built on TF 2.15 beside TF 2.20",
+        "description": "worker-1 runs the job built on TF 2.15 beside the default TF (2.21)",
         "explain": EXPLAIN,
         "cluster": {
             "workers": 2,
