@@ -28,10 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 
-from dind import dind_engine, transfer_image  # noqa: E402
+from dind import dind_engine, local_base, transfer_image  # noqa: E402
 
 from chaos.images import commit_build, engine, send, wheelhouse  # noqa: E402
-from chaos.images.base import find_base  # noqa: E402
 from chaos.images.plans import build_container_labels, deps_inputs, deps_lock_dir, worker_plans  # noqa: E402
 from chaos.images.swarm_node import ensure_node_image  # noqa: E402
 from chaos.images.versions import parse_tf_version  # noqa: E402
@@ -65,10 +64,7 @@ def main() -> int:
     ap.add_argument("--tf", default="2.20", help="TF version of the deps image (default 2.20)")
     args = ap.parse_args()
     local = engine.docker_client()
-    base = find_base(local)
-    if base is None:
-        print("no base image on this machine's engine: run `chaos images build --only base` first")
-        return 2
+    base = local_base(local)
     spec = parse_tf_version(args.tf, engine.architecture(local))
     deps, _ = worker_plans(spec)
     wheel_dir, lock, files = wheelhouse.ensure_wheelhouse(deps.wheelhouse_name, deps.lock, deps.unlocked,

@@ -24,11 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 
-from dind import dind_engine, transfer_image  # noqa: E402
+from dind import dind_engine, local_base, transfer_image  # noqa: E402
 
 from chaos import LABEL_RUN  # noqa: E402
 from chaos.images import engine  # noqa: E402
-from chaos.images.base import find_base  # noqa: E402
 from chaos.images.swarm_node import ensure_node_image  # noqa: E402
 from chaos.images.versions import DEFAULT_TF_VERSION  # noqa: E402
 
@@ -48,10 +47,7 @@ def main() -> int:
     ap.add_argument("--at", type=float, nargs="+", default=[2, 8, 20, 45], help="seconds after the start to interrupt")
     args = ap.parse_args()
     local = engine.docker_client()
-    base = find_base(local)
-    if base is None:
-        print("no base image on this machine's engine: run `chaos images build --only base` first")
-        return 2
+    base = local_base(local)
     with dind_engine(local, ensure_node_image(local)) as remote, tempfile.TemporaryDirectory() as reports:
         transfer_image(local, remote.client, base.tag)
         env = {**os.environ, "DOCKER_HOST": remote.host}

@@ -88,6 +88,16 @@ def dind_engine(client, node_image: str):
                     remove(obj)
 
 
+def local_base(client):
+    """This machine's base image (to move to a dind engine, as a pull would bring it there)."""
+    from chaos.images.base import find_base
+
+    base = find_base(client)
+    if base is None:
+        raise SystemExit("no base image on this machine's engine: run `chaos images build --only base` first")
+    return base
+
+
 def transfer_image(source, target, tag: str) -> tuple[float, int]:
     """``docker save`` of ``tag`` on ``source`` into ``docker load`` on ``target``, streamed;
     (seconds, bytes)."""
