@@ -91,6 +91,9 @@ def _status_counts(reports: list[Report]) -> Counter:
 def _environment_diff(baseline: list[Report], candidate: list[Report]) -> dict[str, tuple[str, str]]:
     env_b = next((e for e in map(environment, baseline) if e), {})
     env_c = next((e for e in map(environment, candidate) if e), {})
+    if bool(env_b) != bool(env_c):  # one side's runs broke before any worker said how it started
+        none = "none: no worker of these runs reported its start"
+        return {"environment": ("reported", none) if env_b else (none, "reported")}
     keys = sorted(set(env_b) | set(env_c))
     return {k: (env_b.get(k, "-"), env_c.get(k, "-")) for k in keys if env_b.get(k) != env_c.get(k)}
 

@@ -194,6 +194,13 @@ def test_environment_differences_between_the_sides_are_listed():
     assert s.environment_diff["pkg:tensorflow"] == ("2.20", "2.18")
 
 
+def test_a_side_whose_runs_broke_before_any_start_is_one_line_not_every_key():
+    # the example jobs on Keras 3: the candidate's reference run failed, so no worker reported its start
+    broken = build_report(scenario(), "scenarios/paused.yaml", [], Timeline(scenario().run_info(), []))
+    (s,) = compare([report(tf="2.15")], [broken]).scenarios
+    assert s.environment_diff == {"environment": ("reported", "none: no worker of these runs reported its start")}
+
+
 def test_too_few_runs_are_said_not_silently_passed():
     result = compare([report(symptom_s=8)] * 3, [report(symptom_s=28)] * 3)
     assert "smallest possible p is 0.100" in render.terminal(result)
