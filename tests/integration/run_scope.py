@@ -8,9 +8,11 @@ test's own are:
 
 * objects labelled with this test session (``io.tfchaos.session``: the
   conftest sets it in the environment, so runs of subprocesses carry it too);
-* unlabelled volumes no container uses (an anonymous volume left by a
+* unlabelled anonymous volumes (a 64-hex name) no container uses (one left by a
   removed container; one still in use belongs to a live container, possibly
-  another session's);
+  another session's). A named volume without this session's label is someone
+  else's (the framework labels every volume it names): a CI rehearsal removed
+  another engineer's named volume made while the test ran.
 * images labelled with a run id (images a run made for itself).
 
 * never an image's venv copy (``io.tfchaos.role=venv``, chaos.backends.docker.venv_cache):
@@ -34,6 +36,7 @@ those never make it the test's.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT
@@ -41,6 +44,9 @@ from chaos.backends.docker import venv_cache
 from chaos.images.plans import LABEL_BUILD_SESSION, LABEL_KIND
 from chaos.backends.docker.engine_objects import EngineObject, list_objects, remove_objects
 from chaos.backends.docker.ownership import LABEL_SESSION
+
+
+ANONYMOUS = re.compile(r"[0-9a-f]{64}")  # Docker's name for a volume nobody named
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,7 @@ def is_ours(obj: EngineObject, session: str, used_volumes: set[str]) -> bool:
         # An image's venv copy (chaos.backends.docker.venv_cache) is a cache kept like the image.
         if obj.labels.get(LABEL_PROJECT) == PROJECT and obj.labels.get(venv_cache.LABEL_ROLE) == venv_cache.ROLE:
             return False
-        return obj.id not in used_volumes
+        return ANONYMOUS.fullmatch(obj.id) is not None and obj.id not in used_volumes
     return (obj.kind == "container" and obj.labels.get(LABEL_KIND) == "build"
             and obj.labels.get(LABEL_BUILD_SESSION) == session)
 

@@ -57,6 +57,7 @@ def container(id, labels=None, mounts=()):
             "Mounts": [{"Type": "volume", "Name": m} for m in mounts]}
 
 
+ANON_DANGLING = "5f" * 32  # Docker names an anonymous volume with 64 hex digits
 MINE = {LABEL_PROJECT: PROJECT, LABEL_RUN: "r1", LABEL_SESSION: "me"}
 OTHER = {LABEL_PROJECT: PROJECT, LABEL_RUN: "r2", LABEL_SESSION: "someone-else"}
 
@@ -75,7 +76,8 @@ def test_only_new_objects_of_this_session_or_unattributable_ones_are_leftovers()
                         container("their-build", {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "build",
                                                   "io.tfchaos.build-session": "someone-else"})]
     api.networks_ = [{"Id": "n1", "Name": "mine-net", "Labels": MINE}, {"Id": "n2", "Name": "their-net", "Labels": OTHER}]
-    api.volumes_ += [{"Name": "anon-dangling", "Labels": None}, {"Name": "their-anon", "Labels": None}]
+    api.volumes_ += [{"Name": ANON_DANGLING, "Labels": None}, {"Name": "their-anon", "Labels": None},
+                     {"Name": "k3m-cnt", "Labels": None}]  # someone's named volume, made while the test ran
     api.images_ = [{"Id": "sha256:built", "RepoTags": ["tfchaos/worker:tf2.20"], "Labels": {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "app"}},
                    {"Id": "sha256:runimg", "RepoTags": ["tfchaos/run-r1:agent"], "Labels": {LABEL_PROJECT: PROJECT, LABEL_RUN: "r1"}}]
     left = run_scope.leftovers(client, before, "me")
@@ -84,10 +86,10 @@ def test_only_new_objects_of_this_session_or_unattributable_ones_are_leftovers()
         "container our-build",  # a build container left by an interrupted build
         "image tfchaos/run-r1:agent",
         "network mine-net",
-        "volume anon-dangling",  # an anonymous volume no container uses: a leak
+        f"volume {ANON_DANGLING}",  # an anonymous volume no container uses: a leak
     ]
     run_scope.remove(client, [o for o in left if o.kind != "image"])
-    assert sorted(api.removed) == ["anon-dangling", "mine", "n1", "our-build"]
+    assert sorted(api.removed) == sorted([ANON_DANGLING, "mine", "n1", "our-build"])
     assert "theirs" in [c["Id"] for c in api.containers_] and "old" in [c["Id"] for c in api.containers_]
 
 
@@ -113,9 +115,9 @@ def test_an_images_venv_copy_is_a_cache_like_the_image_not_a_leftover():
     before = run_scope.Snapshot.take(client)
     client.api.volumes_ = [
         {"Name": "tfchaos-venv-aaaaaaaaaaaa", "Labels": {LABEL_PROJECT: PROJECT, "io.tfchaos.role": "venv", "io.tfchaos.image": "sha256:a"}},
-        {"Name": "dangling", "Labels": {"io.tfchaos.role": "venv"}},  # not ours: no project label
+        {"Name": ANON_DANGLING, "Labels": {"io.tfchaos.role": "venv"}},  # not ours: no project label
     ]
-    assert [o.describe() for o in run_scope.leftovers(client, before, "me")] == ["volume dangling"]
+    assert [o.describe() for o in run_scope.leftovers(client, before, "me")] == [f"volume {ANON_DANGLING}"]
 
 
 def test_a_by_hand_clusters_volume_of_a_neighbour_lane_is_not_a_leftover_of_ours():
