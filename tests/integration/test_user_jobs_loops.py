@@ -1,0 +1,60 @@
+"""The example suite's jobs as users write them today (issue 38), against real TF in
+containers: TF's custom-loop tutorial with no tfchaos call (a shared folder recovers
+bit-exact; its per-process temp folder starts over and fails resumed_from), a global
+step summed over the workers, and both example jobs on Keras 3. Apart from
+test_user_jobs.py so the two suites run in two lanes (tests/plan.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from chaos.checks.verdict import Status
+from chaos.runner.run import RunOptions
+from chaos.runner.suite import Entry, run_suite
+from chaos.scenario.loader import load_scenario
+
+from test_user_jobs import LOOPS, SUITE, explain
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
+
+
+@pytest.fixture(scope="module")
+def reports(images):
+    entries = [Entry(load_scenario(SUITE / name), str(SUITE / name)) for name in LOOPS]
+    return {r.scenario: r for r in run_suite(entries, RunOptions(), jobs=3)}
+
+
+@pytest.mark.parametrize("name", [name.removesuffix(".yaml") for name in LOOPS])
+def test_the_loop_and_keras3_scenarios_pass_on_the_users_job(reports, name):
+    report = reports[name]
+    assert report.status is Status.PASS, explain(report)
+
+
+def test_a_custom_loop_with_no_report_call_is_killed_at_its_step_and_judged_bit_exact(reports):
+    report = reports["custom-loop-tutorial-right-folder-recovers-with-no-code-change"]
+    by_check = {v.check: v for v in report.verdicts}
+    assert "at epoch 2, step 40" in by_check["restored_same_checkpoint"].reason, explain(report)
+    assert "bit-exact" in by_check["matches_uninterrupted"].reason, explain(report)
+    inject = next(e for e in report.timeline.events if e.kind == "inject")
+    before = [e.step for e in report.timeline.events if e.kind == "step" and e.t <= inject.t]
+    assert before and 50 <= max(before) < 60, (max(before, default=None), explain(report))  # at: {step: 50}
+
+
+def test_the_tutorials_per_process_temp_dir_fails_resumed_from(reports):
+    # The checks are pure functions of the timeline: the suite scenario's own run, asked whether it resumed.
+    from chaos.checks.recovery_state import RestoredSameCheckpoint, ResumedFrom
+
+    report = reports["custom-loop-tutorial-temp-dir-restarts-from-step-0"]
+    resumed = ResumedFrom(step=40).judge(report.timeline)
+    assert resumed.status is Status.FAIL and "from scratch" in resumed.reason, (resumed, explain(report))
+    assert RestoredSameCheckpoint().judge(report.timeline).status is Status.FAIL, explain(report)
+    notices = [e for e in report.timeline.events if e.kind == "notice" and "started fresh" in getattr(e, "text", "")]
+    assert notices, explain(report)
+
+
+def test_a_step_counter_summed_over_the_workers_is_caught_by_job_step_counts(reports):
+    from chaos.checks import JobStepCounts
+
+    report = reports["custom-loop-step-counter-summed-over-workers-counts-twice-per-step"]
+    counted_once = JobStepCounts().judge(report.timeline)  # what a job that counts right must show
+    assert counted_once.status is Status.FAIL and "2x; expected 1x" in counted_once.reason, explain(report)
