@@ -146,7 +146,7 @@ class LoopObserver:
             return
         path = os.fspath(path)
         with _lock:
-            step, how = self._restored_step(checkpoint, path)
+            step = self._restored_step(checkpoint, path)
             self.step = step or 0
             self.restored = True
             self._last_iterations.clear()  # a restored optimizer's iterations jumped: not a step
@@ -161,31 +161,34 @@ class LoopObserver:
 
     # -- the state behind the events -----------------------------------------
 
-    def _restored_step(self, checkpoint, path: str) -> tuple[int | None, str]:
+    def _restored_step(self, checkpoint, path: str) -> int | None:
+        """The step ``checkpoint`` holds: recorded at its save, else its optimizer's iterations,
+        else its manager's step counter; None when none of them says."""
         recorded = checkpoint_steps.lookup(path)
         if recorded is not None:
-            return recorded, "recorded at its save"
+            return recorded
         counts = [variables.integer_value(o.iterations) for o in variables.optimizers_in(checkpoint)]
         counts = [c for c in counts if c is not None]
         if counts:
-            return max(counts), "its optimizer's iterations"
-        for manager in reversed(self._managers):
-            counter = getattr(manager, "_step_counter", None)
-            if counter is not None and getattr(manager, "checkpoint", None) is checkpoint:
-                value = variables.integer_value(counter)
-                if value is not None:
-                    return value, "the manager's step counter"
-        return None, ""
+            return max(counts)
+        return self._manager_counter(checkpoint)
 
-    def job_step(self, checkpoint) -> int:
-        """The job's own step counter: its CheckpointManager's step_counter, else an integer variable its
-        checkpoint holds under a step's name; -1 when it keeps none."""
+    def _manager_counter(self, checkpoint) -> int | None:
+        """The step_counter of the newest CheckpointManager of ``checkpoint`` (of any, for None)."""
         for manager in reversed(self._managers):
             counter = getattr(manager, "_step_counter", None)
             if counter is not None and (checkpoint is None or getattr(manager, "checkpoint", None) is checkpoint):
                 value = variables.integer_value(counter)
                 if value is not None:
                     return value
+        return None
+
+    def job_step(self, checkpoint) -> int:
+        """The job's own step counter: its CheckpointManager's step_counter, else an integer variable its
+        checkpoint holds under a step's name; -1 when it keeps none."""
+        counted = self._manager_counter(checkpoint)
+        if counted is not None:
+            return counted
         for name in JOB_STEP_NAMES:
             candidate = variables.child_named(checkpoint, name) if checkpoint is not None else None
             value = variables.integer_value(candidate) if candidate is not None else None
