@@ -1,7 +1,7 @@
 """Suite speed benchmark (issue 22): the scenario suite, or a few of its files,
 for this checkout (the candidate) and for a baseline revision in one
 invocation, side by side with the ratio candidate/baseline. Not a test: it
-prints figures (README, "Measured on this machine").
+prints figures (docs/notebook/measured.md, docs/notebook/speed.md).
 
     python benchmarks/suite_speed.py                                   # every scenario, vs origin/main (else HEAD~1)
     python benchmarks/suite_speed.py --baseline HEAD -j 1 scenarios/killed-worker-recovers-from-checkpoint.yaml

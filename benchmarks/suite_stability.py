@@ -1,7 +1,7 @@
 """Stability benchmark: run the whole shipped suite N times and print, per
 scenario, the verdict distribution and the spread of its timings. The target
 is identical verdicts in every run for every scenario. Not a test: it prints
-figures (README, "Measured on this machine").
+figures (docs/notebook/measured.md).
 
     python benchmarks/suite_stability.py --runs 5                 # the shipped suite, 5 passes
     python benchmarks/suite_stability.py --runs 3 -j 2 scenarios/killed-worker-recovers-from-checkpoint.yaml

@@ -1,6 +1,5 @@
 """Explore by hand, for real: the generated docker-compose.yml trains, and
-`chaos compose --inject` puts a fault on it and takes it off again (README
-"Explore by hand"). Its own compose project and API port, so a cluster a
+`chaos compose --inject` puts a fault on it and takes it off again (docs/explore-by-hand.md). Its own compose project and API port, so a cluster a
 person runs next door is not touched."""
 
 from __future__ import annotations
@@ -61,7 +60,7 @@ def test_an_injected_fault_is_on_while_it_lasts_and_healed_after(compose_cluster
     containers = compose_containers(docker_client, project)
     assert proxy_api(containers["proxy"]) == ("127.0.0.1", port)
 
-    # Through the CLI, as the README shows it: a toxic on worker-1's route for 4 s.
+    # Through the CLI, as docs/explore-by-hand.md shows it: a toxic on worker-1's route for 4 s.
     proxies = ProxyClient("127.0.0.1", port)
     cli = subprocess.Popen(
         [sys.executable, "-m", "chaos", "compose", "--project", project,
