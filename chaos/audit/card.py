@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chaos.audit import model
+from chaos.audit.policy import FailurePolicy, derive
+from chaos.audit.policy_yaml import Target
 from chaos.audit.findings import FAILURES, Context, Finding, evaluate
 from chaos.audit.grading import Grade, grades
 from chaos.audit.measure import Figure, RunMeasures
@@ -165,6 +167,9 @@ class Card:
     grades: list[Grade]
     command: str = ""
     notes: list[str] = field(default_factory=list)
+    policy: FailurePolicy | None = None  # which exit codes a restart fixed (chaos.audit.policy)
+    target: Target = field(default_factory=Target)  # the names the policy's manifests use
+    policy_check: str = ""  # how the manifests were validated, and the outcome (chaos.audit.policy_check)
 
     @property
     def overall(self) -> Grade:
@@ -188,11 +193,13 @@ class Card:
             "findings": [f.to_dict() for f in self.findings],
             "runs": [r.to_dict() for r in self.runs],
             "notes": list(self.notes),
+            "failure_policy": {**self.policy.to_dict(), "validation": self.policy_check} if self.policy else None,
         }
 
 
 def build_card(runs: list[RunMeasures], assumptions: Assumptions, *, workload: str, battery: str,
-               checkpoint_dir: str = "", command: str = "", notes: list[str] | None = None) -> Card:
+               checkpoint_dir: str = "", command: str = "", notes: list[str] | None = None,
+               target: Target | None = None) -> Card:
     m = modelled(runs, assumptions)
     context = Context(
         expected_lost_s=(m.now.costs.interval_s + m.now.costs.save_s) / 2 if m.now else None,
@@ -203,4 +210,7 @@ def build_card(runs: list[RunMeasures], assumptions: Assumptions, *, workload: s
         model_missing=m.missing, model_runs=m.runs, checkpoint_dir=checkpoint_dir,
     )
     findings = evaluate(runs, context)
-    return Card(workload, battery, assumptions, runs, m, findings, grades(findings), command, list(notes or []))
+    # One worker per node of the cluster the model assumes (--nodes), unless told otherwise.
+    target = target or Target(workers=assumptions.nodes)
+    return Card(workload, battery, assumptions, runs, m, findings, grades(findings), command, list(notes or []),
+                derive(runs), target)

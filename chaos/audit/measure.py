@@ -114,6 +114,11 @@ class RunMeasures:
     # runs feed the card's step time and C (chaos.audit.card.job_speed).
     alone: bool = True
     target_exit_code: int | None = None
+    # The job's own exit codes (chaos.audit.policy reads them): per worker, its first exit after the
+    # fault before the restart (no watchdog kill, no exit after it finished training), and the
+    # failures of the life after the restart (what the restart did not fix).
+    exit_codes: dict[str, int] = field(default_factory=dict)
+    exit_codes_after_restart: dict[str, int] = field(default_factory=dict)
     target_done: bool = False  # the fault's target reported done before it exited (training ended first)
     resumed_step: int | None = None  # first step after the restart
     start_after_heal_s: Figure = Figure.missing("no heal")
@@ -257,6 +262,30 @@ def sigterm_figures(timeline: Timeline, inject: InjectEvent) -> tuple[Figure, Fi
         return noticed, Figure.missing(f"worker-{caught.worker} trained to the end first (done, then exit "
                                        f"{exit_.exit_code}): its exit was not its answer to the SIGTERM")
     return noticed, Figure.of(exit_.t - caught.t, f"`SIGTERM caught` -> exit {exit_.exit_code}")
+
+
+def job_exit_codes(timeline: Timeline, inject: InjectEvent) -> tuple[dict[str, int], dict[str, int]]:
+    """(per worker: its first exit code after the fault, before the restart; per worker: its failing
+    exit code in the life after the restart). Left out: kills by the runner's stall watchdog (the
+    runner's, not the job's) and exits after a worker finished training. After the restart, a
+    worker's exit counts if it is the first failure of that life or the worker reported an error of
+    its own before it: a later 137 with no error of its own is the teardown of a run that had failed."""
+    restart = next_restart(timeline, inject.t)
+    killed = watchdog_kills(timeline, inject)
+    before = {}
+    for e in noticing_exits(timeline, inject, restart):
+        if e.t < restart and not any(e is k for k in killed):
+            before.setdefault(f"worker-{e.worker}", e.exit_code)
+    after: dict[str, int] = {}
+    if restart == float("inf"):
+        return before, after
+    failing = [e for e in timeline.of(ExitEvent) if e.t > restart and e.exit_code != 0]
+    errors = [e for e in timeline.of(ErrorEvent) if e.t > restart]
+    for i, e in enumerate(failing):
+        own_error = any(x.worker == e.worker and x.t <= e.t for x in errors)
+        if i == 0 or own_error:
+            after.setdefault(f"worker-{e.worker}", e.exit_code)
+    return before, after
 
 
 def exit_lags(timeline: Timeline, inject: InjectEvent) -> dict[str, Figure]:
@@ -434,6 +463,7 @@ def measure(entry: BatteryEntry, report: Report, symptom_window_s: float, alone:
     targets = inject.target_workers(timeline.info.num_workers)
     exits = [e for e in timeline.of(ExitEvent) if e.t >= inject.t and e.worker in targets]
     sigterm_noticed, exit_after_noticed = sigterm_figures(timeline, inject)
+    codes_before, codes_after = job_exit_codes(timeline, inject)
     heal_after = None
     if window is not None and window.heal is not None:
         first = next((s for s in timeline.of(StepEvent) if s.t > window.heal.t), None)
@@ -456,6 +486,8 @@ def measure(entry: BatteryEntry, report: Report, symptom_window_s: float, alone:
         steps_lost=(Figure.of(lost, "last step before the restart - the step restored")
                     if lost is not None else Figure.missing("no restart, or no step before it")),
         target_exit_code=exits[0].exit_code if exits else None,
+        exit_codes=codes_before,
+        exit_codes_after_restart=codes_after,
         target_done=any(d.worker in targets and inject.t <= d.t <= (exits[0].t if exits else float("inf"))
                         for d in timeline.of(DoneEvent)),
         resumed_step=resumed,

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from chaos.audit.card import Card
 from chaos.audit.findings import FINDING
-from chaos.audit.render_text import MARK, RUN_HEADER, model_lines, run_rows
+from chaos.audit.goodput_svg import figures_html
+from chaos.audit.render_text import (MARK, POLICY_HEADER, RUN_HEADER, model_lines, policy_rows, policy_snippets,
+                                     policy_summary, run_rows)
 from chaos.report.html_page import STYLE, link
 
 CARD_STYLE = """
@@ -16,6 +18,8 @@ CARD_STYLE = """
  font-weight:700}.g-A{background:#2e7d32}.g-B{background:#558b2f}.g-C{background:#f9a825}.g-D{background:#ef6c00}
 .g-F{background:#c62828}.g-n{background:#757575}
 .f-ok{color:#2e7d32}.f-finding{color:#c62828;font-weight:600}.f-not{color:#757575}
+.beside{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}.beside pre{flex:1 1 420px;margin:0}
+.beside figure{margin:0}figcaption{font-size:12px;color:#555;max-width:640px}
 """
 
 
@@ -27,6 +31,20 @@ def _grade(letter: str) -> str:
 def _status(status: str) -> str:
     cls = {"ok": "f-ok", "finding": "f-finding"}.get(status, "f-not")
     return f'<span class="{cls}">{escape(MARK[status])}</span>'
+
+
+def _policy(card: Card) -> list[str]:
+    """The failure policy: the exits per fault, what follows, and the manifests."""
+    out = ['<h2 id="failure-policy">Failure policy: which exits a restart fixed</h2>']
+    rows = policy_rows(card)
+    if rows:
+        out.append('<table id="policy-exits"><tr>' + "".join(f"<th>{escape(h)}</th>" for h in POLICY_HEADER) + "</tr>")
+        out += ["<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows]
+        out.append("</table>")
+    out.append('<ul id="policy-summary">' + "".join(f"<li>{escape(line)}</li>" for line in policy_summary(card)) + "</ul>")
+    for i, (heading, _, text) in enumerate(policy_snippets(card)):
+        out.append(f"<h3>{escape(heading)}</h3><pre id=\"policy-snippet-{i}\">{escape(text)}</pre>")
+    return out
 
 
 def page(card: Card, page_dir: Path | None = None) -> str:
@@ -60,8 +78,8 @@ def page(card: Card, page_dir: Path | None = None) -> str:
         parts.append(f'<tr id="finding-{escape(f.id)}"><td>{_status(f.status)}</td><td>{escape(f.area)}</td>'
                      f"<td>{escape(f.title)}</td><td>{escape(f.measured)}</td><td>{advice}</td></tr>")
     parts.append("</table>")
-    parts.append('<h2>Modelled goodput (ETTR)</h2><pre id="model">'
-                 + escape("\n".join(model_lines(card))) + "</pre>")
+    parts.append('<h2>Modelled goodput (ETTR)</h2><div class="beside"><pre id="model">'
+                 + escape("\n".join(model_lines(card))) + "</pre><div>" + figures_html(card) + "</div></div>")
     parts.append('<h2>Runs</h2><table id="runs"><tr>' + "".join(f"<th>{escape(h)}</th>" for h in RUN_HEADER) + "</tr>")
     for run, row in zip(card.runs, run_rows(card)):
         cells = [f"<td>{escape(cell)}</td>" for cell in row]
@@ -69,6 +87,7 @@ def page(card: Card, page_dir: Path | None = None) -> str:
             cells[0] = f'<td><a href="{escape(link(run.report, page_dir))}">{escape(row[0])}</a></td>'
         parts.append("<tr>" + "".join(cells) + "</tr>")
     parts.append("</table>")
+    parts += _policy(card)
     for note in card.notes:
         parts.append(f'<p class="note">{escape(note)}</p>')
     parts.append('<p class="note">How each figure is computed: docs/audit.md in tfchaos.</p>')

@@ -7,6 +7,8 @@ import json
 from chaos.audit.card import Card
 from chaos.audit.findings import FAILURES, FINDING, NOT_MEASURED, OK
 from chaos.audit.measure import SIGTERM_POLL_S, Figure
+from chaos.audit.policy import NOT_RECOVERED, RECOVERED, describe
+from chaos.audit.policy_yaml import compose_note, documents, example_tf_config
 
 MARK = {OK: "ok", FINDING: "FINDING", NOT_MEASURED: "not measured"}
 
@@ -81,6 +83,65 @@ RUN_HEADER = ["fault", "status", "detection per worker (fault -> first error/exi
               "R: restart -> first step", "steps lost / interval", "bit-exact"]
 
 
+POLICY_HEADER = ["fault", "kind", "exit codes (signals) after the fault", "after the restart", "restart", "so"]
+
+
+def codes(values) -> str:
+    return ", ".join(describe(c) for c in values) or "-"
+
+
+def policy_rows(card: Card) -> list[list[str]]:
+    """Per battery entry: the exit codes the job gave and whether a restart fixed them."""
+    rows = []
+    for f in card.policy.faults if card.policy else ():
+        so = {RECOVERED: "retry", NOT_RECOVERED: "fail (a restart did not fix it)"}.get(f.outcome, "-")
+        rows.append([f.title + (f" (x{f.runs})" if f.runs > 1 else ""), f.kind, codes(f.codes), codes(f.after),
+                     f.outcome, so])
+    return rows
+
+
+def policy_summary(card: Card) -> list[str]:
+    """The derived policy in words, one line each (Markdown and HTML)."""
+    p = card.policy
+    if p is None or p.missing:
+        return [f"No failure policy: {p.missing if p else 'not derived'}."]
+    lines = [f"Retry (Count, RestartJobSet): exit codes {codes(p.retryable)}; a disruption (DisruptionTarget: "
+             "preemption, eviction, node drain): Ignore.",
+             f"Fail the job (FailJob, FailJobSet): exit codes {codes(p.not_fixed)}.",
+             f"At most {p.retries} restarts; manifests for {card.target.workers} workers (one per node, --nodes), "
+             f"image {card.target.image}."]
+    lines += [f"Note: {n}." for n in p.notes]
+    if card.policy_check:
+        lines.append(f"Checked: {card.policy_check}.")
+    return lines
+
+
+def policy_snippets(card: Card) -> list[tuple[str, str, str]]:
+    """(heading, language, text) of each manifest, in the order the card prints them."""
+    if card.policy is None or card.policy.missing:
+        return []
+    docs = documents(card.policy, card.target)
+    return [
+        ("Kubernetes Job (batch/v1): podFailurePolicy", "yaml", docs["job"]),
+        ("JobSet: failurePolicy, and the podFailurePolicy of its Job template", "yaml", docs["jobset"]),
+        (f"TF_CONFIG in a JobSet's pods (pod 1 gets {example_tf_config(card.target)})", "sh", docs["tf_config"]),
+        ("Docker / Compose restart settings. " + compose_note(card.policy), "yaml", docs["compose"]),
+    ]
+
+
+def policy_markdown(card: Card) -> list[str]:
+    out = ["", "## Failure policy: which exits a restart fixed", ""]
+    if card.policy and card.policy.faults:
+        out.append("| " + " | ".join(POLICY_HEADER) + " |")
+        out.append("|" + "---|" * len(POLICY_HEADER))
+        out += ["| " + " | ".join(row) + " |" for row in policy_rows(card)]
+        out.append("")
+    out += [f"- {line}" for line in policy_summary(card)]
+    for heading, lang, text in policy_snippets(card):
+        out += ["", f"### {heading}", "", f"```{lang}", text.rstrip("\n"), "```"]
+    return out
+
+
 def markdown(card: Card) -> str:
     out = [f"# Resilience card: {card.workload}", ""]
     out.append(f"Overall: **{card.overall.letter}** ({card.overall.computation}). "
@@ -103,6 +164,7 @@ def markdown(card: Card) -> str:
     out.append("| " + " | ".join(RUN_HEADER) + " |")
     out.append("|" + "---|" * len(RUN_HEADER))
     out += ["| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in run_rows(card)]
+    out += policy_markdown(card)
     for note in card.notes:
         out += ["", f"Note: {note}"]
     return "\n".join(out) + "\n"

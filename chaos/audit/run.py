@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import shlex
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
 
+from chaos.audit import policy_check, policy_yaml
 from chaos.audit.battery import Planned, plan
 from chaos.audit.card import Assumptions, Card, build_card
 from chaos.audit.measure import RunMeasures, measure, not_measured
+from chaos.audit.policy_yaml import target_of
 from chaos.audit.render_html import page
 from chaos.audit.render_text import markdown, to_json
 from chaos.checks.verdict import Status
@@ -101,9 +103,20 @@ def card_of(request: AuditRequest, measures: list[RunMeasures], wall_s: float | 
         "Restart times are this framework's: its standby workers import TensorFlow before they are told to go "
         "(docs/speed.md), so R excludes the import a real orchestrator's restart pays.",
     ]
-    return build_card(measures, request.assumptions, workload=label, battery=request.battery,
+    card = build_card(measures, request.assumptions, workload=label, battery=request.battery,
                       checkpoint_dir=request.workload.checkpoint_dir if request.workload else "",
-                      command=request.command, notes=notes)
+                      command=request.command, notes=notes,
+                      target=target_of(request.workload, label, request.assumptions.nodes))
+    return with_policy_check(card)
+
+
+def with_policy_check(card: Card) -> Card:
+    """The card with its failure-policy manifests validated offline (chaos.audit.policy_check)."""
+    if card.policy is None or card.policy.missing:
+        return card
+    docs = {"job": policy_yaml.job(card.policy, card.target), "jobset": policy_yaml.jobset(card.policy, card.target),
+            "compose": policy_yaml.compose(card.policy, card.target)}
+    return replace(card, policy_check=policy_check.summary(docs))
 
 
 def write_card(card: Card, report_dir: Path) -> dict[str, Path]:
