@@ -49,7 +49,7 @@ LANES = [
      f"{INTEGRATION}/test_installed_package.py", f"{INTEGRATION}/test_images.py",
      f"{INTEGRATION}/test_compose_by_hand.py"],
     [f"{INTEGRATION}/test_cleanup.py", "--deselect", CLEAN_ALL, f"{INTEGRATION}/test_packet_faults.py",
-     f"{INTEGRATION}/test_html_report.py",
+     f"{INTEGRATION}/test_html_report.py", f"{INTEGRATION}/test_audit_card_page.py",
      f"{INTEGRATION}/test_compare.py", "--deselect", HEARTBEAT_COMPARE, f"{INTEGRATION}/test_remote_engine.py"],
 ]
 # Wait-bound (two runs of a 45 s pause): a lane of its own beside the two above (215 s in a

@@ -21,7 +21,8 @@ from chaos.audit.findings import FAILURES
 
 SAMPLES = 240
 WIDTH, HEIGHT = 640, 300
-LEFT, RIGHT, TOP, BOTTOM = 64, 24, 18, 48
+LEFT, RIGHT, TOP, BOTTOM = 64, 24, 18, 66
+NOW_COLOR, BEST_COLOR = "#c62828", "#1b5e20"
 PARTS = (("detect", "detection", "#c62828"), ("restart", "restart", "#ef6c00"), ("lost", "lost work", "#1565c0"))
 
 
@@ -101,24 +102,28 @@ def _y(ettr: float) -> float:
 
 
 def _seconds(value: float) -> str:
-    if value >= 3600:
-        return f"{value / 3600:g} h"
-    if value >= 1:
-        return f"{value:g} s"
-    return f"{value * 1000:g} ms"
+    """A tick (a power of ten) or a mark's interval, in ms below a second."""
+    if float(f"{value:.3g}") >= 1:  # 0.99999 s is "1 s", not "1e+03 ms"
+        return f"{value:,.0f} s" if value >= 100 else f"{value:.3g} s"
+    return f"{value * 1000:.3g} ms"
 
 
-def _mark(point_id: str, p: Point, c: Curve, label: str, color: str) -> str:
+def _mark(point_id: str, p: Point, c: Curve, color: str) -> str:
     x, y = _x(p.tau_s, c), _y(p.ettr)
-    # The label stays inside the plot: toward its middle, below the point near the top.
-    anchor, dx = ("end", -8) if x > (LEFT + WIDTH - RIGHT) / 2 else ("start", 8)
-    ly = y - 10 if y - 10 > TOP + 14 else y + 20
     return (f'<g id="{point_id}-mark"><line x1="{x:.2f}" y1="{TOP}" x2="{x:.2f}" y2="{HEIGHT - BOTTOM}" '
             f'stroke="{color}" stroke-dasharray="4 3"/>'
             f'<circle id="{point_id}" cx="{x:.2f}" cy="{y:.2f}" r="5" fill="{color}" '
-            f'data-tau-s="{p.tau_s:.6g}" data-ettr="{p.ettr:.6g}"/>'
-            f'<text x="{x + dx:.2f}" y="{ly:.2f}" text-anchor="{anchor}" fill="{color}">'
-            f"{escape(label)}</text></g>")
+            f'data-tau-s="{p.tau_s:.6g}" data-ettr="{p.ettr:.6g}"/></g>')
+
+
+def _legend(entries: list[tuple[str, str]]) -> str:
+    """The marks' labels in one line under the axis: beside the points two labels can collide."""
+    out, x = ['<g id="marks-legend">'], LEFT
+    for label, color in entries:
+        out.append(f'<circle cx="{x + 5}" cy="{HEIGHT - 12}" r="5" fill="{color}"/>'
+                   f'<text x="{x + 14}" y="{HEIGHT - 8}" fill="{color}">{escape(label)}</text>')
+        x += 16 + 7 * len(label)
+    return "".join(out) + "</g>"
 
 
 def curve_svg(c: Curve, m: Modelled) -> str:
@@ -134,31 +139,36 @@ def curve_svg(c: Curve, m: Modelled) -> str:
     parts.append('<g id="x-ticks">')
     for d in decades:
         x = _x(10.0 ** d, c)
-        parts.append(f'<line x1="{x:.2f}" y1="{HEIGHT - BOTTOM}" x2="{x:.2f}" y2="{HEIGHT - BOTTOM + 4}" stroke="#666"/>'
+        parts.append(f'<line class="xgrid" data-value="{10.0 ** d:g}" x1="{x:.2f}" y1="{HEIGHT - BOTTOM}" x2="{x:.2f}" '
+                     f'y2="{HEIGHT - BOTTOM + 4}" stroke="#666"/>'
                      f'<text class="xtick" data-value="{10.0 ** d:g}" x="{x:.2f}" y="{HEIGHT - BOTTOM + 16}" '
                      f'text-anchor="middle">{_seconds(10.0 ** d)}</text>')
     parts.append("</g><g id=\"y-ticks\">")
     for share in (0, 0.25, 0.5, 0.75, 1):
         y = _y(share)
-        parts.append(f'<line x1="{LEFT - 4}" y1="{y:.2f}" x2="{WIDTH - RIGHT}" y2="{y:.2f}" stroke="#e0e0e0"/>'
+        parts.append(f'<line class="ygrid" data-value="{share:g}" x1="{LEFT - 4}" y1="{y:.2f}" x2="{WIDTH - RIGHT}" '
+                     f'y2="{y:.2f}" stroke="#e0e0e0"/>'
                      f'<text class="ytick" data-value="{share:g}" x="{LEFT - 6}" y="{y + 4:.2f}" '
                      f'text-anchor="end">{share * 100:g} %</text>')
     parts.append("</g>")
-    parts.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 8}" text-anchor="middle">checkpoint interval '
+    parts.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - BOTTOM + 32}" text-anchor="middle">checkpoint interval '
                  "tau (log scale)</text>")
     parts.append(f'<text x="14" y="{(TOP + HEIGHT - BOTTOM) / 2}" text-anchor="middle" '
                  f'transform="rotate(-90 14 {(TOP + HEIGHT - BOTTOM) / 2})">ETTR</text>')
     parts.append(f'<path id="ettr-curve" d="{path}" fill="none" stroke="#2e7d32" stroke-width="2"/>')
-    parts.append(_mark("pt-now", c.now, c, f"now: {m.interval_steps} steps, {100 * c.now.ettr:.1f} %", "#c62828"))
-    parts.append(_mark("pt-optimum", c.optimum, c,
-                       f"tau_Daly: {m.best_interval_steps} steps, {100 * c.optimum.ettr:.1f} %", "#1b5e20"))
+    now = f"now: {m.interval_steps} steps ({_seconds(c.now.tau_s)}), ETTR {100 * c.now.ettr:.1f} %"
+    best = (f"tau_Daly: {m.best_interval_steps} steps ({_seconds(c.optimum.tau_s)}), "
+            f"ETTR {100 * c.optimum.ettr:.1f} %")
+    parts.append(_mark("pt-now", c.now, c, NOW_COLOR))
+    parts.append(_mark("pt-optimum", c.optimum, c, BEST_COLOR))
+    parts.append(_legend([(now, NOW_COLOR), (best, BEST_COLOR)]))
     parts.append("</svg>")
     return "".join(parts)
 
 
 def downtime_svg(rows: list[Downtime]) -> str:
     """One stacked bar per failure: detection, restart, lost work, on one seconds scale."""
-    bar, gap, label_w, width = 16, 30, 0, WIDTH
+    bar, gap, width = 16, 30, WIDTH
     longest = max((r.total for r in rows), default=0.0) or 1.0
     span = width - LEFT - RIGHT - 60
     height = TOP + len(rows) * (bar + gap) + 40
@@ -169,7 +179,7 @@ def downtime_svg(rows: list[Downtime]) -> str:
         y = TOP + i * (bar + gap) + 14
         parts.append(f'<g id="bar-{escape(r.key)}" data-total-s="{r.total:.6g}">'
                      f'<text x="{LEFT}" y="{y - 4}">{escape(r.title)}</text>')
-        x = float(LEFT + label_w)
+        x = float(LEFT)
         missing = []
         for part, name, color in PARTS:
             value = r.parts.get(part)
