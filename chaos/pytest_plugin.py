@@ -155,16 +155,22 @@ def _catalogue(item):
 
 def _self_diagnosis(item, report) -> None:
     """Each run's worker logs must diagnose as its scenario (rule: chaos.diagnose.selfcheck)."""
+    from chaos.diagnose.attribution_check import judge
     from chaos.diagnose.selfcheck import report_logs, verdict
 
     # Only the timing-sensitive scenarios run alone; the others' step times carry their neighbours' load.
     shared = not any(check.timing_sensitive for check in item.scenario.checks)
-    holds, why, _ = verdict(report.scenario, report_logs(report), _catalogue(item), shared_cores=shared)
+    logs = report_logs(report)
+    holds, why, _ = verdict(report.scenario, logs, _catalogue(item), shared_cores=shared)
     item.user_properties.append(("diagnose", why))
-    if holds is False:
+    # Root, cascade, teardown, retry outlook, restart loop (rule: chaos.diagnose.attribution_check).
+    attributed, said = judge(report, logs)
+    item.user_properties.append(("attribution", said))
+    misses = [text for ok, text in ((holds, why), (attributed, said)) if ok is False]
+    if misses:
         where = report.artifacts.get("worker-0 log")
         command = f"chaos diagnose {Path(where).parent}" if where else "rerun with --chaos-report-dir DIR, then chaos diagnose DIR/" + report.scenario
-        raise SelfDiagnosisFailed(f"{report.scenario} passed, but {why}\nsee: {command} (docs/diagnose.md)")
+        raise SelfDiagnosisFailed(f"{report.scenario} passed, but {'; and '.join(misses)}\nsee: {command} (docs/diagnose.md)")
 
 
 class ScenarioFailed(Exception):

@@ -139,6 +139,7 @@ class Generation:
     # This framework's runner began its teardown (its line in the log): what follows is its kill.
     torn_down_t: float | None = None
     teardown_exits: int = 0  # exits by that kill: counted, not read as the failure's
+    torn: list[ExitSeen] = field(default_factory=list)  # the first of them, for attribution to label (MAX_EVIDENCE)
 
     def _aftermath(self, t: float | None) -> bool:
         """Lines of a process the run was done with: after it said training was
@@ -166,6 +167,8 @@ class Generation:
             return
         if self._torn_down(exit_.t) and exit_.code == STOP_CODE:
             self.teardown_exits += 1  # the runner's kill of a worker that outlived the failed run
+            if len(self.torn) < MAX_EVIDENCE:
+                self.torn.append(exit_)
             return
         if len(self.exits) < MAX_KEPT:
             self.exits.append(exit_)
@@ -794,6 +797,7 @@ def renamed(w: WorkerObservations, name: str) -> WorkerObservations:
         g.steps = [dataclasses.replace(s, evidence=ev(s.evidence)) for s in g.steps]
         g.errors = [dataclasses.replace(e, evidence=ev(e.evidence)) for e in g.errors]
         g.exits = [dataclasses.replace(x, evidence=ev(x.evidence)) for x in g.exits]
+        g.torn = [dataclasses.replace(x, evidence=ev(x.evidence)) for x in g.torn]
         g.hang_lines = [(t, ev(e)) for t, e in g.hang_lines]
         g.notable = [ev(e) for e in g.notable]
         g.start = ev(g.start)

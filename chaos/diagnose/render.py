@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import textwrap
 
+from chaos.diagnose.attribution import attribute
 from chaos.diagnose.families import FAMILIES
+from chaos.diagnose.loops import restart_loop
 from chaos.diagnose.match import Match, confident, suspicious, tied_first
 from chaos.diagnose.missing import who_is_missing
 from chaos.diagnose.observe import WorkerObservations
+from chaos.diagnose.render_attribution import attribution_lines, family_lines
 
 
 def _indent(text: str, prefix: str = "      ") -> str:
@@ -46,7 +49,7 @@ def missing_lines(workers: list[WorkerObservations]) -> list[str]:
     return out
 
 
-def _match(rank: int, match: Match, tied_with: list[Match]) -> list[str]:
+def _match(rank: int, match: Match, tied_with: list[Match], about: list[str] | None = None) -> list[str]:
     entry = match.entry
     origin = ""
     if entry.from_field:
@@ -56,6 +59,7 @@ def _match(rank: int, match: Match, tied_with: list[Match]) -> list[str]:
         f"{len(match.matched) + len(match.missed)} symptoms the logs can show){origin}"
     ]
     out.append(f"   family: {entry.family} ({FAMILIES.get(entry.family, '')})")
+    out += about or []
     if match.capped_from is not None:
         out.append(f"   (its own score {match.capped_from:.2f}: ranked after the measured scenario of its family)")
     if match.lifted_to is not None:
@@ -99,6 +103,9 @@ def render(workers: list[WorkerObservations], ranked: list[Match], top: int, not
     lines = [summary(workers)]
     lines += [f"note: {n}" for n in notes]
     lines += missing_lines(workers)
+    cycles = attribute(workers)
+    loop = restart_loop(cycles)
+    lines += attribution_lines(cycles, loop)
     if not ranked:
         lines.append("")
         lines.append("no failure in the catalogue matches these logs.")
@@ -120,7 +127,7 @@ def render(workers: list[WorkerObservations], ranked: list[Match], top: int, not
     for i, match in enumerate(shown, 1):
         tied = [m for m in first if m is not match] if match in first else []
         lines.append("")
-        lines.extend(_match(i, match, tied))
+        lines.extend(_match(i, match, tied, family_lines(match.entry.family, cycles, loop)))
     if len(ranked) > len(shown):
         lines.append("")
         lines.append("also matching, less likely: " + ", ".join(f"{m.entry.name} ({m.score:.2f})" for m in ranked[len(shown):]))

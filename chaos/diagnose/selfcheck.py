@@ -36,10 +36,10 @@ from pathlib import Path
 
 from chaos.diagnose.catalogue import Entry
 from chaos.diagnose.logs import WorkerLog, read_logs
+from chaos.diagnose.loops import worker_logs_of
 from chaos.diagnose.match import Match, judge_entry, rank, tied_first
 from chaos.diagnose.observe import observe_all
 from chaos.diagnose.signatures import CANNOT_TELL, Judged, Signature, SlowdownSignature
-from chaos.events import RUNNER, LogLine
 
 
 def report_logs(report) -> list[WorkerLog]:
@@ -48,15 +48,8 @@ def report_logs(report) -> list[WorkerLog]:
     files = [path for label, path in sorted(report.artifacts.items()) if label.startswith("worker-") and label.endswith(" log")]
     if files and all(Path(f).is_file() for f in files):
         return read_logs(files)[0]
-    lines: dict[str, list[str]] = {}
-    for event in report.timeline:
-        if event.source == RUNNER:
-            continue
-        lines.setdefault(event.source, []).append(event.text if isinstance(event, LogLine) else event.to_json())
-    return [
-        WorkerLog(source, f"{report.scenario}/{source}.log", tuple(text), tuple(range(1, len(text) + 1)))
-        for source, text in sorted(lines.items())
-    ]
+    # as the report writes them: with the runner's teardown line, so its kill is not read as the failure's
+    return worker_logs_of(list(report.timeline), report.scenario)
 
 
 @dataclass(frozen=True)

@@ -109,10 +109,14 @@ def test_a_run_beside_others_is_judged_without_its_step_times(monkeypatch, timin
         seen["shared"] = shared_cores
         return True, "diagnosed as x", []
 
+    import chaos.diagnose.attribution_check as attribution_check
+
     monkeypatch.setattr(selfcheck, "verdict", fake_verdict)
     monkeypatch.setattr(selfcheck, "report_logs", lambda report: [])
+    monkeypatch.setattr(attribution_check, "judge", lambda report, logs: (None, "attribution: recorded"))
     monkeypatch.setattr(plugin, "_catalogue", lambda item: [])
     item = SimpleNamespace(scenario=SimpleNamespace(checks=[SimpleNamespace(timing_sensitive=timing_sensitive)]),
                            user_properties=[])
     plugin._self_diagnosis(item, SimpleNamespace(scenario="x", artifacts={}))
-    assert seen["shared"] is shared and item.user_properties == [("diagnose", "diagnosed as x")]
+    assert seen["shared"] is shared
+    assert item.user_properties == [("diagnose", "diagnosed as x"), ("attribution", "attribution: recorded")]

@@ -1,0 +1,412 @@
+"""Root, cascade, teardown: which worker's line is the failure, which lines
+are its consequences, and which exits are the kill that came after.
+
+Pure functions over the observations (``chaos.diagnose.observe``), the same for
+a live run's timeline, a report's logs and a user's kubectl dump. One failure
+*cycle* per generation index: the first run is cycle 0, each restart begins
+the next (the k-th generation of every worker; a ``restart: failed`` job's
+workers that were not restarted stay in their first).
+
+Each failure line of a cycle is one of:
+
+* an **effect**: a peer's error (``UnavailableError``, ``DeadlineExceededError``,
+  ``CancelledError``, ``AbortedError``, an error line of no class with a gRPC
+  phrase) or any error whose message says another task caused it
+  (``Collective ops is aborted by``, ``Error reported from /job:...``,
+  ``remote target /job:...``, heartbeats, "unhealthy", "seems down");
+* a **cause**: any other error (``IndexError``, ``JSONDecodeError``,
+  ``ResourceExhaustedError``...), or a kill (exit 137/134, an OOM kill, an
+  eviction or preemption) with no error of its own before it.
+
+The **root** is the first cause in time. A kill with no error of its own that
+comes more than KILL_MARGIN_S after the cycle's first failure line, and that no
+earlier line blames, is **teardown** (the runner's or the orchestrator's kill of
+a job that had already failed), and so is every kill in a generation that only
+waited for its peers (killing a hung bring-up is the operator's cure) and every
+exit after this framework's own teardown line. Every effect, and every later
+cause of another worker, is **cascade**.
+
+When no line states a cause (a network fault, a pause, a partition: every line
+is a peer's error) the root worker is at best the one the first effect names
+(``remote target /job:worker/replica:0/task:1``), said as *likely*, never as
+sure: a link cut into worker 0 and a worker 1 that stopped answering look the
+same from the lines. When every worker raised the same error of its own, no
+worker is the root (a fault that touches all: a shared backup, a config, an
+image).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from chaos.diagnose.observe import Evidence, ExitSeen, Generation, WorkerObservations
+
+ROOT, CASCADE, TEARDOWN = "root", "cascade", "teardown"
+EFFECT_CLASSES = frozenset({"UnavailableError", "DeadlineExceededError", "CancelledError", "AbortedError", ""})
+# A message that says another task caused it, whatever its class.
+_EFFECT_WORDS = re.compile(
+    r"Collective ops is aborted by|Error reported from /job|remote target /job|[Ss]ocket closed|"
+    r"[Cc]onnection reset|failed to connect to all addresses|[Cc]onnection refused|Deadline Exceeded|"
+    r"DEADLINE_EXCEEDED|[Hh]eartbeat|unhealthy|seems down|is down|leader task was preempted|The tasks have crashed|"
+    r"[Bb]roken pipe|stopped sending|Error received from peer|grpc_status|\bCANCELLED\b"
+)
+# An own cause even in a peer-error class: the memory ran out here.
+_OWN_WORDS = re.compile(r"\bOOM\b|[Oo]ut of memory|Resource exhausted|RESOURCE_EXHAUSTED")
+# A task named in a line; one followed by /device: is the op's own device, not a peer.
+_TASK = re.compile(r"/job:(?P<job>\w+)/(?:replica:\d+/)?task:(?P<task>\d+)\b(?!/device)")
+# The lines TF prints right after an error to say which peer it came from.
+_PEER_LINE = re.compile(r"remote target /job:|Error reported from /job:|^\s*/job:\w+/replica:\d+/task:\d+\s*$")
+NEAR_LINES = 1  # TF prints the peer right on the next line; further down is the next record's
+KILL_CODES = (137, 134)
+GONE_REASONS = ("evicted", "preempted")
+# A kill this long after the cycle's first failure, blamed by no earlier line, came after the job had failed:
+# the runner notices a peer's exit within a second or two (measured: a peer's error 0.16 s before the killed
+# worker's exit event), its restart kill of a hung job comes after the symptom timeout (30 s).
+KILL_MARGIN_S = 5.0
+# Peers' errors this close to the first one that name another origin: the lines cannot tell who was first.
+BLAME_WINDOW_S = 1.0
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """One line of the logs and what it is in the failure."""
+
+    role: str  # root, cascade, teardown
+    worker: str  # the log's name
+    what: str  # "exit 137", "UnavailableError: Socket closed"
+    why: str
+    evidence: Evidence
+    t: float | None
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """One failure cycle: its root cause, its cascade and its teardown."""
+
+    cycle: int  # 0: the first run; n: after the n-th restart
+    failed: bool  # any failure line at all in this cycle
+    root: Labelled | None  # the root-cause line (None: no line of its own states it)
+    root_worker: str | None  # the worker the failure began at; None: no root worker, or cannot tell
+    sure: bool  # False: the best the lines allow, with its doubt in ``untold``
+    no_root: str = ""  # why no worker is the root, when none is
+    cascade: tuple[Labelled, ...] = ()
+    teardown: tuple[Labelled, ...] = ()
+    untold: tuple[str, ...] = ()  # what the lines could not tell
+    steps: int = 0  # step lines (events or Keras steps) in this cycle
+    max_step: int | None = None  # the highest global step this cycle reached
+    before_first_step: bool = False  # the root came before any step of its generation
+    roots: tuple[Labelled, ...] = ()  # the root line, and the same error of the other workers when it is every worker's
+
+    @property
+    def cause(self) -> str:
+        """The root cause as a key: the same cause in two cycles gives the same key (digits and
+        addresses aside); '' without a root line."""
+        if self.root is not None:
+            return _key(self.root.what)
+        if self.no_root:
+            return "no root worker: " + _key(self.no_root)
+        first = next((c for c in self.cascade if c.what), None)  # only peers' errors: the first one's words
+        return "peers: " + _key(first.what) if first is not None and self.failed else ""
+
+
+def _key(text: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"0x[0-9a-f]+|\d+", "N", text)).strip()[:160]
+
+
+@dataclass(frozen=True)
+class _Line:
+    worker: WorkerObservations
+    kind: str  # cause, effect, kill, exit
+    what: str
+    evidence: Evidence
+    t: float | None
+    order: int  # position in its own log (untimed lines keep their order)
+    blames: tuple[str, ...] = ()  # the tasks an effect names, in order (its own left out)
+    own_error: bool = False  # an exit after an error of the same worker
+    hung: bool = False  # an exit of a generation that only waited for its peers
+    oom: bool = False  # the kernel's OOM kill: never the runner's teardown
+
+
+def task_name(job: str, task: int) -> str:
+    """A task as this framework names its logs (worker-0 is the chief)."""
+    if job in ("worker", "chief", "master"):
+        return f"worker-{task if job == 'worker' else 0}"
+    return f"{job}-{task}"
+
+
+def blamed(text: str, own: int | None) -> tuple[str, ...]:
+    """The tasks a line names, first the chain's origin (TF nests the original error first);
+    a worker naming its own task as the origin blames itself."""
+    out = []
+    for m in _TASK.finditer(text):
+        name = task_name(m["job"], int(m["task"]))
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def is_effect(cls: str, message: str) -> bool:
+    """A peer's error, or one that says another task caused it."""
+    if _OWN_WORDS.search(message) and not _EFFECT_WORDS.search(message):
+        return False
+    return cls in EFFECT_CLASSES or bool(_EFFECT_WORDS.search(message))
+
+
+def _is_kill(x: ExitSeen) -> bool:
+    return x.code in KILL_CODES or x.oom_killed or x.reason in GONE_REASONS
+
+
+def _failed_exit(x: ExitSeen) -> bool:
+    return (x.code not in (None, 0)) or x.oom_killed or x.reason in GONE_REASONS
+
+
+def exit_text(x: ExitSeen) -> str:
+    if x.oom_killed:
+        return "exit 137, killed for memory (OOM)" if x.code in (137, None) else f"exit {x.code}, OOM-killed"
+    if x.reason and x.code is None:
+        return x.reason
+    return {137: "exit 137 (SIGKILL)", 134: "exit 134 (SIGABRT)", 143: "exit 143 (SIGTERM)"}.get(x.code, f"exit {x.code}")
+
+
+def _number(where: str) -> tuple[str, int]:
+    origin, _, number = where.rpartition(":")
+    return origin, int(number) if number.isdigit() else -1
+
+
+def _after(w: WorkerObservations, evidence: Evidence) -> str:
+    """The peer lines TF printed right after this error (``Additional GRPC error information
+    from remote target /job:worker/replica:0/task:1``): the observer keeps them among the
+    coordination lines, with their place in the log."""
+    origin, n = _number(evidence.where)
+    near = []
+    for c in w.coordination:
+        o, m = _number(c.where)
+        if o == origin and n < m <= n + NEAR_LINES and _PEER_LINE.search(c.text):
+            near.append(c.text)
+    return "\n".join(near)
+
+
+def _lines(w: WorkerObservations, g: Generation) -> list[_Line]:
+    own = w.index
+    out: list[_Line] = []
+    order = 0
+    for e in g.errors:
+        order += 1
+        text = e.message + "\n" + e.evidence.text + "\n" + _after(w, e.evidence)
+        kind = "effect" if is_effect(e.cls, text) else "cause"
+        what = f"{e.cls}: {_first(e.message)}" if e.cls else _first(e.message)
+        # gRPC's ":UNKNOWN:Error received from peer" goes on the record before it: its peer is that record's
+        continued = e.evidence.text.lstrip().startswith(":UNKNOWN:")
+        out.append(_Line(w, kind, what, e.evidence, e.t, order, () if continued else blamed(text, own)))
+    first_error_t = min((e.t for e in g.errors if e.t is not None), default=None)
+    hung = not g.steps and not g.step_ms and bool(g.hang_lines)
+    for x in g.exits:
+        if not _failed_exit(x) or (x.code is None and _EFFECT_WORDS.search(x.evidence.text)):
+            continue  # TF's "Either the leader task was preempted/died..." says nothing of this worker
+        order += 1
+        after_error = bool(g.errors) and (x.t is None or first_error_t is None or x.t >= first_error_t)
+        out.append(_Line(w, "kill" if _is_kill(x) else "exit", exit_text(x), x.evidence, x.t, order,
+                         own_error=after_error, hung=hung, oom=x.oom_killed))
+    return out
+
+
+def _first(message: str, width: int = 140) -> str:
+    for line in message.splitlines():
+        line = " ".join(line.split())
+        if line and not line.startswith("Graph execution error") and not line.startswith("Detected at node"):
+            return line[: width - 3] + "..." if len(line) > width else line
+    return " ".join(message.split())[:width]
+
+
+def _when(line: _Line) -> tuple[int, float, int]:
+    return (line.t is None, line.t if line.t is not None else 0.0, line.order)
+
+
+def cycles(workers: list[WorkerObservations]) -> int:
+    return max((len(w.generations) for w in workers), default=0)
+
+
+def attribute(workers: list[WorkerObservations]) -> list[Attribution]:
+    """One attribution per cycle (generation index), first run first."""
+    return [attribute_cycle(workers, k) for k in range(cycles(workers))]
+
+
+def _gens(workers: list[WorkerObservations], k: int) -> list[tuple[WorkerObservations, Generation]]:
+    return [(w, w.generations[k]) for w in workers if k < len(w.generations)]
+
+
+def _steps(gens) -> tuple[int, int | None]:
+    count = sum(len(g.steps) + len(g.step_ms) for _, g in gens)
+    top = max((s.step for _, g in gens for s in g.steps), default=None)
+    return count, top
+
+
+def _torn(gens) -> list[Labelled]:
+    """Exits after this framework's own teardown line: its kill of a job that was done or failed."""
+    return [Labelled(TEARDOWN, w.name, exit_text(x), "after the runner's teardown line: its kill, not the failure's",
+                     x.evidence, x.t) for w, g in gens for x in g.torn]
+
+
+def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
+    gens = _gens(workers, k)
+    steps, top = _steps(gens)
+    torn = _torn(gens)
+    lines = sorted((line for w, g in gens for line in _lines(w, g)), key=_when)
+    untold: list[str] = []
+    if len(workers) == 1:
+        untold.append(_one_log(workers[0]))
+    if not lines:
+        return Attribution(k, False, None, None, False, "", (), tuple(torn), tuple(untold), steps, top)
+    first_t = next((line.t for line in lines if line.t is not None), None)
+    if any(line.t is None for line in lines) and len({line.worker.name for line in lines}) > 1:
+        untold.append("some lines have no time stamp: which worker failed first is read from the order of each log")
+
+    teardown: list[Labelled] = list(torn)
+    causes: list[_Line] = []
+    rest: list[_Line] = []
+    blames_so_far: set[str] = set()
+    for line in lines:
+        if line.kind == "effect":
+            blames_so_far.update(line.blames[:1])
+            rest.append(line)
+            continue
+        if line.kind in ("kill", "exit") and line.own_error:
+            rest.append(line)  # its exit after its own error: the error says it
+            continue
+        if line.kind == "kill" and not line.oom:
+            if line.hung:
+                teardown.append(_label(TEARDOWN, line, "killed while it waited for its peers: the operator's cure "
+                                                       "for a hung bring-up, not a cause"))
+                continue
+            late = first_t is not None and line.t is not None and line.t - first_t > KILL_MARGIN_S
+            if late and line.worker.name not in blames_so_far:
+                teardown.append(_label(TEARDOWN, line, f"{line.t - first_t:.0f} s after the first failure, with no "
+                                                       "error of its own: the kill of a job that had already failed"))
+                continue
+        if line.kind == "exit":
+            rest.append(line)  # a failed exit with no error: says nothing of why
+            continue
+        causes.append(line)
+
+    roots: list[Labelled] = []
+    root_worker, sure, no_root = None, False, ""
+    if causes:
+        roots, root_worker, sure, no_root, more = _from_causes(causes, workers)
+        untold += more
+    else:
+        root_worker, more = _from_effects([line for line in rest if line.kind == "effect"], workers)
+        untold += more
+        if root_worker is None and not any(line.kind == "effect" for line in rest):
+            if any(g.hang_lines and not g.steps for _, g in gens):
+                untold.append("a hang at bring-up with no error: the waiting workers' lines say whom they waited "
+                              "for (who is missing), not whose fault it is (its own config, or a port it cannot reach)")
+            else:
+                untold.append("no line states a cause: only failed exits")
+    if len(workers) == 1:
+        sure = False  # one log: a peer that failed first is not in it
+    taken = {r.evidence for r in roots}
+    at_root = {r.worker for r in roots}
+    # a root worker's exit after its own error goes with its root line; every other line is cascade
+    roots += [_label(ROOT, line, "its exit after its error") for line in rest
+              if line.kind in ("kill", "exit") and line.own_error and line.worker.name in at_root]
+    taken = {r.evidence for r in roots}
+    cascade = [_label(CASCADE, line, _cascade_why(line, root_worker)) for line in (*rest, *causes)
+               if line.evidence not in taken]
+    root = roots[0] if roots else None
+    before = root is not None and _before_first_step(gens, root)
+    return Attribution(k, True, root, root_worker, sure, no_root, tuple(sorted(cascade, key=_t)),
+                       tuple(teardown), tuple(dict.fromkeys(untold)), steps, top, before, tuple(roots))
+
+
+def _t(label: Labelled) -> tuple[int, float]:
+    return (label.t is None, label.t or 0.0)
+
+
+def _label(role: str, line: _Line, why: str) -> Labelled:
+    return Labelled(role, line.worker.name, line.what, why, line.evidence, line.t)
+
+
+def _one_log(w: WorkerObservations) -> str:
+    if w.index is None:
+        return (f"one log ({w.name}) whose name says no worker: its own failure is the root as far as its lines go; "
+                "a peer that failed first would show in the peers' logs")
+    return (f"only {w.name}'s log: its own failure is the root as far as its lines go; the peers' logs would show "
+            "whether one failed first")
+
+
+def _cascade_why(line: _Line, root_worker: str | None) -> str:
+    if line.kind == "effect":
+        names = f" (names {', '.join(line.blames)})" if line.blames else ""
+        return "a peer's error: caused by a failure elsewhere" + names
+    if line.kind in ("kill", "exit"):
+        return "its exit after its error" if line.own_error else "a failed exit with no error of its own"
+    return f"an error of its own after {root_worker or 'the first failure'}'s: read as a consequence"
+
+
+def _from_causes(causes: list[_Line], workers: list[WorkerObservations]):
+    """(root lines, root worker, sure, no_root, untold) from the lines that state a cause."""
+    untold: list[str] = []
+    first = causes[0]
+    by_worker: dict[str, _Line] = {}
+    for line in causes:
+        by_worker.setdefault(line.worker.name, line)
+    if len(workers) > 1 and len(by_worker) == len(workers):
+        keys = {_key(line.what) for line in by_worker.values()}
+        if len(keys) == 1:
+            why = (f"every worker raised the same error of its own ({first.what}): a fault that touches all "
+                   "(a shared backup, a config, an image), not one worker's")
+            return [_label(ROOT, line, "its own error, as every worker's") for line in by_worker.values()], \
+                None, True, why, untold
+        if all(line.kind == "kill" for line in by_worker.values()):
+            why = "every worker was killed, none with an error of its own first: a node, the orchestrator or the runner"
+            return [_label(ROOT, line, "killed, as every worker was") for line in by_worker.values()], \
+                None, False, why, untold
+    others = [line for name, line in by_worker.items() if name != first.worker.name]
+    sure = not others
+    if others:
+        other = others[0]
+        gap = f" {other.t - first.t:.1f} s later" if other.t is not None and first.t is not None else " too"
+        untold.append(f"{other.worker.name} failed on its own{gap} ({other.what}): read as a consequence, "
+                      "which its lines do not say")
+    if first.t is None and len(by_worker) > 1:
+        sure = False
+    why = ("killed from outside, with no error of its own before it" if first.kind == "kill"
+           else "the first error that is not a peer's")
+    return [_label(ROOT, first, why)], first.worker.name, sure, "", untold
+
+
+def _from_effects(effects: list[_Line], workers: list[WorkerObservations]) -> tuple[str | None, list[str]]:
+    """The worker the first peer's error names, said as likely; None when they disagree or name none."""
+    if not effects:
+        return None, []
+    named = [line for line in effects if line.blames]
+    if not named:
+        return None, ["only peers' errors, none naming the task they lost: which worker it began at cannot be told"]
+    first = named[0]
+    suspect = first.blames[0]
+    near = [line for line in named if line.t is not None and first.t is not None and line.t - first.t <= BLAME_WINDOW_S]
+    if any(line.blames[0] != suspect for line in near):
+        return None, [f"the first peers' errors name different tasks within {BLAME_WINDOW_S:g} s "
+                      f"({', '.join(sorted({line.blames[0] for line in near}))}): which worker it began at cannot be told"]
+    known = {w.name for w in workers}
+    where = "" if suspect in known or len(workers) == 1 else " (no log of that name was given)"
+    return suspect, [f"no line states a cause: {suspect}{where} is the task {first.worker.name}'s first peer error "
+                     "names, as likely, not sure: a link cut into one side and a worker that stopped answering "
+                     "look the same from the lines"]
+
+
+def _before_first_step(gens, root: Labelled) -> bool:
+    """Whether the root came before any step of its worker's generation (a restore, a start-up)."""
+    for w, g in gens:
+        if w.name != root.worker:
+            continue
+        if not g.steps and not g.step_ms:
+            return True
+        first = min((s.t for s in g.steps if s.t is not None), default=None)
+        return root.t is not None and first is not None and root.t < first
+    return False
+
+
+def first_failure(attributions: list[Attribution]) -> Attribution | None:
+    return next((a for a in attributions if a.failed), None)

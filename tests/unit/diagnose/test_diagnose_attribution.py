@@ -1,0 +1,244 @@
+"""Root, cascade, teardown (chaos/diagnose/attribution.py): each rule on the
+smallest logs that need it, and on the real excerpts of the framework's runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chaos.diagnose.attribution import (CASCADE, KILL_MARGIN_S, ROOT, TEARDOWN, attribute, blamed, first_failure,
+                                        is_effect)
+from chaos.diagnose.logs import WorkerLog, read_logs, split_dump
+from chaos.diagnose.observe import observe_all
+
+LOGS = Path(__file__).parent / "logs"
+T0 = 1_795_600_000.0
+
+
+def ev(kind: str, source: str, t: float, **fields) -> str:
+    return json.dumps({"event": kind, "source": source, "t": T0 + t, **fields}, sort_keys=True)
+
+
+def step(source: str, t: float, n: int) -> str:
+    return ev("step", source, t, step=n, epoch=0, loss=1.0, local_loss=1.0, batch_digest=f"{n:016x}")
+
+
+def err(source: str, t: float, cls: str, message: str) -> str:
+    return ev("error", source, t, error_class=cls, message=message)
+
+
+def exit_(source: str, t: float, code: int, oom: bool = False) -> str:
+    return ev("exit", source, t, exit_code=code, oom_killed=oom)
+
+
+def logs(**by_worker: list[str]) -> list[WorkerLog]:
+    return [WorkerLog(name.replace("_", "-"), f"{name.replace('_', '-')}.log", tuple(lines), tuple(range(1, len(lines) + 1)))
+            for name, lines in by_worker.items()]
+
+
+def first(worker_logs: list[WorkerLog]):
+    return first_failure(attribute(observe_all(worker_logs)))
+
+
+SOCKET = "Collective ops is aborted by: Socket closed\nAdditional GRPC error information from remote target /job:worker/replica:0/task:1"
+
+
+def killed_worker_1(kill_t: float = 5.2) -> list[WorkerLog]:
+    return logs(
+        worker_0=[step("worker-0", 1, 1), step("worker-0", 2, 2),
+                  err("worker-0", 5.0, "tensorflow.python.framework.errors_impl.UnavailableError", SOCKET),
+                  exit_("worker-0", 6, 1)],
+        worker_1=[step("worker-1", 1, 1), step("worker-1", 2, 2), exit_("worker-1", kill_t, 137)],
+    )
+
+
+# --- which lines are effects ------------------------------------------------------------------
+
+@pytest.mark.parametrize("cls, message, effect", [
+    ("UnavailableError", "Socket closed", True),
+    ("DeadlineExceededError", "Deadline Exceeded", True),
+    ("CancelledError", "CANCELLED", True),
+    ("InternalError", "Collective ops is aborted by: Error reported from /job:worker/task:1", True),
+    ("", "failed to connect to all addresses", True),
+    ("IndexError", "Read less bytes than requested", False),
+    ("JSONDecodeError", "Expecting ',' delimiter", False),
+    ("ResourceExhaustedError", "OOM when allocating tensor with shape[2048,2048]", False),
+    ("UnavailableError", "OOM when allocating tensor", False),  # its own memory, whatever the class
+])
+def test_an_effect_is_a_peers_error_or_one_that_names_its_cause_elsewhere(cls, message, effect):
+    assert is_effect(cls, message) is effect
+
+
+def test_the_task_a_line_blames_is_the_first_it_names_but_not_its_own_device():
+    assert blamed("from remote target /job:worker/replica:0/task:1 while calling", 0) == ("worker-1",)
+    assert blamed("{{function_node __wrapped__CollectiveBcastRecv_device_/job:worker/replica:0/task:1/device:CPU:0}}", 1) == ()
+    assert blamed("remote target /job:ps/replica:0/task:0", 0) == ("ps-0",)
+    assert blamed("/job:chief/replica:0/task:0 is down", 1) == ("worker-0",)
+
+
+# --- root -------------------------------------------------------------------------------------
+
+def test_a_killed_worker_is_the_root_and_its_peers_errors_are_cascade():
+    a = first(killed_worker_1())
+    assert (a.root_worker, a.sure, a.root.what) == ("worker-1", True, "exit 137 (SIGKILL)")
+    assert {(c.worker, c.role) for c in a.cascade} == {("worker-0", CASCADE)}
+    assert a.teardown == ()
+
+
+def test_the_peers_error_first_in_time_is_still_not_the_root():
+    # measured: the chief's Socket closed 0.16 s before the runner saw worker-1's exit
+    a = first(killed_worker_1(kill_t=5.16))
+    assert a.root_worker == "worker-1" and a.root.t > a.cascade[0].t
+
+
+def test_a_kill_long_after_the_failure_blamed_by_no_one_is_teardown():
+    worker_logs = logs(
+        worker_0=[step("worker-0", 1, 1), err("worker-0", 2, "IndexError", "Read less bytes than requested"),
+                  exit_("worker-0", 3, 1)],
+        worker_1=[step("worker-1", 1, 1), exit_("worker-1", 2 + KILL_MARGIN_S + 20, 137)],
+    )
+    a = first(worker_logs)
+    assert (a.root_worker, a.sure) == ("worker-0", True)
+    assert [(t.worker, t.role) for t in a.teardown] == [("worker-1", TEARDOWN)]
+
+
+def test_the_same_late_kill_is_the_root_when_the_first_error_blames_that_worker():
+    a = first(killed_worker_1(kill_t=5 + KILL_MARGIN_S + 10))
+    assert a.root_worker == "worker-1" and a.teardown == ()
+
+
+def test_a_kill_while_the_job_hung_at_bring_up_is_teardown():
+    a = first(read_logs([LOGS / "tf-config-malformed-fails-one-worker-and-hangs-the-chief"])[0])
+    assert (a.root_worker, a.sure) == ("worker-1", True)
+    assert a.root.what.startswith("JSONDecodeError")
+    assert [(t.worker, t.what) for t in a.teardown] == [("worker-0", "exit 137 (SIGKILL)")]
+    assert a.before_first_step
+
+
+def test_exits_after_the_runners_teardown_line_are_teardown():
+    teardown = ev("phase", "runner", 30, phase="teardown")
+    worker_logs = logs(
+        worker_0=[step("worker-0", 1, 1), err("worker-0", 2, "ValueError", "bad input"), teardown, exit_("worker-0", 31, 137)],
+        worker_1=[step("worker-1", 1, 1), teardown, exit_("worker-1", 31, 137)],
+    )
+    a = first(worker_logs)
+    assert a.root_worker == "worker-0"
+    assert sorted(t.worker for t in a.teardown) == ["worker-0", "worker-1"]
+    assert all("teardown line" in t.why for t in a.teardown)
+
+
+def test_the_same_error_of_its_own_on_every_worker_is_no_root_worker():
+    worker_logs = logs(**{f"worker_{i}": [ev("start", f"worker-{i}", 0, tf_version="2.21"),
+                                           err(f"worker-{i}", 10 + i, "IndexError", "Read less bytes than requested"),
+                                           exit_(f"worker-{i}", 11 + i, 1)] for i in range(2)})
+    a = first(worker_logs)
+    assert a.root_worker is None and a.sure and "every worker raised the same error" in a.no_root
+    assert [(r.role, r.worker) for r in a.roots if "exit" not in r.what] == [(ROOT, "worker-0"), (ROOT, "worker-1")]
+
+
+def test_two_different_errors_of_their_own_name_the_first_but_not_sure():
+    worker_logs = logs(
+        worker_0=[step("worker-0", 1, 1), err("worker-0", 4, "ValueError", "shapes differ")],
+        worker_1=[step("worker-1", 1, 1), err("worker-1", 3, "ResourceExhaustedError", "OOM when allocating")],
+    )
+    a = first(worker_logs)
+    assert (a.root_worker, a.sure) == ("worker-1", False)
+    assert any("worker-0 failed on its own" in u for u in a.untold)
+
+
+def test_only_peers_errors_name_a_likely_root_never_a_sure_one():
+    for name in ("paused-worker-times-out-then-recovers", "connection-reset-mid-training-aborts-then-recovers",
+                 "stream-cut-after-64k-aborts-then-recovers", "mtu-blackhole-at-bring-up-times-out-the-first-broadcast-then-recovers"):
+        a = first(read_logs([LOGS / name])[0])
+        assert a.root is None and not a.sure, name
+        assert a.root_worker in ("worker-1", None), name  # the faulted one, or cannot tell
+        assert a.cascade and all(c.role == CASCADE for c in a.cascade)
+
+
+def test_peers_that_blame_each_other_at_once_cannot_tell():
+    # a partition: each side loses the other within a second
+    a = first(read_logs([LOGS / "partitioned-worker-fails-then-recovers"])[0])
+    assert a.root_worker is None and not a.sure
+    assert any("name different tasks" in u for u in a.untold)
+
+
+def test_a_hang_at_bring_up_names_no_root():
+    # the straggler the chief lists is the one that could not connect: its own fault or the chief's port
+    a = first(read_logs([LOGS / "tf-config-localhost-peers-hangs-at-bring-up"])[0])
+    assert a.root_worker is None and not a.sure
+    assert any("hang at bring-up" in u for u in a.untold)
+
+
+@pytest.mark.parametrize("name, root", [
+    ("killed-worker-recovers-from-checkpoint", "worker-1"),
+    ("host-oom-kills-worker-then-recovers", "worker-1"),
+    ("tf-config-malformed-fails-one-worker-and-hangs-the-chief", "worker-1"),
+])
+def test_the_real_excerpts_name_the_faulted_worker(name, root):
+    a = first(read_logs([LOGS / name])[0])
+    assert (a.root_worker, a.sure) == (root, True)
+
+
+@pytest.mark.parametrize("name", ["packet-corrupt-5pct-is-caught-by-the-tcp-checksum-and-trains-on-bit-exact",
+                                  "packet-reorder-25pct-on-one-worker-trains-on-bit-exact",
+                                  "ld-library-path-skew-trains-silently-caught-by-fingerprint"])
+def test_a_run_that_did_not_fail_has_nothing_to_attribute(name):
+    assert first(read_logs([LOGS / name])[0]) is None
+
+
+# --- bad input --------------------------------------------------------------------------------
+
+CHIEF_LOST_TASK_1 = """\
+2026-11-25 09:18:55.852767: E tensorflow/core/common_runtime/ring_alg.cc:291] Aborting RingReduce with UNAVAILABLE: Socket closed
+Additional GRPC error information from remote target /job:worker/replica:0/task:1 while calling /tensorflow.WorkerService/RecvBuf:
+"""
+
+
+def test_one_unlabelled_stream_is_never_sure():
+    a = first(split_dump(CHIEF_LOST_TASK_1, "job.log", "job"))
+    assert not a.sure and a.root_worker == "worker-1"
+    assert any("whose name says no worker" in u for u in a.untold)
+
+
+def test_interleaved_lines_of_two_workers_in_one_stream_are_never_sure():
+    mixed = ("2026-11-25 09:18:55.100000: I tensorflow/core/x.cc:1] step 55\n"
+             "2026-11-25 09:18:55.300000: E tensorflow/core/x.cc:1] worker 1: IndexError: Read less bytes than requested\n"
+             + CHIEF_LOST_TASK_1)
+    a = first(split_dump(mixed, "job.log", "job"))
+    assert a.failed and not a.sure
+
+
+def test_a_truncated_log_says_what_it_could_not_tell():
+    cut = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n" \
+          "tensorflow.python.framework.errors_impl.UnavailableError: Socket cl"
+    a = first(split_dump(cut, "worker-0.log", "worker-0"))
+    assert a.root_worker is None and not a.sure and a.cascade
+    assert any("none naming the task" in u for u in a.untold)
+
+
+def test_logs_from_one_worker_name_the_peer_it_lost_as_likely():
+    a = first(split_dump(CHIEF_LOST_TASK_1, "worker-0.log", "worker-0"))
+    assert (a.root_worker, a.sure) == ("worker-1", False)
+    assert any("only worker-0's log" in u for u in a.untold)
+
+
+def test_one_workers_own_error_is_its_root_as_far_as_its_lines_go():
+    own = "tensorflow.python.framework.errors_impl.NotFoundError: Unsuccessful TensorSliceReader constructor\n"
+    a = first(split_dump(own, "worker-0.log", "worker-0"))
+    assert (a.root_worker, a.sure) == ("worker-0", False)
+
+
+def test_a_kubectl_dump_with_pod_names_names_the_pod_or_says_it_cannot_match_a_task():
+    dump = ("[pod/trainer-x7k2p/tensorflow] 2026-11-25 09:18:50.000000: I x.cc:1] step 10\n"
+            "[pod/trainer-q9z8m/tensorflow] 2026-11-25 09:18:50.000000: I x.cc:1] step 10\n"
+            + "".join(f"[pod/trainer-q9z8m/tensorflow] {line}\n" for line in CHIEF_LOST_TASK_1.splitlines()))
+    a = first(split_dump(dump, "job.log", "job"))
+    assert a.root_worker == "worker-1" and not a.sure
+    assert any("no log of that name was given" in u for u in a.untold)
+    oom = ("[pod/trainer-x7k2p/tensorflow] 2026-11-25 09:18:54.000000: E x.cc:1] ResourceExhaustedError: "
+           "OOM when allocating tensor with shape[4096,4096]\n"
+           + "".join(f"[pod/trainer-q9z8m/tensorflow] {line}\n" for line in CHIEF_LOST_TASK_1.splitlines()))
+    a = first(split_dump(oom, "job.log", "job"))
+    assert (a.root_worker, a.sure) == ("trainer-x7k2p", True)

@@ -1,0 +1,87 @@
+"""The suite's self-diagnosis of root, cascade, teardown, outlook and loops
+(chaos/diagnose/attribution_check.py): it holds on the runs it was verified
+on, and each rule fails when it should."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from chaos.checks.verdict import passed
+from chaos.diagnose.attribution_check import VERIFIED, faulted, judge
+from chaos.diagnose.logs import read_logs
+from chaos.diagnose.loops import worker_logs_of
+from chaos.events import InjectEvent, RestartEvent
+from chaos.report.model import Report
+from chaos.timeline import RunInfo, Timeline
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_diagnose_loops import T0, corrupt_checkpoint_run, killed_worker_recovers  # noqa: E402
+
+LOGS = Path(__file__).parent / "logs"
+INFO = RunInfo(num_workers=2, steps_per_epoch=20, epochs=5, save_interval_steps=20)
+
+
+def report(name: str, target: str, *, events=(), checks=("completed",), restarted=True) -> Report:
+    extra = [InjectEvent(t=T0 + 0.5, source="runner", fault="kill_worker", target=target)]
+    if restarted:
+        extra.append(RestartEvent(t=T0 + 9, source="worker-0", reason="worker-1 failed"))
+    if name.startswith("tf-config-"):  # a fault applied at create heals by a redeploy: the change
+        extra.append(RestartEvent(t=T0 + 30, source="worker-0", reason="redeploy: tf_config healed"))
+    verdicts = [passed("ok").about(c, "recover" if c == "completed" else "expect", {}) for c in checks]
+    return Report(name, f"scenarios/{name}.yaml", "", {}, verdicts, Timeline.from_events(INFO, [*events, *extra]))
+
+
+def test_every_verified_scenario_holds_on_its_logs():
+    for name in VERIFIED:
+        logs = read_logs([LOGS / name])[0]
+        target = "worker-0" if name.startswith("port-blocked") else "worker-0,worker-1" if "localhost" in name else "worker-1"
+        holds, said = judge(report(name, target), logs)
+        assert holds is True, f"{name}: {said}"
+
+
+def test_a_sure_root_on_another_worker_than_the_faulted_one_is_a_miss():
+    name = "killed-worker-recovers-from-checkpoint"
+    holds, said = judge(report(name, "worker-0"), read_logs([LOGS / name])[0])
+    assert holds is False and "named worker-1 the root, but the fault acts on worker-0" in said
+
+
+def test_a_sure_root_where_the_fault_acts_on_every_worker_is_a_miss():
+    name = "killed-worker-recovers-from-checkpoint"
+    holds, said = judge(report(name, "cluster"), read_logs([LOGS / name])[0])
+    assert holds is False and "acts on every worker" in said
+
+
+def test_an_unverified_scenario_is_recorded_not_judged():
+    name = "killed-worker-recovers-from-checkpoint"
+    holds, said = judge(report("killed-in-some-new-way", "worker-1"), read_logs([LOGS / name])[0])
+    assert holds is None and "not judged" in said and "root worker-1" in said
+
+
+def test_a_likely_root_is_never_a_miss():
+    name = "paused-worker-times-out-then-recovers"
+    holds, said = judge(report(name, "worker-0"), read_logs([LOGS / name])[0])
+    assert holds is True and "(likely)" in said
+
+
+def test_the_corrupt_checkpoint_loop_must_be_flagged_and_a_recovery_never():
+    events = corrupt_checkpoint_run()
+    name = "corrupt-checkpoint-fails-every-restore-until-restarts-run-out"
+    r = report(name, "worker-1", events=events, checks=("restore_failed", "restarts_exhausted"))
+    holds, said = judge(r, worker_logs_of(events, name))
+    assert holds is None and "stop retrying: restart loop" in said  # not in VERIFIED: its root recorded only
+    one = corrupt_checkpoint_run(restarts=1)
+    holds, said = judge(report(name, "worker-1", events=one, checks=("restore_failed", "restarts_exhausted")),
+                        worker_logs_of(one, name))
+    assert holds is False and "no restart loop was flagged" in said
+    events = killed_worker_recovers()
+    name = "killed-worker-recovers-from-checkpoint"
+    holds, said = judge(report(name, "worker-1", events=events), worker_logs_of(events, name))
+    assert holds is True and "no restart loop" in said and "restart helps" in said
+
+
+def test_the_faulted_workers_come_from_the_inject_events():
+    logs = read_logs([LOGS / "killed-worker-recovers-from-checkpoint"])[0]
+    assert faulted(report("x", "worker-1"), logs) == {"worker-1"}
+    assert faulted(report("x", "worker-0,worker-1"), logs) is None
+    assert faulted(report("x", "cluster"), logs) is None

@@ -1,0 +1,141 @@
+"""Restart loops (chaos/diagnose/loops.py): the corrupt-checkpoint scenario's
+run, as measured (every restart fails the restore with the same IndexError
+before any step), is a loop after LOOP_CYCLES restarts; a killed worker that
+recovers never is. From the logs (chaos diagnose) and from the run's events
+(the runner's notice)."""
+
+from __future__ import annotations
+
+from chaos.diagnose.attribution import attribute
+from chaos.diagnose.loops import LOOP_CYCLES, from_events, restart_loop, retry_outlook, worker_logs_of
+from chaos.diagnose.observe import observe_all
+from chaos.diagnose.render import render
+from chaos.events import ErrorEvent, ExitEvent, LogLine, NoticeEvent, PhaseEvent, RestartEvent, StartEvent, StepEvent
+from chaos.report.model import Report
+from chaos.runner.loop_notice import TOPIC, with_loop_notice
+from chaos.timeline import RunInfo, Timeline
+
+T0 = 1_795_600_000.0
+WORKERS = ("worker-0", "worker-1")
+READ_LESS = "Read less bytes than requested"
+
+
+def _steps(t: float, first: int, last: int) -> list:
+    return [StepEvent(t=T0 + t + 0.01 * n, source=w, step=n, batch_digest=f"{n:016x}")
+            for n in range(first, last + 1) for w in WORKERS]
+
+
+def _kill_round(t: float) -> list:
+    """worker-1 SIGKILLed; the chief fails on the lost peer."""
+    return [ExitEvent(t=T0 + t, source="worker-1", exit_code=137),
+            ErrorEvent(t=T0 + t + 0.1, source="worker-0", error_class="UnavailableError",
+                       message="Collective ops is aborted by: Socket closed\nfrom remote target /job:worker/replica:0/task:1"),
+            ExitEvent(t=T0 + t + 1, source="worker-0", exit_code=1)]
+
+
+def _restart(t: float) -> list:
+    return [e for w in WORKERS for e in (RestartEvent(t=T0 + t, source=w, reason="worker-1 failed"),
+                                         StartEvent(t=T0 + t + 15, source=w, tf_version="2.21"))]
+
+
+def _restore_fails(t: float) -> list:
+    return [e for i, w in enumerate(WORKERS) for e in (
+        ErrorEvent(t=T0 + t + i, source=w, error_class="IndexError", message=READ_LESS),
+        ExitEvent(t=T0 + t + i + 0.5, source=w, exit_code=1))]
+
+
+def _teardown(t: float) -> list:
+    return [PhaseEvent(t=T0 + t, source="runner", phase="teardown")]
+
+
+def corrupt_checkpoint_run(restarts: int = 2) -> list:
+    """corrupt-checkpoint-fails-every-restore-until-restarts-run-out as measured (docs/findings.md)."""
+    events = [*[StartEvent(t=T0, source=w, tf_version="2.21") for w in WORKERS], *_steps(1, 1, 41), *_kill_round(3)]
+    t = 10.0
+    for _ in range(restarts):
+        events += _restart(t) + _restore_fails(t + 20)
+        t += 40
+    return events + _teardown(t)
+
+
+def killed_worker_recovers() -> list:
+    return [*[StartEvent(t=T0, source=w, tf_version="2.21") for w in WORKERS], *_steps(1, 1, 57), *_kill_round(3),
+            *_restart(10), *_steps(30, 41, 100), *_teardown(40)]
+
+
+def cycles_of(events: list):
+    return attribute(observe_all(worker_logs_of(events, "run")))
+
+
+def test_the_corrupt_checkpoint_run_is_a_loop_after_two_restarts():
+    cycles = cycles_of(corrupt_checkpoint_run())
+    assert [c.root_worker for c in cycles] == ["worker-1", None, None]  # the kill, then every worker's restore
+    loop = restart_loop(cycles)
+    assert loop is not None and loop.cycles == (1, 2)
+    assert loop.said().startswith(f"stop retrying: restart loop: IndexError: {READ_LESS} on every worker")
+    assert not retry_outlook("checkpoint", cycles, loop).helps
+    assert "the logs show it already" in retry_outlook("checkpoint", cycles, loop).why
+
+
+def test_one_failed_restart_is_not_yet_a_loop():
+    assert LOOP_CYCLES == 2
+    assert restart_loop(cycles_of(corrupt_checkpoint_run(restarts=1))) is None
+    # but it is a restore that failed before any step: a restart will not help a checkpoint family failure then
+    assert not retry_outlook("checkpoint", cycles_of(corrupt_checkpoint_run(restarts=1)), None).helps
+
+
+def test_a_killed_worker_that_recovers_is_never_a_loop():
+    cycles = cycles_of(killed_worker_recovers())
+    assert cycles[0].root_worker == "worker-1" and not cycles[1].failed
+    assert restart_loop(cycles) is None
+    assert retry_outlook("killed", cycles, None).helps
+
+
+def test_a_killed_worker_killed_again_after_each_restart_but_training_on_is_no_loop():
+    # the same cause in every cycle, but each cycle made steps past the last: progress, not a loop
+    events = [*[StartEvent(t=T0, source=w, tf_version="2.21") for w in WORKERS], *_steps(1, 1, 20), *_kill_round(3)]
+    t, first = 10.0, 21
+    for _ in range(2):
+        events += _restart(t) + _steps(t + 16, first, first + 19) + _kill_round(t + 18)
+        t, first = t + 30, first + 20
+    cycles = cycles_of(events + _teardown(t))
+    assert all(c.cause == cycles[0].cause for c in cycles)
+    assert restart_loop(cycles) is None
+
+
+def test_different_causes_after_each_restart_are_no_loop():
+    events = corrupt_checkpoint_run(restarts=1) + _restart(60) + [
+        ErrorEvent(t=T0 + 80, source="worker-0", error_class="ValueError", message="something else"),
+        ExitEvent(t=T0 + 81, source="worker-0", exit_code=1)]
+    assert restart_loop(cycles_of(events)) is None
+
+
+def test_chaos_diagnose_says_stop_retrying_on_the_runs_logs():
+    events = corrupt_checkpoint_run()
+    cycles = cycles_of(events)
+    text = render(observe_all(worker_logs_of(events, "run")), [], 3, [])
+    assert "stop retrying: restart loop: IndexError" in text
+    assert "after restart 2: no root worker" in text
+    assert "first run: root worker: worker-1" in text
+    assert len(cycles) == 3
+
+
+def _report(events: list) -> Report:
+    info = RunInfo(num_workers=2, steps_per_epoch=20, epochs=5, save_interval_steps=20)
+    return Report("corrupt-checkpoint-fails-every-restore-until-restarts-run-out", "scenarios/x.yaml", "", {}, [],
+                  Timeline.from_events(info, events))
+
+
+def test_the_runners_report_carries_the_loop_as_a_notice():
+    report = with_loop_notice(_report(corrupt_checkpoint_run()))
+    notices = [n for n in report.notices() if n.topic == TOPIC]
+    assert len(notices) == 1 and notices[0].text.startswith("stop retrying: restart loop: IndexError")
+    assert with_loop_notice(report).notices() == report.notices()  # said once
+    assert [n for n in with_loop_notice(_report(killed_worker_recovers())).notices() if n.topic == TOPIC] == []
+
+
+def test_from_events_reads_log_lines_as_the_logs_do():
+    events = corrupt_checkpoint_run() + [LogLine(t=T0 + 2, source="worker-0", text="I tensorflow x.cc:1] hello")]
+    _, loop = from_events(events, "run")
+    assert loop is not None
+    assert isinstance(NoticeEvent(t=0, source="runner", topic=TOPIC, text=loop.said()), NoticeEvent)
