@@ -1,5 +1,6 @@
 """How faults change a worker's next (re)start, and the environment a worker is
-created with: the same on every backend (``ClusterControl.override``).
+created with: the same on every backend (``WorkerOverrides.override`` and
+``StorageWriteLimits.limit_writes``, chaos.backends.abilities).
 
 Per worker index, per owner (a fault's name): an image, environment, harness
 settings, a TF_CONFIG text and a write limit, applied in the order they came.

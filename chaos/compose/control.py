@@ -2,12 +2,13 @@
 drives the very fault classes scenarios use against a cluster someone explores
 by hand (README "Explore by hand").
 
-It offers the verbs that act on a running cluster: signals, preemption,
-pause, the network (proxy routes through the Toxiproxy client, a worker's
-Docker network), resources and commands to the training process. Verbs that
-change how workers are *created* (overrides, restarts, TF_CONFIG) or that need
-a run's own backup volume belong to the scenario runner: they raise
-``UnsupportedVerb`` naming what to do instead.
+It has the abilities that act on a running cluster (chaos.backends.abilities):
+signals, preemption, pause, the network (proxy routes through the Toxiproxy
+client, a worker's Docker network), resources and commands to the training
+process. What changes how workers are *created* (overrides, restarts, TF_CONFIG),
+needs a run's own backup volume or helper image, or more than one node belongs
+to the scenario runner: a fault that needs one is refused before it acts
+(``unsupported_here``), naming what to do instead.
 """
 
 from __future__ import annotations
@@ -16,22 +17,51 @@ import itertools
 import time
 from typing import Any, Callable
 
+from chaos.backends.abilities import (
+    CheckpointDamage, CheckpointFill, CheckpointSnapshots, Freezing, NodeDrain, NodeLinks, NodeLoss, PacketNamespaces,
+    Partitions, ProxyLinks, ResourceLimits, SpareAddresses, StorageWriteLimits, UnsupportedVerb, WorkerCommands,
+    WorkerOverrides, lacking, verbs,
+)
 from chaos.backends.docker import api as docker_api
 from chaos.backends.docker.container_workers import ContainerVerbs
 from chaos.backends.proxy_client import ProxyClient
-from chaos.topology import PROXY_API_PORT, STOP_GRACE_S
+from chaos.topology import PROXY_API_PORT
 from chaos.errors import ScenarioError
 from chaos.events import Event
 from chaos.worker.control import WorkerCommand, control_file_script, params_of
 
 COMPOSE_NETWORK = "com.docker.compose.network"
+ONE_HOST = "a compose cluster runs on one Docker host, one node"
+BACKUP_VOLUME = ("the run's backup volume", "a scenario run owns and sizes it")
+# What a fault is told when it needs an ability a compose cluster lacks: (what, why).
+NOT_HERE: dict[type, tuple[str, str]] = {
+    WorkerOverrides: ("override", "it changes how workers are created"),
+    SpareAddresses: ("unused_address", "it rewrites TF_CONFIG, read only when a worker is created"),
+    PacketNamespaces: ("netns", "packet faults need the network helper image a scenario run builds"),
+    CheckpointDamage: BACKUP_VOLUME,
+    CheckpointSnapshots: BACKUP_VOLUME,
+    CheckpointFill: BACKUP_VOLUME,
+    StorageWriteLimits: BACKUP_VOLUME,
+    NodeLoss: ("lose_node", ONE_HOST),
+    NodeDrain: ("drain_node", ONE_HOST),
+    NodeLinks: ("degrade_link", ONE_HOST),
+}
 
 
-class UnsupportedVerb(ScenarioError):
-    """A fault needs something only a scenario run can do."""
+def unsupported_here(fault: Any, cluster: Any) -> UnsupportedVerb | None:
+    """Why ``cluster`` cannot serve ``fault`` (the first ability it needs and ``cluster`` lacks), or None."""
+    missing = lacking(cluster, getattr(fault, "uses_abilities", ()))
+    if not missing:
+        return None
+    what, why = NOT_HERE.get(missing[0], (", ".join(verbs(missing[0])), "a scenario run has it"))
+    return UnsupportedVerb(
+        f"this fault needs `{what}` ({why}), which a compose cluster explored by hand does not offer",
+        hint="run it as a scenario (`chaos run scenarios/NAME.yaml`), or edit docker-compose.yml and "
+        "`docker-compose up -d` for a change in how workers are created",
+    )
 
 
-class ComposeControl(ContainerVerbs):
+class ComposeControl(ContainerVerbs, ProxyLinks, Partitions, Freezing, ResourceLimits, WorkerCommands):
     """Faults against the running compose project's ``worker-i`` containers (signals,
     pause, proxy routes and limits as chaos.backends.docker.container_workers acts on them)."""
 
@@ -58,6 +88,14 @@ class ComposeControl(ContainerVerbs):
         container = self.workers[name]
         container.reload()
         return container
+
+    def tf_config(self, index: int) -> str:
+        """The TF_CONFIG the worker's container was created with (docker-compose.yml's)."""
+        env = dict(e.split("=", 1) for e in self.container(index).attrs["Config"].get("Env") or [] if "=" in e)
+        if "TF_CONFIG" not in env:
+            raise ScenarioError(f"{self.worker_name(index)} was created without TF_CONFIG",
+                                hint="regenerate docker-compose.yml: `chaos compose --write`")
+        return env["TF_CONFIG"]
 
     def preempt(self, index: int, grace_s: float) -> None:
         docker_api.stop(self.container(index), grace_s=grace_s)
@@ -101,62 +139,3 @@ class ComposeControl(ContainerVerbs):
 
     def record(self, event: Event) -> None:
         self.say(event)
-
-    # --- what only a scenario run can do ---------------------------------------
-
-    def _unsupported(self, verb: str, why: str) -> UnsupportedVerb:
-        return UnsupportedVerb(
-            f"this fault needs `{verb}` ({why}), which a compose cluster explored by hand does not offer",
-            hint="run it as a scenario (`chaos run scenarios/NAME.yaml`), or edit docker-compose.yml and "
-            "`docker-compose up -d` for a change in how workers are created",
-        )
-
-    def override(self, index: int, owner: str, **changes: Any) -> None:
-        raise self._unsupported("override", "it changes how workers are created")
-
-    def clear_override(self, index: int, owner: str) -> None:
-        return None  # nothing was overridden here
-
-    def restart(self, indices: list[int], reason: str, grace_s: float = STOP_GRACE_S) -> None:
-        raise self._unsupported("restart", "the scenario runner restarts workers; compose restarts a failed one itself")
-
-    def expect_restarts(self, expected: bool) -> None:
-        return None  # compose makes no containers ahead
-
-    def netns(self, index: int) -> Any:
-        raise self._unsupported("netns", "packet faults need the network helper image a scenario run builds")
-
-    def lose_node(self, index: int) -> str:
-        raise self._unsupported("lose_node", "a compose cluster runs on one Docker host, one node")
-
-    def restore_node(self, node: str) -> None:
-        raise self._unsupported("restore_node", "a compose cluster runs on one Docker host, one node")
-
-    def drain_node(self, index: int) -> str:
-        raise self._unsupported("drain_node", "a compose cluster runs on one Docker host, one node")
-
-    def activate_node(self, node: str) -> None:
-        raise self._unsupported("activate_node", "a compose cluster runs on one Docker host, one node")
-
-    def degrade_link(self, a: int, b: int, loss_percent: float) -> Any:
-        raise self._unsupported("degrade_link", "a compose cluster runs on one Docker host, one node")
-
-    def restore_link(self, link: Any) -> None:
-        raise self._unsupported("restore_link", "a compose cluster runs on one Docker host, one node")
-
-    def tf_config(self, index: int) -> str:
-        raise self._unsupported("tf_config", "it rewrites TF_CONFIG, read only when a worker is created")
-
-    def unused_address(self) -> str:
-        raise self._unsupported("unused_address", "it rewrites TF_CONFIG, read only when a worker is created")
-
-    def checkpoint_files(self) -> int | None:
-        return None
-
-    def _backup(self, *_: Any, **__: Any) -> Any:
-        raise self._unsupported("the run's backup volume", "a scenario run owns and sizes it")
-
-    damage_backup = snapshot_backup = fill_backup_volume = clear_backup_fill = _backup
-
-    def backup_device(self) -> str:
-        return self._backup()

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from chaos.compose.control import ComposeControl
+from chaos.compose.control import ComposeControl, unsupported_here
 from chaos.compose.watch import COMPOSE_PROJECT
 from chaos.events_text import live_line
 from chaos.topology import PROXY_ALIAS, PROXY_API_PORT
@@ -53,7 +53,11 @@ def parse_fault(text: str) -> Fault:
 
 def inject_for(fault: Fault, cluster: ComposeControl, for_s: float | None,
                say: Callable[[str], None], stop: threading.Event | None = None) -> None:
-    """Inject, wait ``for_s`` seconds (None: until Ctrl-C or ``stop``), heal in any case."""
+    """Inject, wait ``for_s`` seconds (None: until Ctrl-C or ``stop``), heal in any case; a fault
+    needing an ability the cluster lacks is refused before it acts."""
+    refused = unsupported_here(fault, cluster)
+    if refused is not None:
+        raise refused
     stop = stop or threading.Event()
     undo = Undo()  # filled as the inject acts: a half-done one is undone too
     try:

@@ -14,7 +14,10 @@ keeps no state, and an inject that raised half-way is undone as far as it got
 when the runner passes its own ``Undo`` in. Undoing twice does nothing more.
 A fault written the older way, ``inject(cluster)`` with an idempotent
 ``heal(cluster)`` (a plugin's), still works: its heal is its undo. Faults touch
-the cluster only through ``chaos.backends.base.ClusterControl``.
+the cluster only through ``chaos.backends.base.ClusterControl`` and the optional
+abilities they list in ``uses_abilities`` (chaos.backends.abilities): a backend
+whose clusters lack one refuses the scenario before anything starts, and
+``inject`` refuses a cluster that lacks one.
 
 A fault with ``applies_at_create`` changes how workers are *created* (their
 image, environment or settings), so it takes effect when a worker (re)starts:
@@ -29,6 +32,7 @@ from typing import Annotated, Any, ClassVar, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
+from chaos.backends.abilities import UnsupportedVerb, lacking, verbs
 from chaos.backends.base import ClusterControl
 from chaos.events import RUNNER, HealEvent, InjectEvent
 from chaos.faults.undo import Undo
@@ -53,10 +57,10 @@ class Fault(BaseModel):
     # What it needs inside the training process (chaos.workload.evidence.Hook
     # values); validation refuses it for a workload that cannot serve it.
     uses_hooks: ClassVar[frozenset[str]] = frozenset()
-    # The verbs of the seam it uses that not every backend serves
-    # (chaos.backends.capabilities.OPTIONAL_VERBS): a backend that lacks one refuses
-    # the scenario before anything starts.
-    uses_verbs: ClassVar[frozenset[str]] = frozenset()
+    # The optional abilities of a cluster it calls (chaos.backends.abilities protocols, by
+    # type): a backend whose clusters lack one refuses the scenario before anything starts
+    # (chaos.backends.refusals); tests/unit/test_fault_abilities.py holds each list to the code.
+    uses_abilities: ClassVar[tuple[type, ...]] = ()
     # Where the workers' traffic must run for it to act (cluster.traffic): through the proxy
     # (it acts on the proxy's links), direct (it acts on the links between nodes), or either.
     needs_traffic: ClassVar[str | None] = None
@@ -82,6 +86,13 @@ class Fault(BaseModel):
     def inject(self, cluster: ClusterControl, undo: Undo | None = None) -> Undo:
         """Act on the cluster; returns what undoes it. Given ``undo``, each step's
         undo is added to it as the step is taken (a half-done inject is undone too)."""
+        missing = lacking(cluster, self.uses_abilities)
+        if missing:  # refused by type before a run starts; this holds for any other caller
+            raise UnsupportedVerb(
+                f"fault {self.name} needs {', '.join(v for a in missing for v in verbs(a))}, which this cluster "
+                f"({type(cluster).__name__}) does not offer",
+                hint="docs/backends.md lists what each backend serves",
+            )
         undo = Undo() if undo is None else undo
         self.act(cluster, undo)
         return undo

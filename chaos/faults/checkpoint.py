@@ -12,12 +12,15 @@ from typing import ClassVar, Literal, Optional
 
 from pydantic import Field, model_validator
 
+from chaos.backends.abilities import (
+    CheckpointDamage, CheckpointFill, CheckpointSnapshots, Freezing, StorageWriteLimits, WorkerCommands, WorkerOverrides,
+)
 from chaos.backends.backup_files import BackupDamage, BackupFile
 from chaos.backends.base import ClusterControl
 from chaos.backends.spec import WriteLimit
 from chaos.events import RUNNER, NoticeEvent
 from chaos.faults.base import Fault, WorkerFault, WorkerIndex, WorkersFault, register_fault
-from chaos.faults.undo import Undo, override_workers
+from chaos.faults.undo import Undo, clear_overrides
 from chaos.worker.settings import WorkerSettings
 from chaos.worker import control as worker_control
 
@@ -27,7 +30,7 @@ class CorruptCheckpoint(Fault):
     """Damage the newest backup on the shared volume (truncate, zero, flip or delete its index or data files)."""
 
     name: ClassVar[str] = "corrupt_checkpoint"
-    uses_verbs: ClassVar[frozenset[str]] = frozenset({"damage_backup"})
+    uses_abilities: ClassVar[tuple[type, ...]] = (CheckpointDamage,)
     file: BackupFile = Field(
         "data", description="index (the tensor table) or data (every data shard) of the newest checkpoint"
     )
@@ -63,7 +66,7 @@ class StaleCheckpoint(WorkerFault):
     """From its next restart on, a worker restores an older backup than the others (a stale copy), or none at all."""
 
     name: ClassVar[str] = "stale_checkpoint"
-    uses_verbs: ClassVar[frozenset[str]] = frozenset({"snapshot_backup"})
+    uses_abilities: ClassVar[tuple[type, ...]] = (CheckpointSnapshots, WorkerOverrides)
     # The harness's backup_dir setting points the worker elsewhere.
     uses_hooks: ClassVar[frozenset[str]] = frozenset({"settings"})
     backup: Literal["older", "none"] = Field(
@@ -91,7 +94,7 @@ class CheckpointDiskFull(Fault):
     """The backup volume (a tmpfs of volume_mb) is filled until free_kb are left: the next save finds no space."""
 
     name: ClassVar[str] = "checkpoint_disk_full"
-    uses_verbs: ClassVar[frozenset[str]] = frozenset({"fill_backup_volume", "clear_backup_fill"})
+    uses_abilities: ClassVar[tuple[type, ...]] = (CheckpointFill, Freezing)
     volume_mb: int = Field(16, ge=1, le=1024, description="size of the run's backup volume, MB (a tmpfs)")
     free_kb: int = Field(
         0, ge=0, description="KB left free after the fill (a backup of the built-in model takes about 9 KB)"
@@ -141,7 +144,8 @@ class SlowCheckpointStorage(WorkersFault):
     """Throttle the workers' writes to the block device under the backup volume: every save takes longer."""
 
     name: ClassVar[str] = "slow_checkpoint_storage"
-    uses_verbs: ClassVar[frozenset[str]] = frozenset({"backup_device", "override.write_limit"})
+    # Its undo is clear_override (WorkerOverrides), as for any change at create.
+    uses_abilities: ClassVar[tuple[type, ...]] = (StorageWriteLimits, WorkerOverrides)
     # Docker sets device write limits only when it creates a container.
     applies_at_create: ClassVar[bool] = True
     workers: list[int] = Field([0, 1], min_length=1, description="the throttled workers (each one writes at a save)")
@@ -154,7 +158,9 @@ class SlowCheckpointStorage(WorkersFault):
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         device = self.device or cluster.backup_device()
         limit = WriteLimit(device, self.write_iops, self.write_kbps * 1024 if self.write_kbps else None)
-        override_workers(cluster, undo, self.name, self.workers, write_limit=limit)
+        undo.add(clear_overrides(self.name, self.workers))  # first: a half-done loop is cleared too
+        for w in self.workers:
+            cluster.limit_writes(w, self.name, limit)
 
 
 @register_fault
@@ -163,6 +169,7 @@ class KillDuringSave(WorkerFault):
 
     name: ClassVar[str] = "kill_during_save"
     uses_hooks: ClassVar[frozenset[str]] = frozenset({"commands"})  # the kill runs inside the save
+    uses_abilities: ClassVar[tuple[type, ...]] = (WorkerCommands,)
     worker: WorkerIndex = Field(0, description="the worker killed in its save; 0, the chief, writes the backup")
     epoch: Optional[int] = Field(
         None, ge=0, description="kill in the first backup written in this epoch (0-based), armed from the inject on; "

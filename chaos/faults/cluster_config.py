@@ -13,6 +13,7 @@ from typing import Callable, ClassVar, Literal
 
 from pydantic import Field
 
+from chaos.backends.abilities import SpareAddresses, WorkerOverrides
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkersFault, register_fault
 from chaos.faults.undo import Undo, clear_overrides
@@ -98,6 +99,7 @@ class TfConfig(WorkersFault):
 
     name: ClassVar[str] = "tf_config"
     applies_at_create: ClassVar[bool] = True
+    uses_abilities: ClassVar[tuple[type, ...]] = (WorkerOverrides, SpareAddresses)
     mode: Mode = Field(
         description="localhost_peers: every address is localhost; wrong_port: the chief's entry names a port "
         "nobody listens on; duplicate_index: the worker claims the next worker's task index; missing_worker: the "

@@ -11,6 +11,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
+from chaos.backends.abilities import ProxyLinks
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
 from chaos.faults.toxics import Streams, add_toxics, undo_toxics
@@ -23,6 +24,7 @@ class _ToxicFault(WorkerFault):
     """A fault that is one toxic type with attributes from the fault's fields."""
 
     needs_traffic: ClassVar[str | None] = "proxy"  # it acts on the proxy's link
+    uses_abilities: ClassVar[tuple[type, ...]] = (ProxyLinks,)
 
     toxic: ClassVar[str]
     stream: Streams = Field("both", description=STREAM_HELP)

@@ -10,6 +10,7 @@ from typing import ClassVar, Optional
 
 from pydantic import Field, field_validator, model_validator
 
+from chaos.backends.abilities import WorkerOverrides
 from chaos.backends.base import ClusterControl
 from chaos.images.versions import buildable_version
 from chaos.faults.base import Fault, WorkersFault, register_fault
@@ -24,6 +25,7 @@ class VersionSkew(WorkersFault):
 
     name: ClassVar[str] = "version_skew"
     applies_at_create: ClassVar[bool] = True
+    uses_abilities: ClassVar[tuple[type, ...]] = (WorkerOverrides,)
     workers: list[int] = Field([1], min_length=1, description="the skewed workers; 0 is the chief")
     tf_version: Optional[str] = Field(
         None, pattern=r"^\d+\.\d+(\.\d+)?$", description="their TF version (an image is built for it), quoted: '2.15'"
@@ -75,6 +77,7 @@ class ReusedSeed(Fault):
     name: ClassVar[str] = "reused_seed"
     uses_hooks: ClassVar[frozenset[str]] = frozenset({"settings"})  # the harness's sharding switch
     applies_at_create: ClassVar[bool] = True
+    uses_abilities: ClassVar[tuple[type, ...]] = (WorkerOverrides,)
 
     @property
     def target(self) -> str:

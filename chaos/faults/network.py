@@ -6,6 +6,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from chaos.backends.abilities import Partitions, ProxyLinks
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
 from chaos.faults.toxics import Streams, add_toxics, undo_toxics
@@ -18,6 +19,7 @@ class BlockedPort(WorkerFault):
 
     name: ClassVar[str] = "blocked_port"
     needs_traffic: ClassVar[str | None] = "proxy"  # it acts on the proxy's link
+    uses_abilities: ClassVar[tuple[type, ...]] = (ProxyLinks,)
     mode: Literal["refused", "blackholed"] = Field(
         "refused",
         description="refused: connections are refused; blackholed: accepted, then nothing gets through",
@@ -41,6 +43,7 @@ class Latency(WorkerFault):
 
     name: ClassVar[str] = "latency"
     needs_traffic: ClassVar[str | None] = "proxy"  # it acts on the proxy's link
+    uses_abilities: ClassVar[tuple[type, ...]] = (ProxyLinks,)
     latency_ms: int = Field(ge=0, le=600_000, description="added delay per chunk, milliseconds")
     jitter_ms: int = Field(0, ge=0, le=600_000, description="random ± variation, milliseconds")
     stream: Streams = Field("both", description="upstream (to the worker), downstream (its replies) or both")
@@ -62,6 +65,7 @@ class Bandwidth(WorkerFault):
 
     name: ClassVar[str] = "bandwidth"
     needs_traffic: ClassVar[str | None] = "proxy"  # it acts on the proxy's link
+    uses_abilities: ClassVar[tuple[type, ...]] = (ProxyLinks,)
     rate_kbps: int = Field(ge=8, description="kilobits per second (Toxiproxy's rate is KB/s: divided by 8)")
     stream: Streams = Field("both", description="upstream (to the worker), downstream (its replies) or both")
 
@@ -81,7 +85,7 @@ class Partition(WorkerFault):
     """Cut the worker off the cluster network; heal reconnects it."""
 
     name: ClassVar[str] = "partition"
-    uses_verbs: ClassVar[frozenset[str]] = frozenset({"disconnect", "reconnect"})
+    uses_abilities: ClassVar[tuple[type, ...]] = (Partitions,)
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         cluster.disconnect(self.worker)

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from pydantic import Field, field_validator
 
+from chaos.backends.abilities import NodeDrain, NodeLinks, NodeLoss
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, WorkersFault, register_fault
 from chaos.faults.undo import Undo
@@ -18,7 +19,7 @@ class NodeLost(WorkerFault):
     and, once restarted, runs on another node; heal starts the node again."""
 
     name: ClassVar[str] = "node_lost"
-    uses_verbs: ClassVar[frozenset[str]] = frozenset({"lose_node", "restore_node"})
+    uses_abilities: ClassVar[tuple[type, ...]] = (NodeLoss,)
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         node = cluster.lose_node(self.worker)
@@ -32,7 +33,7 @@ class NodeDrained(WorkerFault):
     and, once restarted, it runs on another node; heal makes the node active again."""
 
     name: ClassVar[str] = "node_drained"
-    uses_verbs: ClassVar[frozenset[str]] = frozenset({"drain_node", "activate_node"})
+    uses_abilities: ClassVar[tuple[type, ...]] = (NodeDrain,)
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         node = cluster.drain_node(self.worker)
@@ -47,7 +48,7 @@ class NodeLink(WorkersFault):
     (through the proxy, no byte between the two workers crosses that link); heal restores it."""
 
     name: ClassVar[str] = "node_link"
-    uses_verbs: ClassVar[frozenset[str]] = frozenset({"degrade_link", "restore_link"})
+    uses_abilities: ClassVar[tuple[type, ...]] = (NodeLinks,)
     needs_traffic: ClassVar[str | None] = "direct"
     workers: list[int] = Field(min_length=2, max_length=2,
                                description="the two workers whose nodes' link fails (on two different nodes)")

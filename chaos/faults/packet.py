@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Literal, Optional
 
 from pydantic import Field, PrivateAttr
 
+from chaos.backends.abilities import NamespacesAhead, PacketNamespaces
 from chaos.errors import InfrastructureError
 from chaos.events import RUNNER, NoticeEvent
 from chaos.faults.base import WorkerFault, WorkerIndex, register_fault
@@ -42,7 +43,7 @@ class PacketFault(WorkerFault):
     """Base of the faults applied in a worker's network namespace."""
 
     needs_netns_helper: ClassVar[bool] = True  # the runner builds the helper image for it
-    uses_verbs: ClassVar[frozenset[str]] = frozenset({"netns"})
+    uses_abilities: ClassVar[tuple[type, ...]] = (PacketNamespaces,)
 
     direction: Literal["ingress", "egress", "both"] = Field("both", description=DIRECTION_DOC)
     peer: Optional[WorkerIndex] = Field(None, description=PEER_DOC)
@@ -68,19 +69,12 @@ class PacketFault(WorkerFault):
         probed): the inject is then one exec, where starting a helper took
         seconds on a loaded machine and a fault at an epoch's end landed after
         the epoch it was meant for had finished."""
-        ahead = getattr(cluster, "netns_ahead", None)
-        if ahead is not None:
-            ahead(self.worker)
+        if isinstance(cluster, NamespacesAhead):
+            cluster.netns_ahead(self.worker)
 
     def act(self, cluster: Any, undo: Undo) -> None:
-        join = getattr(cluster, "netns", None)
-        if join is None:
-            raise InfrastructureError(
-                f"{self.name} needs a helper in the worker's network namespace, and this cluster has none",
-                hint="packet faults run on the Docker backend (`chaos run`), not in `chaos compose --inject`",
-            )
         scope = self.scope(cluster)
-        ns = join(self.worker)
+        ns = cluster.netns(self.worker)
         # Undone last to first: the rules (their counters read first), the shaper,
         # the notice of what reached traffic, the helper.
         undo.add(lambda c: ns.close())

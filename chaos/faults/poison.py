@@ -14,6 +14,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from chaos.backends.abilities import WorkerOverrides
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
 from chaos.faults.undo import Undo, override_workers
@@ -28,6 +29,7 @@ class PoisonInput(WorkerFault):
     # The harness's poison_step/poison_value settings: a user's job has no such switch.
     uses_hooks: ClassVar[frozenset[str]] = frozenset({"settings"})
     applies_at_create: ClassVar[bool] = True
+    uses_abilities: ClassVar[tuple[type, ...]] = (WorkerOverrides,)
     step: int = Field(ge=1, description="global step (1-based, as step events count) whose batch is poisoned")
     value: Literal["nan", "inf"] = Field("nan", description="what one feature of one record becomes: nan or inf")
 

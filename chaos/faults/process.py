@@ -6,6 +6,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from chaos.backends.abilities import Freezing
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
 from chaos.faults.undo import Undo
@@ -45,6 +46,7 @@ class PauseWorker(WorkerFault):
     """Freeze every process of a worker (docker pause); heal unpauses it."""
 
     name: ClassVar[str] = "pause_worker"
+    uses_abilities: ClassVar[tuple[type, ...]] = (Freezing,)
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         cluster.pause(self.worker)

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from pydantic import Field, model_validator
 
+from chaos.backends.abilities import ResourceLimits, WorkerCommands
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import WorkerFault, register_fault
 from chaos.faults.undo import Undo
@@ -25,6 +26,7 @@ class DeviceOOM(WorkerFault):
 
     name: ClassVar[str] = "device_oom"
     uses_hooks: ClassVar[frozenset[str]] = frozenset({"commands"})  # the memory demand runs in the job
+    uses_abilities: ClassVar[tuple[type, ...]] = (WorkerCommands,)
     device_memory_mb: int = Field(
         512, ge=16, description="the device's free memory, MB (CPU: address space beyond what is mapped)"
     )
@@ -47,6 +49,7 @@ class HostOOM(WorkerFault):
 
     name: ClassVar[str] = "host_oom"
     uses_hooks: ClassVar[frozenset[str]] = frozenset({"commands"})  # the memory demand runs in the job
+    uses_abilities: ClassVar[tuple[type, ...]] = (ResourceLimits, WorkerCommands)
     headroom_mb: int = Field(256, ge=16, description="the limit: the container's use at the inject plus this, MB")
     demand_mb: int = Field(1024, ge=1, description="memory each step asks for from the trigger on, MB")
 
@@ -74,6 +77,7 @@ class CpuThrottle(WorkerFault):
     """Cut a worker's CPU quota: a straggler that slows every step of every worker."""
 
     name: ClassVar[str] = "cpu_throttle"
+    uses_abilities: ClassVar[tuple[type, ...]] = (ResourceLimits,)
     cpus: float = Field(0.1, gt=0, le=64, description="CPUs the worker may use (CFS quota per 10 ms period)")
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:

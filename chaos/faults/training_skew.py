@@ -11,6 +11,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from chaos.backends.abilities import WorkerOverrides
 from chaos.backends.base import ClusterControl
 from chaos.faults.base import Fault, WorkerFault, register_fault
 from chaos.faults.undo import Undo, override_workers
@@ -24,6 +25,7 @@ class SeedSkew(Fault):
     name: ClassVar[str] = "seed_skew"
     uses_hooks: ClassVar[frozenset[str]] = frozenset({"settings"})  # the harness's seeding switch
     applies_at_create: ClassVar[bool] = True
+    uses_abilities: ClassVar[tuple[type, ...]] = (WorkerOverrides,)
     mode: Literal["per_worker", "unseeded"] = Field(
         description="per_worker: seed + task index on each worker; unseeded: no seed and no op determinism"
     )
@@ -43,6 +45,7 @@ class BatchSizeSkew(WorkerFault):
     name: ClassVar[str] = "batch_size_skew"
     uses_hooks: ClassVar[frozenset[str]] = frozenset({"settings"})
     applies_at_create: ClassVar[bool] = True
+    uses_abilities: ClassVar[tuple[type, ...]] = (WorkerOverrides,)
     local_batch: int = Field(ge=1, le=65536, description="its batch per step (the others keep global_batch / workers)")
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:

@@ -45,7 +45,7 @@ def clear_overrides(owner: str, workers: Iterable[int]) -> Step:
 
 def override_workers(cluster: ClusterControl, undo: Undo, owner: str, workers: Iterable[int], **changes: Any) -> None:
     """Create each of ``workers`` differently from its next (re)start on
-    (``ClusterControl.override``); the undo clears them all, in that order."""
+    (``WorkerOverrides.override``, chaos.backends.abilities); the undo clears them all, in that order."""
     workers = list(workers)
     undo.add(clear_overrides(owner, workers))  # first: a half-done loop is cleared too
     for w in workers:

@@ -15,7 +15,7 @@ from chaos.checks.verdict import Status
 from chaos.live import view as live
 from chaos.errors import ChaosError, InfrastructureError
 from chaos.report import outputs, terminal_summary
-from chaos.backends.capabilities import BACKENDS, DEFAULT_BACKEND, check_backend
+from chaos.backends.catalog import BACKENDS, DEFAULT_BACKEND, check_backend
 from chaos.runner.entries import DEFAULT_JOBS, backend_named, load_entries, preflight, refuse_for_backend
 from chaos.runner.run import RunOptions, broken_report
 from chaos.runner.suite import Entry, run_suite

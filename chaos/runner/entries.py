@@ -8,7 +8,7 @@ from pathlib import Path
 
 from chaos import resources
 from chaos.errors import ScenarioError
-from chaos.backends.capabilities import DEFAULT_BACKEND, check_backend
+from chaos.backends.catalog import DEFAULT_BACKEND, backend_class, check_backend
 from chaos.runner.run import RunOptions, refuse_unsupported
 from chaos.runner.suite import Entry
 from chaos.scenario.loader import load_many
@@ -58,13 +58,11 @@ def backend_named(name: str):
     """The backend ``--backend NAME`` names (None: the default, one Docker host)."""
     if check_backend(name) == DEFAULT_BACKEND:
         return None
-    from chaos.backends.swarm.backend import SwarmBackend
-
-    return SwarmBackend()
+    return backend_class(name)()
 
 
 def refuse_for_backend(entries: list[Entry], backend: str) -> None:
-    """Every scenario whose faults need a verb ``backend`` cannot serve, at once (nothing was run)."""
+    """Every scenario whose faults need an ability ``backend`` lacks, at once (nothing was run)."""
     errors, hints = [], []
     for entry in entries:
         try:

@@ -20,7 +20,8 @@ from typing import Callable
 from chaos.checks import run_checks
 from chaos.checks.verdict import unknown
 from chaos.backends.base import Backend
-from chaos.backends.capabilities import DEFAULT_BACKEND, refusal, too_many_workers
+from chaos.backends.catalog import DEFAULT_BACKEND, too_many_workers
+from chaos.backends.refusals import refusal
 from chaos.backends.spec import Deployment
 from chaos.eventlog import EventLog
 from chaos.errors import ChaosError, ScenarioError

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from chaos.checks.select import first_by_worker, names
+from chaos.backends.abilities import CheckpointListing, RestartsAhead
 from chaos.backends.base import Cluster
 from chaos.errors import ChaosError, InfrastructureError
 from chaos.events import RUNNER, NoticeEvent, PhaseEvent, PlanEvent, StartEvent
@@ -66,6 +67,10 @@ class Supervisor:
 
     def _notice(self, topic: str, text: str) -> None:
         self.cluster.record(NoticeEvent(t=self.clock(), source=RUNNER, topic=topic, text=text))
+
+    def _expect_restarts(self, expected: bool) -> None:
+        if isinstance(self.cluster, RestartsAhead):  # a cluster that makes the next containers ahead
+            self.cluster.expect_restarts(expected)
 
     # --- faults ----------------------------------------------------------
 
@@ -157,7 +162,7 @@ class Supervisor:
         from step 0: say so, the usual cause is a checkpoint_dir that is not
         where the job writes its backups."""
         workload = self.scenario.cluster.workload
-        if workload is None or self.cluster.checkpoint_files() != 0:
+        if workload is None or not isinstance(self.cluster, CheckpointListing) or self.cluster.checkpoint_files() != 0:
             return
         text = (f"nothing was written to checkpoint_dir {workload.checkpoint_dir} before this restart: the job "
                 "will start over from step 0, and the recovery checks judge that. Is checkpoint_dir where its "
@@ -198,7 +203,7 @@ class Supervisor:
         for i in [i for i in at_bring_up if sc.faults[i].fault.applies_at_create]:
             injected[i] = self._inject(i, created)  # the workers are created with it
         if not plan.may_restart:
-            self.cluster.expect_restarts(False)  # no next containers made ahead: nothing would start them
+            self._expect_restarts(False)  # no next containers made ahead: nothing would start them
         self.cluster.start_workers()
         for i in [i for i in at_bring_up if not sc.faults[i].fault.applies_at_create]:
             injected[i] = self._inject(i, created)  # needs the running workers' proxy routes
@@ -233,7 +238,7 @@ class Supervisor:
                 elif isinstance(action, Redeploy):
                     self._phase("recover" if action.reason.endswith("healed") else "fault")
                     self._say(f"restarting every worker ({action.reason})")
-                    self.cluster.expect_restarts(restarts_ahead(state))
+                    self._expect_restarts(restarts_ahead(state))
                     # A redeploy replaces healthy, training workers: no grace
                     # (it would only let the old config train on).
                     self.cluster.restart(list(range(n)), reason=action.reason, grace_s=0)
@@ -244,7 +249,7 @@ class Supervisor:
                     self._phase("recover")
                     self._warn_if_no_checkpoint()
                     self._say(f"restarting {', '.join(f'worker-{i}' for i in action.workers)} ({action.reason})")
-                    self.cluster.expect_restarts(restarts_ahead(state))
+                    self._expect_restarts(restarts_ahead(state))
                     self.cluster.restart(list(action.workers), reason=action.reason)
                     created = self.clock()
                     state, skew_said = state.new_generation(created, failure_restart=True), False

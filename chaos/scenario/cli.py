@@ -12,7 +12,8 @@ import argparse
 from pathlib import Path
 
 from chaos import resources
-from chaos.backends.capabilities import BACKENDS, DEFAULT_BACKEND, check_backend, refusal
+from chaos.backends.catalog import BACKENDS, DEFAULT_BACKEND, check_backend
+from chaos.backends.refusals import refusal
 from chaos.checks import RECOVERY_CHECKS, SYMPTOM_CHECKS
 from chaos.faults import FAULTS
 from chaos.scenario.model import current_model

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-from chaos.backends.capabilities import NODE_VERBS
+from chaos.backends.abilities import MOVES_WORKERS
 from chaos.faults.cluster_config import NOT_JSON_MODES
 from chaos.scenario.problems import Problem
 from chaos.scenario.workload_fit import workload_problems, workload_warnings
@@ -212,7 +212,7 @@ def _restarted_by_problems(scenario: Scenario) -> list[Problem]:
             "only the workers that exit with a failure; valid with it: failed (or by: runner)",
         ))
     for i, step in enumerate(scenario.faults):
-        if step.fault.uses_verbs & NODE_VERBS:
+        if set(step.fault.uses_abilities) & set(MOVES_WORKERS):
             problems.append(Problem(
                 ("faults", i, step.name),
                 "cannot go with cluster.recovery.by: orchestrator yet: moving the worker off a lost or "

@@ -1,13 +1,17 @@
-"""The one fake of ``chaos.backends.base.Cluster`` the unit tests share.
+"""The fakes of ``chaos.backends.base.Cluster`` the unit tests share: ``FakeWorkers``
+(the required part only) and one mixin per ability (chaos.backends.abilities), so a
+test builds a fake of just what it needs (``class Frozen(FakeWorkers, FakeFreezing)``);
+``FakeCluster`` has every ability a single Docker host or a swarm serves but the
+packet faults' namespaces (tests/unit/netns keeps iptables state in its own fake).
 
-It records every call in order (``calls``: a tuple per call, the verb first),
-keeps state the way DockerCluster keeps it (overrides per worker per owner,
+They record every call in order (``calls``: a tuple per call, the verb first),
+keep state the way DockerCluster keeps it (overrides per worker per owner,
 applied at the next create; paused and disconnected workers; a proxy per worker
 that behaves like toxiproxy-python's ``Proxy``, same methods and errors), and
-raises what ``fail`` names for a verb, as an engine error would.
-tests/unit/test_backend_fakes.py holds it against the protocol.
+raise what ``fail`` names for a verb, as an engine error would.
+tests/unit/test_backend_fakes.py holds each against the protocols it implements.
 
-It does not train: tests that need events subclass it (tests/unit/test_supervisor.py).
+They do not train: tests that need events subclass them (tests/unit/test_supervisor.py).
 """
 
 from __future__ import annotations
@@ -70,18 +74,21 @@ class RecordedEvents(EventLog):
         return self.snapshot() == list(other)
 
 
-class FakeCluster:
+class FakeWorkers:
+    """What every cluster serves (chaos.backends.base.Cluster), and the state the ability mixins keep."""
+
     def __init__(self, num_workers=2, usage_bytes=0, events: EventLog | None = None):
         self.num_workers = num_workers
         self.calls: list[tuple] = []
         self.events = events if events is not None else RecordedEvents()
         self.fail: dict[str, Exception] = {}  # verb -> what it raises
+        self.running: set[int] = set(range(num_workers))
+        # The mixins' state, here so that a fake of any mix starts whole.
         self.paused: set[int] = set()
         self.disconnected: set[int] = set()
         self.lost_nodes: set[str] = set()
         self.drained_nodes: set[str] = set()
         self.degraded_links: set[tuple[str, str]] = set()
-        self.running: set[int] = set(range(num_workers))
         self.usage = {i: usage_bytes for i in range(num_workers)}
         self.overrides: dict[int, dict[str, dict]] = {}
         self.not_restarted: set[int] = set()  # workers the orchestrator leaves (await_restarts)
@@ -109,27 +116,20 @@ class FakeCluster:
     def restart(self, indices, reason, grace_s=3.0):
         self._call("restart", list(indices), reason, grace_s)
 
-    def await_restarts(self, indices, reason, timeout_s=120.0):
-        """The orchestrator restarts every worker asked about, except those in ``not_restarted``."""
-        self._call("await_restarts", list(indices), reason)
-        return [i for i in indices if i not in self.not_restarted]
-
-    def expect_restarts(self, expected):
-        self.calls.append(("expect_restarts", expected))
-
     def record(self, event):
         self.events.append(event)
 
     def log_tail(self, index):
         return [f"log of worker-{index}"]
 
-    def checkpoint_files(self):
-        return None
-
-    # --- what a fault may do ---------------------------------------------------------
+    # --- what any fault may do -----------------------------------------------------
 
     def worker_name(self, index):
         return f"worker-{index}"
+
+    def tf_config(self, index):
+        # What the real cluster creates (chaos.topology), for the faults that break it.
+        return Topology(self.num_workers).tf_config(index)
 
     def signal(self, index, signal):
         self._call("signal", index, signal)
@@ -137,6 +137,30 @@ class FakeCluster:
     def preempt(self, index, grace_s):
         self._call("preempt", index, grace_s)
 
+    def is_running(self, index):
+        return index in self.running
+
+
+class FakeProxyLinks:
+    def proxy(self, index):
+        return self.proxies[index]
+
+
+class FakePartitions:
+    def disconnect(self, index):
+        self._call("disconnect", index)
+        if index in self.disconnected:
+            raise RuntimeError("already disconnected")
+        self.disconnected.add(index)
+
+    def reconnect(self, index):
+        self._call("reconnect", index)
+        if index not in self.disconnected:
+            raise RuntimeError("not disconnected")
+        self.disconnected.remove(index)
+
+
+class FakeFreezing:
     def pause(self, index):
         self._call("pause", index)
         if index in self.paused:
@@ -149,17 +173,90 @@ class FakeCluster:
             raise RuntimeError("not paused")  # the engine's 409
         self.paused.remove(index)
 
-    def disconnect(self, index):
-        self._call("disconnect", index)
-        if index in self.disconnected:
-            raise RuntimeError("already disconnected")
-        self.disconnected.add(index)
 
-    def reconnect(self, index):
-        self._call("reconnect", index)
-        if index not in self.disconnected:
-            raise RuntimeError("not disconnected")
-        self.disconnected.remove(index)
+class FakeCommands:
+    def command(self, index, command):
+        self._call("command", index, command)
+
+
+class FakeResourceLimits:
+    def limit_cpu(self, index, cpus):
+        self._call("limit_cpu", index, cpus)
+
+    def limit_memory(self, index, limit_bytes):
+        self._call("limit_memory", index, limit_bytes)
+
+    def restore_cpu(self, index):
+        self._call("restore_cpu", index)
+
+    def restore_memory(self, index):
+        self._call("restore_memory", index)
+
+    def memory_usage(self, index):
+        self._call("memory_usage", index)
+        return self.usage[index]
+
+
+class FakeOverrides:
+    def override(self, index, owner, *, image=None, env=None, settings=None, cluster_config=None):
+        if settings:
+            dataclasses.replace(WorkerSettings(), **settings)  # a bad key or value fails now, as on DockerCluster
+        given = {"image": image, "env": env, "settings": settings, "cluster_config": cluster_config}
+        self._call("override", index, owner, given)
+        self.overrides.setdefault(index, {})[owner] = {
+            "image": image,
+            "env": dict(env or {}),
+            "settings": dict(settings or {}),
+            "cluster_config": cluster_config,
+        }
+
+    def clear_override(self, index, owner):
+        self._call("clear_override", index, owner)
+        self.overrides.get(index, {}).pop(owner, None)
+
+    def active_overrides(self):
+        """worker -> owners with an override in place (workers without one left out)."""
+        return {w: sorted(o) for w, o in self.overrides.items() if o}
+
+
+class FakeSpareAddresses:
+    def unused_address(self):
+        return "172.30.255.254"
+
+
+class FakeCheckpointStore:
+    """Every checkpoint-store ability; tests that damage backups give it a folder."""
+
+    def checkpoint_files(self):
+        return None
+
+    def damage_backup(self, file, mode):
+        self._call("damage_backup", file, mode)
+        return {}
+
+    def snapshot_backup(self, name):
+        self._call("snapshot_backup", name)
+        return f"/checkpoints/{name}"
+
+    def backup_device(self):
+        self._call("backup_device")
+        return "/dev/vda"
+
+    def limit_writes(self, index, owner, limit):
+        self._call("limit_writes", index, owner, limit)
+        self.overrides.setdefault(index, {})[owner] = {"write_limit": limit}
+
+    def fill_backup_volume(self, leave_bytes):
+        self._call("fill_backup_volume", leave_bytes)
+        return {"filled": 1000, "free_before": 1000 + leave_bytes, "free": leave_bytes}
+
+    def clear_backup_fill(self):
+        self._call("clear_backup_fill")
+        return {"free": 5000}
+
+
+class FakeNodes:
+    """A node lost or drained, the link between two nodes."""
 
     def lose_node(self, index):
         self._call("lose_node", index)
@@ -201,84 +298,19 @@ class FakeCluster:
         self._call("restore_link", link)
         self.degraded_links.discard(link)
 
-    def proxy(self, index):
-        return self.proxies[index]
 
-    def limit_cpu(self, index, cpus):
-        self._call("limit_cpu", index, cpus)
+class FakeRestarts:
+    """The orchestrator's restart policy, and containers made ahead."""
 
-    def limit_memory(self, index, limit_bytes):
-        self._call("limit_memory", index, limit_bytes)
+    def await_restarts(self, indices, reason, timeout_s=120.0):
+        """The orchestrator restarts every worker asked about, except those in ``not_restarted``."""
+        self._call("await_restarts", list(indices), reason)
+        return [i for i in indices if i not in self.not_restarted]
 
-    def restore_cpu(self, index):
-        self._call("restore_cpu", index)
+    def expect_restarts(self, expected):
+        self.calls.append(("expect_restarts", expected))
 
-    def restore_memory(self, index):
-        self._call("restore_memory", index)
 
-    def memory_usage(self, index):
-        self._call("memory_usage", index)
-        return self.usage[index]
-
-    def is_running(self, index):
-        return index in self.running
-
-    def command(self, index, command):
-        self._call("command", index, command)
-
-    def netns(self, index):
-        # The packet faults' tests keep iptables state in their own fake (tests/unit/netns).
-        self._call("netns", index)
-        raise NotImplementedError("this fake has no network namespace; see tests/unit/netns/test_packet_faults.py")
-
-    def override(self, index, owner, *, image=None, env=None, settings=None, cluster_config=None, write_limit=None):
-        if settings:
-            dataclasses.replace(WorkerSettings(), **settings)  # a bad key or value fails now, as on DockerCluster
-        given = {"image": image, "env": env, "settings": settings, "cluster_config": cluster_config}
-        if write_limit is not None:  # only the faults that throttle writes pass it
-            given["write_limit"] = write_limit
-        self._call("override", index, owner, given)
-        self.overrides.setdefault(index, {})[owner] = {
-            "image": image,
-            "env": dict(env or {}),
-            "settings": dict(settings or {}),
-            "cluster_config": cluster_config,
-            **({"write_limit": write_limit} if write_limit is not None else {}),
-        }
-
-    def clear_override(self, index, owner):
-        self._call("clear_override", index, owner)
-        self.overrides.get(index, {}).pop(owner, None)
-
-    def active_overrides(self):
-        """worker -> owners with an override in place (workers without one left out)."""
-        return {w: sorted(o) for w, o in self.overrides.items() if o}
-
-    def tf_config(self, index):
-        # What the real cluster creates (chaos.topology), for the faults that break it.
-        return Topology(self.num_workers).tf_config(index)
-
-    def unused_address(self):
-        return "172.30.255.254"
-
-    # --- the checkpoint store: tests that damage backups give it a folder ---------------
-
-    def damage_backup(self, file, mode):
-        self._call("damage_backup", file, mode)
-        return {}
-
-    def snapshot_backup(self, name):
-        self._call("snapshot_backup", name)
-        return f"/checkpoints/{name}"
-
-    def backup_device(self):
-        self._call("backup_device")
-        return "/dev/vda"
-
-    def fill_backup_volume(self, leave_bytes):
-        self._call("fill_backup_volume", leave_bytes)
-        return {"filled": 1000, "free_before": 1000 + leave_bytes, "free": leave_bytes}
-
-    def clear_backup_fill(self):
-        self._call("clear_backup_fill")
-        return {"free": 5000}
+class FakeCluster(FakeWorkers, FakeProxyLinks, FakePartitions, FakeFreezing, FakeCommands, FakeResourceLimits,
+                  FakeOverrides, FakeSpareAddresses, FakeCheckpointStore, FakeNodes, FakeRestarts):
+    """Every ability but the packet faults' network namespaces."""

@@ -7,7 +7,10 @@ import threading
 
 import pytest
 
-from chaos.compose.control import ComposeControl, UnsupportedVerb
+from chaos.backends.abilities import (
+    Freezing, Partitions, ProxyLinks, ResourceLimits, UnsupportedVerb, WorkerCommands, serves,
+)
+from chaos.compose.control import NOT_HERE, ComposeControl
 from chaos.compose.inject import inject_for, parse_fault
 from chaos.errors import ScenarioError
 from fake_backend import FakeCluster
@@ -53,10 +56,23 @@ def test_the_fault_is_healed_on_ctrl_c():
     assert cluster.calls == [("pause", 0), ("unpause", 0)]
 
 
-def test_verbs_only_a_scenario_run_has_are_refused_with_what_to_do_instead():
-    control = ComposeControl({}, say=lambda e: None)
+@pytest.mark.parametrize("text, said", [
+    ("node_lost: {worker: 1}", "needs `lose_node` (a compose cluster runs on one Docker host, one node)"),
+    ("packet_loss: {worker: 1, percent: 5}", "needs `netns` (packet faults need the network helper image"),
+    ("corrupt_checkpoint: {}", "needs `the run's backup volume` (a scenario run owns and sizes it)"),
+])
+def test_faults_needing_what_only_a_scenario_run_has_are_refused_by_type_before_they_act(text, said):
+    control, told = ComposeControl({}, say=lambda e: None), []
     with pytest.raises(UnsupportedVerb) as caught:
-        control.override(1, "fault", image="x")
-    assert "does not offer" in str(caught.value) and "chaos run" in caught.value.render()
+        inject_for(parse_fault(text), control, 0.01, told.append)
+    assert said in caught.value.message and "does not offer" in caught.value.message
+    assert "chaos run" in caught.value.render() and caught.value.exit_code == 2
+    assert told == []  # nothing injected, nothing to heal
+
+
+def test_what_a_compose_cluster_serves_it_implements_and_nothing_more():
+    assert all(serves(ComposeControl, a) for a in (ProxyLinks, Partitions, Freezing, ResourceLimits, WorkerCommands))
+    assert not any(serves(ComposeControl, a) for a in NOT_HERE)
+    control = ComposeControl({}, say=lambda e: None)
     with pytest.raises(ScenarioError, match="has no worker-3"):
         control.container(3)

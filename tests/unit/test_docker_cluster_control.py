@@ -244,10 +244,12 @@ def test_restoring_goes_back_to_the_limits_the_scenario_created_the_worker_with(
 
 
 def test_a_write_limit_is_set_when_the_worker_is_created(cluster):
-    cluster.override(0, "slow_checkpoint_storage", write_limit=WriteLimit("/dev/vda", iops=10, bytes_per_s=256 * 1024))
+    cluster.limit_writes(0, "slow_checkpoint_storage", WriteLimit("/dev/vda", iops=10, bytes_per_s=256 * 1024))
     assert cluster._limits(0) == {"device_write_iops": [{"Path": "/dev/vda", "Rate": 10}],
                                      "device_write_bps": [{"Path": "/dev/vda", "Rate": 256 * 1024}]}
     assert cluster._limits(1) == {}
+    cluster.clear_override(0, "slow_checkpoint_storage")
+    assert cluster._limits(0) == {}
 
 
 def test_proxy_clients_of_clusters_side_by_side_each_reach_their_own_api(monkeypatch):

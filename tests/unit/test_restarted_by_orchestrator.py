@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from chaos.backends.capabilities import refusal
+from chaos.backends.refusals import refusal
 from chaos.errors import ScenarioError
 from chaos.events import RestartEvent
 from chaos.faults import FAULTS

@@ -576,7 +576,11 @@ def test_no_restart_is_expected_once_every_fault_fired_and_healed():
 
 
 class NetnsAhead(FakeCluster):
-    """A cluster that can start a packet fault's helper ahead (DockerCluster.netns_ahead)."""
+    """A cluster with packet faults' namespaces that can start a helper ahead (DockerCluster.netns_ahead);
+    the packet faults' act is the fixture's below, so its helper is never used."""
+
+    def netns(self, index):
+        self._call("netns", index)
 
     def netns_ahead(self, index):
         self._call("netns_ahead", index)

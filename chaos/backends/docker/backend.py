@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from chaos.backends.capabilities import CANNOT
 from chaos.backends.docker import api as docker_api
 from chaos.backends.docker.cluster import DockerCluster
 from chaos.backends.spec import Deployment
@@ -13,7 +12,7 @@ from chaos.eventlog import EventLog
 class DockerBackend:
     name = "docker"
     builds_images = True
-    cannot = CANNOT["docker"]
+    cluster_type = DockerCluster  # what it serves: the abilities DockerCluster implements
 
     def __init__(self, client=None) -> None:
         # None: each cluster connects on its own (its log followers and exit

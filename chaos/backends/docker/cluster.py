@@ -23,8 +23,12 @@ from docker.errors import APIError, ContainerError
 
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT, interrupts
 from chaos.backends import backup_files
+from chaos.backends.abilities import (
+    CheckpointDamage, CheckpointFill, CheckpointListing, CheckpointSnapshots, Freezing, NamespacesAhead, PacketNamespaces,
+    Partitions, ProxyLinks, ResourceLimits, RestartsAhead, SpareAddresses, StorageWriteLimits, WorkerCommands,
+    WorkerOverrides,
+)
 from chaos.backends.backup_files import BackupDamage, BackupFile
-from chaos.backends.capabilities import unsupported
 from chaos.backends.docker import api as docker_api, limits as docker_limits, venv_cache, volume_owner
 from chaos.backends.docker.container_workers import ContainerWorkers
 from chaos.backends.docker.engine_objects import Removal
@@ -63,7 +67,14 @@ class _Worker:
     watcher: threading.Thread
 
 
-class DockerCluster(ContainerWorkers):
+class DockerCluster(
+    ContainerWorkers,
+    # What one Docker host serves beyond chaos.backends.base.Cluster (chaos.backends.abilities):
+    # no nodes to lose or link, and no orchestrator's restart policy (the runner restarts).
+    ProxyLinks, Partitions, PacketNamespaces, NamespacesAhead, Freezing, WorkerCommands, ResourceLimits,
+    WorkerOverrides, SpareAddresses, CheckpointListing, CheckpointDamage, CheckpointSnapshots, CheckpointFill,
+    StorageWriteLimits, RestartsAhead,
+):
     """Context manager: ``with DockerCluster(spec) as cluster: cluster.start_workers()``."""
 
     def __init__(self, spec: Deployment, *, events: EventLog | None = None, client=None) -> None:
@@ -241,7 +252,7 @@ class DockerCluster(ContainerWorkers):
             ))
         return removal
 
-    # --- ClusterControl --------------------------------------------------
+    # --- ClusterControl and the abilities ------------------------------
 
     def container(self, index: int):
         return self.workers[index].container
@@ -255,48 +266,18 @@ class DockerCluster(ContainerWorkers):
         if self.network.name not in container.attrs["NetworkSettings"]["Networks"]:
             self.network.connect(container, aliases=[self.worker_name(index)])
 
-    def lose_node(self, index: int) -> str:
-        raise unsupported("lose a node (one Docker host is one node)", "docker")
-
-    def restore_node(self, node: str) -> None:
-        raise unsupported("restore a node (one Docker host is one node)", "docker")
-
-    def drain_node(self, index: int) -> str:
-        raise unsupported("drain a node (one Docker host is one node)", "docker")
-
-    def activate_node(self, node: str) -> None:
-        raise unsupported("activate a node (one Docker host is one node)", "docker")
-
-    def degrade_link(self, a: int, b: int, loss_percent: float):
-        raise unsupported("degrade the link between two nodes (one Docker host is one node)", "docker")
-
-    def restore_link(self, link) -> None:
-        raise unsupported("restore the link between two nodes (one Docker host is one node)", "docker")
-
     def _engine(self, index: int):
         return self.client
 
     def is_running(self, index: int) -> bool:
         return docker_api.is_running(self.container(index))
 
-    def override(
-        self,
-        index: int,
-        owner: str,
-        *,
-        image: str | None = None,
-        env: dict[str, str] | None = None,
-        settings: dict[str, Any] | None = None,
-        cluster_config: str | None = None,
-        write_limit: WriteLimit | None = None,
-    ) -> None:
-        """Change how worker ``index`` is created from its next (re)start on."""
-        if image is not None:
-            image = self.spec.image_map.get(image, image)
-            docker_api.require_image(self.client, image)
-        self.overrides.set(index, owner, WorkerOverride(
-            image, dict(env or {}), dict(settings or {}), cluster_config, write_limit
-        ))
+    def _require_image(self, image: str) -> None:
+        docker_api.require_image(self.client, image)
+
+    def limit_writes(self, index: int, owner: str, limit: WriteLimit) -> None:
+        """Docker sets a device's write limits only when it creates a container: from the next (re)start on."""
+        self.overrides.set(index, owner, WorkerOverride(write_limit=limit))
 
     def worker_config(self, index: int) -> tuple[str, WorkerSettings, dict[str, str]]:
         """The image, settings and extra environment worker ``index`` is created with."""
@@ -454,10 +435,6 @@ class DockerCluster(ContainerWorkers):
         self._record_address(container, name)
 
     # --- standbys (chaos.backends.docker.standby) ----------------------------------
-
-    def await_restarts(self, indices: list[int], reason: str, timeout_s: float = 120.0) -> list[int]:
-        raise unsupported("leave restarts to an orchestrator's restart policy (cluster.recovery.by: orchestrator)",
-                          "docker")
 
     def expect_restarts(self, expected: bool) -> None:
         """Whether to make standbys after the next (re)start; the ones made already still serve it."""

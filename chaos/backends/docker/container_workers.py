@@ -13,6 +13,7 @@ import threading
 from typing import Any
 
 from chaos.backends.docker import api as docker_api, limits as docker_limits
+from chaos.backends.overrides import WorkerOverride
 from chaos.events import Event
 from chaos.worker.control import WorkerCommand
 
@@ -55,6 +56,7 @@ class ContainerWorkers(ContainerVerbs):
     ``overrides``, ``proxies``, ``workers`` (each with ``container`` and ``follower``),
     ``labels``, ``prefix``, ``_command_seq``, ``_netns_ready`` and ``_netns_started``, and
     gives ``container(i)``, ``_engine(i)`` (the engine that holds worker i's container),
+    ``_require_image(image)`` (on the engine its workers are created from),
     ``start_infrastructure()``, ``teardown()`` and ``_limits(i)``."""
 
     # --- lifecycle: a context manager that tears down also when bring-up fails ---
@@ -70,7 +72,7 @@ class ContainerWorkers(ContainerVerbs):
     def __exit__(self, *exc_info) -> None:
         self.teardown()
 
-    # --- ClusterControl, on the worker's container ---
+    # --- ClusterControl and the abilities both clusters serve, on the worker's container ---
 
     def worker_name(self, index: int) -> str:
         return self.topology.worker_name(index)
@@ -125,8 +127,28 @@ class ContainerWorkers(ContainerVerbs):
         self._command_seq += 1
         docker_api.send_command(self.container(index), self.worker_name(index), self._command_seq, command)
 
+    def override(
+        self,
+        index: int,
+        owner: str,
+        *,
+        image: str | None = None,
+        env: dict[str, str] | None = None,
+        settings: dict[str, Any] | None = None,
+        cluster_config: str | None = None,
+    ) -> None:
+        """Change how worker ``index`` is created from its next (re)start on (an image by the
+        name the scenario gives it: chaos.backends.spec.Deployment.image_map)."""
+        if image is not None:
+            image = self.spec.image_map.get(image, image)
+            self._require_image(image)
+        self.overrides.set(index, owner, WorkerOverride(image, dict(env or {}), dict(settings or {}), cluster_config))
+
     def clear_override(self, index: int, owner: str) -> None:
         self.overrides.clear(index, owner)
+
+    def _require_image(self, image: str) -> None:
+        raise NotImplementedError
 
     def log_tail(self, index: int) -> list[str]:
         worker = self.workers.get(index)

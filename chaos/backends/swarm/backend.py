@@ -5,7 +5,6 @@ at ``chaos swarm up``; a real swarm pulls them from a registry)."""
 
 from __future__ import annotations
 
-from chaos.backends.capabilities import CANNOT
 from chaos.backends.spec import Deployment
 from chaos.backends.swarm.cluster import BACKEND, SwarmCluster, require_image
 from chaos.backends.swarm.engines import connect_manager, require_manager
@@ -15,7 +14,7 @@ from chaos.eventlog import EventLog
 class SwarmBackend:
     name = BACKEND
     builds_images = False
-    cannot = CANNOT[BACKEND]
+    cluster_type = SwarmCluster  # what it serves: the abilities SwarmCluster implements
 
     def __init__(self, manager=None) -> None:
         self._manager = manager

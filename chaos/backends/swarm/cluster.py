@@ -23,8 +23,10 @@ node mounts.
   ``cluster.recovery.by: orchestrator`` Swarm restarts a worker that exits with a
   failure itself (restart policy on-failure): the task's watcher notices the new
   task, follows its container and records the restart (``await_restarts``).
-- Verbs it cannot serve yet raise ``UnsupportedVerb`` (chaos.backends.capabilities);
-  the runner refuses scenarios that need them before anything starts.
+- What it serves beyond chaos.backends.base.Cluster are the abilities its class lists
+  (chaos.backends.abilities); a scenario with a fault needing one it lacks (the
+  checkpoint-store faults, for now) is refused before anything starts
+  (chaos.backends.refusals).
 
 Everything carries the project label, the run id and the owner, and goes in
 ``teardown`` (also on failure and Ctrl-C).
@@ -43,16 +45,18 @@ from typing import Any
 import requests
 
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT, interrupts
-from chaos.backends.backup_files import BackupDamage, BackupFile
-from chaos.backends.capabilities import unsupported
+from chaos.backends.abilities import (
+    CheckpointListing, Freezing, NamespacesAhead, NodeDrain, NodeLinks, NodeLoss, OrchestratorRestarts, PacketNamespaces,
+    Partitions, ProxyLinks, ResourceLimits, SpareAddresses, UnsupportedVerb, WorkerCommands, WorkerOverrides,
+)
 from chaos.backends.docker import api as docker_api, limits as docker_limits
 from chaos.backends.docker.container_workers import ContainerWorkers
 from chaos.backends.docker.logs import LogFollower
 from chaos.backends.docker.ownership import owner_labels
 from chaos.backends.docker.waits import wait_until
-from chaos.backends.overrides import Overrides, WorkerOverride
+from chaos.backends.overrides import Overrides
 from chaos.backends.proxy_client import ProxyClient
-from chaos.backends.spec import Deployment, WriteLimit
+from chaos.backends.spec import Deployment
 from chaos.backends.swarm import links, specs
 from chaos.backends.swarm.links import Link
 from chaos.backends.swarm.engines import STORE_ENV, NodeEngines, connect_manager, require_manager
@@ -95,7 +99,13 @@ class _Worker:
     replaced: bool = False  # the runner restarts it: the orchestrator's next task is not awaited
 
 
-class SwarmCluster(ContainerWorkers):
+class SwarmCluster(
+    ContainerWorkers,
+    # What a swarm serves beyond chaos.backends.base.Cluster (chaos.backends.abilities): not yet the
+    # checkpoint store's faults (they would run a task binding the store) nor standbys made ahead.
+    ProxyLinks, Partitions, PacketNamespaces, NamespacesAhead, Freezing, WorkerCommands, ResourceLimits,
+    WorkerOverrides, SpareAddresses, CheckpointListing, NodeLoss, NodeDrain, NodeLinks, OrchestratorRestarts,
+):
     """Context manager: ``with SwarmCluster(spec) as cluster: cluster.start_workers()``."""
 
     def __init__(self, spec: Deployment, *, events: EventLog | None = None, manager=None,
@@ -141,8 +151,11 @@ class SwarmCluster(ContainerWorkers):
 
     def start_infrastructure(self) -> None:
         """Placement, the run's overlay, its store folder and the proxy (routes come with the workers)."""
-        if self.spec.backup_volume_mb:
-            raise unsupported("give the checkpoint store a size limit (checkpoint_disk_full)", BACKEND)
+        if self.spec.backup_volume_mb:  # only checkpoint_disk_full asks it, refused before (CheckpointFill)
+            raise UnsupportedVerb(
+                f"the {BACKEND} backend cannot give the checkpoint store a size limit (checkpoint_disk_full) yet",
+                hint="docs/backends.md lists what each backend serves; run this scenario with --backend docker",
+            )
         manager_host = require_manager(self.manager)
         if self.engines is None:
             self.engines = NodeEngines.from_env(manager_host, manager_client=self.manager)
@@ -476,7 +489,7 @@ class SwarmCluster(ContainerWorkers):
         """The host name of the node worker ``index`` runs on."""
         return self.placement.workers[index]
 
-    # --- ClusterControl --------------------------------------------------
+    # --- the abilities ---------------------------------------------------
 
     def disconnect(self, index: int) -> None:
         """Cut the task's container off the run's overlay, through its node's engine (measured: the
@@ -677,23 +690,8 @@ class SwarmCluster(ContainerWorkers):
         worker = self.workers.get(index)
         return worker is not None and docker_api.is_running(worker.container)
 
-    def override(
-        self,
-        index: int,
-        owner: str,
-        *,
-        image: str | None = None,
-        env: dict[str, str] | None = None,
-        settings: dict[str, Any] | None = None,
-        cluster_config: str | None = None,
-        write_limit: WriteLimit | None = None,
-    ) -> None:
-        if write_limit is not None:
-            raise unsupported("throttle a worker's writes to a block device (slow_checkpoint_storage)", BACKEND)
-        if image is not None:
-            image = self.spec.image_map.get(image, image)
-            require_image(self.manager, image)
-        self.overrides.set(index, owner, WorkerOverride(image, dict(env or {}), dict(settings or {}), cluster_config))
+    def _require_image(self, image: str) -> None:
+        require_image(self.manager, image)
 
     def restart(self, indices: list[int], reason: str, grace_s: float = STOP_GRACE_S) -> None:
         """Stop each (SIGTERM, ``grace_s``, SIGKILL) with its exit recorded, remove its service,
@@ -740,28 +738,10 @@ class SwarmCluster(ContainerWorkers):
                 time.sleep(0.1)
         return sorted(restarted)
 
-    def expect_restarts(self, expected: bool) -> None:
-        """Nothing is made ahead on a swarm (no standbys yet)."""
-
     def unused_address(self) -> str:
         network = self.manager.networks.get(self.network.id)
         subnet = network.attrs["IPAM"]["Config"][0]["Subnet"]
         return str(ipaddress.ip_network(subnet)[-2])
-
-    def damage_backup(self, file: BackupFile, mode: BackupDamage) -> dict[str, Any]:
-        raise unsupported("damage a checkpoint on the store (corrupt_checkpoint)", BACKEND)
-
-    def snapshot_backup(self, name: str) -> str:
-        raise unsupported("snapshot the checkpoints on the store (stale_checkpoint)", BACKEND)
-
-    def backup_device(self) -> str:
-        raise unsupported("name the block device of the checkpoint store", BACKEND)
-
-    def fill_backup_volume(self, leave_bytes: int) -> dict[str, Any]:
-        raise unsupported("fill the checkpoint store (checkpoint_disk_full)", BACKEND)
-
-    def clear_backup_fill(self) -> dict[str, Any]:
-        raise unsupported("clear a fill of the checkpoint store (checkpoint_disk_full)", BACKEND)
 
 
 def require_image(manager, image: str) -> None:

@@ -7,6 +7,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from chaos.backends.abilities import UnsupportedVerb
 from chaos.errors import ChaosError, InfrastructureError
 from chaos.faults import FAULTS
 from chaos.faults.packet import (
@@ -223,13 +224,13 @@ def test_peer_port_reads_every_tasks_port_from_tf_config():
     assert [peer_port(parameter_servers.tf_config(0), slot) for slot in range(4)] == [23600, 23601, 23602, 23603]
 
 
-def test_a_cluster_without_network_namespaces_gets_a_clear_error():
+def test_a_cluster_without_network_namespaces_is_refused_by_type_before_the_fault_acts():
     class NoNetns:
         num_workers = 2
 
-    with pytest.raises(InfrastructureError) as err:
+    with pytest.raises(UnsupportedVerb) as err:
         PacketLoss(worker=0, percent=5).inject(NoNetns())
-    assert "packet_loss" in err.value.message and err.value.hint
+    assert "packet_loss needs netns" in err.value.message and "NoNetns" in err.value.message and err.value.hint
 
 
 @pytest.mark.parametrize("make, field", [

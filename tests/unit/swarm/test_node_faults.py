@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from chaos.backends.capabilities import refusals
+from chaos.backends.abilities import NodeDrain, NodeLoss
+from chaos.backends.refusals import refusals
 from chaos.backends.swarm.node_loss import LocalNodeLoss, local_plan
 from chaos.backends.swarm.placement import Node, another_node, moved, place
 from chaos.errors import InfrastructureError
@@ -125,7 +126,7 @@ def test_a_swarm_that_is_not_a_local_one_says_it_cannot_switch_a_machine_off(swa
 def test_one_docker_host_refuses_node_lost_before_anything_starts():
     fault = FAULTS.get("node_lost")(worker=1)
     [refusal] = refusals([fault], "docker")
-    assert refusal.verbs == ("lose_node", "restore_node")
+    assert refusal.abilities == (NodeLoss,) and refusal.verbs == ("lose_node", "restore_node")
     assert refusals([fault], "swarm") == []
 
 
@@ -248,4 +249,5 @@ def test_draining_the_proxys_node_is_refused_and_nothing_is_drained(swarm):
 def test_one_docker_host_refuses_node_drained_and_names_the_swarm():
     fault = FAULTS.get("node_drained")(worker=1)
     [refusal] = refusals([fault], "docker")
-    assert refusal.verbs == ("activate_node", "drain_node") and refusals([fault], "swarm") == []
+    assert refusal.abilities == (NodeDrain,) and refusal.verbs == ("activate_node", "drain_node")
+    assert refusals([fault], "swarm") == []

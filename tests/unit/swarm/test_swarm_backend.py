@@ -1,7 +1,7 @@
 """The Swarm backend against a fake swarm at the SDK boundary (fake_swarm.py):
 placement, the services it asks for (constraints, network, env, mounts, labels),
 what reaches a task's container through its node's engine, restarts, teardown,
-and verbs it cannot serve refused by name."""
+and the abilities it serves, by type (the others refused before anything starts)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,16 @@ import pytest
 from docker.types import Mount
 
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT
-from chaos.backends.capabilities import UnsupportedVerb
+from chaos.backends.abilities import (
+    CheckpointDamage, CheckpointFill, CheckpointListing, CheckpointSnapshots, Freezing, NamespacesAhead, NodeDrain,
+    NodeLinks, NodeLoss, OrchestratorRestarts, PacketNamespaces, Partitions, ProxyLinks, ResourceLimits, RestartsAhead,
+    SpareAddresses, StorageWriteLimits, UnsupportedVerb, WorkerCommands, WorkerOverrides, serves, verbs,
+)
 from chaos.backends.docker.ownership import LABEL_OWNER, LABEL_SESSION
-from chaos.backends.spec import Limits, WriteLimit
+from chaos.backends.spec import Limits
 from chaos.backends.swarm import specs
 from chaos.backends.swarm.backend import SwarmBackend
+from chaos.backends.swarm.cluster import SwarmCluster
 from chaos.backends.swarm.placement import Node, place
 from chaos.errors import InfrastructureError
 from chaos.events import AddressEvent, ExitEvent, NoticeEvent, RestartEvent
@@ -327,20 +332,19 @@ def test_a_packet_faults_helper_joins_the_task_on_its_node_and_goes_with_the_tea
     assert all(h.closed for h in joined)
 
 
-@pytest.mark.parametrize("call, verb", [
-    (lambda c: c.damage_backup("index", "zero"), "damage a checkpoint"),
-    (lambda c: c.snapshot_backup("stale-1"), "snapshot"),
-    (lambda c: c.backup_device(), "block device"),
-    (lambda c: c.fill_backup_volume(0), "fill"),
-    (lambda c: c.clear_backup_fill(), "clear a fill"),
-    (lambda c: c.override(0, "f", write_limit=WriteLimit("/dev/vda", 10)), "throttle"),
-])
-def test_verbs_it_cannot_serve_name_the_verb_and_the_backend(swarm, call, verb):
+@pytest.mark.parametrize("ability", [CheckpointDamage, CheckpointSnapshots, CheckpointFill, StorageWriteLimits,
+                                     RestartsAhead])
+def test_what_it_cannot_serve_yet_it_does_not_implement_no_stub_stands_in(swarm, ability):
     cluster = make(swarm)
-    with pytest.raises(UnsupportedVerb) as err:
-        call(cluster)
-    assert verb in err.value.message and "swarm backend" in err.value.message
-    assert "--backend docker" in err.value.hint
+    assert not serves(cluster, ability) and not serves(SwarmCluster, ability)
+    assert not any(hasattr(cluster, verb) for verb in verbs(ability))
+
+
+@pytest.mark.parametrize("ability", [ProxyLinks, Partitions, PacketNamespaces, NamespacesAhead, Freezing,
+                                     WorkerCommands, ResourceLimits, WorkerOverrides, SpareAddresses,
+                                     CheckpointListing, NodeLoss, NodeDrain, NodeLinks, OrchestratorRestarts])
+def test_what_it_serves_its_class_implements(ability):
+    assert serves(SwarmCluster, ability) and issubclass(SwarmCluster, ability)
 
 
 def test_a_size_limited_store_is_refused_before_anything_is_made(swarm):
