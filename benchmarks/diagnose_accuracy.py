@@ -66,6 +66,7 @@ sys.path.insert(0, str(ROOT))
 import yaml  # noqa: E402
 
 from chaos.diagnose import build, rank, watch_for  # noqa: E402
+from chaos.diagnose.attribution import attribute, first_failure  # noqa: E402
 from chaos.diagnose.match import confident  # noqa: E402
 from chaos.diagnose.observe import observe_files  # noqa: E402
 from chaos.diagnose.catalogue import default_findings  # noqa: E402
@@ -91,8 +92,32 @@ def evaluate(cases: list[dict], entries) -> list[dict]:
             path.write_text(case["log"], encoding="utf-8")
             workers, _ = observe_files([path], watch)
             ranked = rank(entries, workers)
-            results.append(_result(case, ranked))
+            results.append({**_result(case, ranked), **_root(case, workers)})
     return results
+
+
+def _root(case: dict, workers) -> dict:
+    """The root worker the attribution names (chaos/diagnose/attribution.py), and whether it is the
+    case's ``root_worker`` (given where the thread tells which worker it was and the log names workers)."""
+    first = first_failure(attribute(workers))
+    named = first.root_worker if first is not None else None
+    return {"root_expected": case.get("root_worker"), "root_named": named,
+            "root_sure": bool(first is not None and first.sure and named is not None)}
+
+
+def root_figure(results: list[dict]) -> str:
+    """How often the root worker named is right, on the cases whose root worker is known."""
+    known = [r for r in results if r["root_expected"]]
+    if not known:
+        return "root worker: no case of these has a root_worker"
+    right = [r for r in known if r["root_named"] == r["root_expected"]]
+    wrong = [r for r in known if r["root_named"] not in (None, r["root_expected"])]
+    sure_wrong = [r for r in wrong if r["root_sure"]]
+    none = len(known) - len(right) - len(wrong)
+    return (f"root worker, on the {len(known)} cases whose log names workers and whose thread says which one it was: "
+            f"{len(right)} right ({len(right) / len(known):.0%}), {len(wrong)} wrong ({len(sure_wrong)} of them said as sure), "
+            f"{none} not named (cannot tell)"
+            + ("".join(f"\n  wrong: {r['id']}: named {r['root_named']}, the thread: {r['root_expected']}" for r in wrong)))
 
 
 def _result(case: dict, ranked) -> dict:
@@ -247,6 +272,7 @@ def main(argv=None) -> int:
               "train-8", "heldout-8"] \
         if args.split == "all" else [args.split]
     text = [table(results, split) for split in splits]
+    text.append(root_figure(results))
     if args.cases:
         text.append("\n".join(
             f"{'ok ' if r['top1'] else '-- ' if r['nomatch'] else 'BAD'}{'+' if r['top3'] and not r['top1'] else ' '} "

@@ -49,14 +49,18 @@ _EFFECT_WORDS = re.compile(
     r"Collective ops is aborted by|Error reported from /job|remote target /job|[Ss]ocket closed|"
     r"[Cc]onnection reset|failed to connect to all addresses|[Cc]onnection refused|Deadline Exceeded|"
     r"DEADLINE_EXCEEDED|[Hh]eartbeat|unhealthy|seems down|is down|leader task was preempted|The tasks have crashed|"
-    r"[Bb]roken pipe|stopped sending|Error received from peer|grpc_status|\bCANCELLED\b"
+    r"[Bb]roken pipe|stopped sending|Error received from peer|grpc_status|\bCANCELLED\b|"
+    # Horovod's stall inspector: the others wait for a rank
+    r"missing ranks|Stalled ranks|Stalled ops|ready ranks|waiting for remainder of ranks|by subset of ranks"
 )
+# TF's words about the coordination leader, not an exit of this worker.
+_NOT_AN_EXIT = re.compile(r"leader task was preempted|Either the leader")
 # An own cause even in a peer-error class: the memory ran out here.
 _OWN_WORDS = re.compile(r"\bOOM\b|[Oo]ut of memory|Resource exhausted|RESOURCE_EXHAUSTED")
 # A task named in a line; one followed by /device: is the op's own device, not a peer.
-_TASK = re.compile(r"/job:(?P<job>\w+)/(?:replica:\d+/)?task:(?P<task>\d+)\b(?!/device)")
+_TASK_ANY = re.compile(r"/job:(?P<job>\w+)/(?:replica:\d+/)?task:(?P<task>\d+)\b")
 # The lines TF prints right after an error to say which peer it came from.
-_PEER_LINE = re.compile(r"remote target /job:|Error reported from /job:|^\s*/job:\w+/replica:\d+/task:\d+\s*$")
+_PEER_LINE = re.compile(r"remote target /job:|Error reported from /job:|send_device=\"/job:|^\s*/job:\w+/replica:\d+/task:\d+\s*$")
 NEAR_LINES = 1  # TF prints the peer right on the next line; further down is the next record's
 KILL_CODES = (137, 134)
 GONE_REASONS = ("evicted", "preempted")
@@ -123,6 +127,7 @@ class _Line:
     t: float | None
     order: int  # position in its own log (untimed lines keep their order)
     blames: tuple[str, ...] = ()  # the tasks an effect names, in order (its own left out)
+    text: str = ""  # its message, its line and the peer line after it
     own_error: bool = False  # an exit after an error of the same worker
     hung: bool = False  # an exit of a generation that only waited for its peers
     oom: bool = False  # the kernel's OOM kill: never the runner's teardown
@@ -135,22 +140,38 @@ def task_name(job: str, task: int) -> str:
     return f"{job}-{task}"
 
 
+# The contexts that say a task named is the peer an error came from, and those that say it is the reporter.
+_PEER_BEFORE = re.compile(r"(?:remote target|[Rr]eported from|\bTask|\bFrom|send_device=\"|unhealthy[^/]{0,60}:\s*)\s*$")
+_REPORTER_AFTER = re.compile(r"^\s*(?:encountered|failed\b)")
+_REPORTER_BEFORE = re.compile(r"(?:on worker|on task)\s*$")
+
+
 def blamed(text: str, own: int | None) -> tuple[str, ...]:
-    """The tasks a line names, first the chain's origin (TF nests the original error first);
-    a worker naming its own task as the origin blames itself."""
-    out = []
-    for m in _TASK.finditer(text):
+    """The tasks a line names as the peer its error came from, in order: those it says are the
+    peer (``remote target /job:ps/...``, ``Error reported from``, ``Task ... heartbeat timeout``,
+    a ``_Recv``'s ``send_device``) first, then any other named task that is neither the op's own
+    device nor the reporter (``/job:worker/task:2 encountered ...``, ``Remote function on worker
+    ... failed``). TF nests the original error first; a worker naming its own task as the origin
+    blames itself."""
+    strong, weak = [], []
+    for m in _TASK_ANY.finditer(text):
         name = task_name(m["job"], int(m["task"]))
-        if name not in out:
-            out.append(name)
-    return tuple(out)
+        before, after = text[max(0, m.start() - 80):m.start()], text[m.end():m.end() + 20]
+        if _PEER_BEFORE.search(before):
+            strong.append(name)
+        elif _REPORTER_BEFORE.search(before) or _REPORTER_AFTER.match(after) or after.startswith("/"):
+            continue  # the reporter, or an op's own device
+        else:
+            weak.append(name)
+    return tuple(dict.fromkeys(strong or weak))
 
 
 def is_effect(cls: str, message: str) -> bool:
     """A peer's error, or one that says another task caused it."""
     if _OWN_WORDS.search(message) and not _EFFECT_WORDS.search(message):
         return False
-    return cls in EFFECT_CLASSES or bool(_EFFECT_WORDS.search(message))
+    # an error line of no class is a peer's only with a gRPC phrase (an NCCL WARN of no class is its own)
+    return (cls in EFFECT_CLASSES and cls != "") or bool(_EFFECT_WORDS.search(message))
 
 
 def _is_kill(x: ExitSeen) -> bool:
@@ -198,11 +219,11 @@ def _lines(w: WorkerObservations, g: Generation) -> list[_Line]:
         what = f"{e.cls}: {_first(e.message)}" if e.cls else _first(e.message)
         # gRPC's ":UNKNOWN:Error received from peer" goes on the record before it: its peer is that record's
         continued = e.evidence.text.lstrip().startswith(":UNKNOWN:")
-        out.append(_Line(w, kind, what, e.evidence, e.t, order, () if continued else blamed(text, own)))
+        out.append(_Line(w, kind, what, e.evidence, e.t, order, () if continued else blamed(text, own), text))
     first_error_t = min((e.t for e in g.errors if e.t is not None), default=None)
     hung = not g.steps and not g.step_ms and bool(g.hang_lines)
     for x in g.exits:
-        if not _failed_exit(x) or (x.code is None and _EFFECT_WORDS.search(x.evidence.text)):
+        if not _failed_exit(x) or (x.code is None and _NOT_AN_EXIT.search(x.evidence.text)):
             continue  # TF's "Either the leader task was preempted/died..." says nothing of this worker
         order += 1
         after_error = bool(g.errors) and (x.t is None or first_error_t is None or x.t >= first_error_t)
@@ -257,7 +278,12 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
     if len(workers) == 1:
         untold.append(_one_log(workers[0]))
     if not lines:
-        return Attribution(k, False, None, None, False, "", (), tuple(torn), tuple(untold), steps, top)
+        hung = k == 0 and any(g.hang_lines and not g.steps and not g.step_ms for _, g in gens)
+        suspect, more = _from_missing(workers, []) if hung else (None, [])
+        if suspect is None:  # nothing failed (a hang that resolved, or no failure at all)
+            return Attribution(k, False, None, None, False, "", (), tuple(torn), tuple(untold), steps, top)
+        untold += ["a hang with no error: the workers waited for a peer that never came"] + more
+        return Attribution(k, True, None, suspect, False, "", (), tuple(torn), tuple(untold), steps, top)
     first_t = next((line.t for line in lines if line.t is not None), None)
     if any(line.t is None for line in lines) and len({line.worker.name for line in lines}) > 1:
         untold.append("some lines have no time stamp: which worker failed first is read from the order of each log")
@@ -296,6 +322,8 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
         untold += more
     else:
         root_worker, more = _from_effects([line for line in rest if line.kind == "effect"], workers)
+        if root_worker is None and k == 0:
+            root_worker, more = _from_missing(workers, more)
         untold += more
         if root_worker is None and not any(line.kind == "effect" for line in rest):
             if any(g.hang_lines and not g.steps for _, g in gens):
@@ -373,7 +401,48 @@ def _from_causes(causes: list[_Line], workers: list[WorkerObservations]):
         sure = False
     why = ("killed from outside, with no error of its own before it" if first.kind == "kill"
            else "the first error that is not a peer's")
-    return [_label(ROOT, first, why)], first.worker.name, sure, "", untold
+    worker: str | None = first.worker.name
+    if len(workers) == 1 and first.worker.index is None:
+        # one stream that names no worker: only the line itself can say who printed it
+        worker = _tagged(first.evidence.text, first.text)
+        untold.append("the root line is in one stream whose name says no worker: " + (
+            f"{worker} from the line's own tag" if worker else "which worker printed it cannot be told"))
+    return [_label(ROOT, first, why)], worker, sure, "", untold
+
+
+_FROM_TASK = re.compile(r"\bFrom /job:(?P<job>\w+)/(?:replica:\d+/)?task:(?P<task>\d+)")
+_MPI_RANK = re.compile(r"process rank (?P<rank>\d+)\b")
+_RANK_TAG = re.compile(r"^\s*(?:\S+\s+\S+\s+\d+\s+[\d:]+\s+\d{4})?\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:")
+_DEVICE_TASK = re.compile(r"/job:(?P<job>(?!localhost\b)\w+)/(?:replica:\d+/)?task:(?P<task>\d+)/(?:device:)?[A-Za-z]+:\d")
+
+
+def _tagged(line: str, text: str = "") -> str | None:
+    """The worker a line says it is from: mpirun's ``[1,4]<stderr>:`` (rank 4), or the device
+    of the op that failed (``/job:worker/replica:0/task:0/device:GPU:2``: worker-0)."""
+    text = text or line
+    m = _RANK_TAG.match(line) or _MPI_RANK.search(text)
+    if m:
+        return f"rank {m['rank']}"
+    m = _FROM_TASK.search(text) or _DEVICE_TASK.search(text)
+    return task_name(m["job"], int(m["task"])) if m else None
+
+
+# What "who is missing" says of a task that is enough to suspect it (not a straggler at bring-up:
+# the one that could not connect may be the victim of the chief's own blocked port).
+MISSING_STRENGTH = 3
+
+
+def _from_missing(workers: list[WorkerObservations], untold: list[str]) -> tuple[str | None, list[str]]:
+    """The task the lines show the others lost or waited for in a collective, as likely."""
+    from chaos.diagnose.missing import who_is_missing
+
+    found = [m for m in who_is_missing(workers) if m.strength >= MISSING_STRENGTH and "connected" not in m.what
+             and not re.match(r"^[\d.:]+$", m.who)]
+    if not found or (len(found) > 1 and found[0].strength == found[1].strength and found[0].who != found[1].who):
+        return None, untold
+    m = found[0]
+    return m.who, [f"no line states a cause: {m.who} {m.what} ({m.evidence.where}), as likely, not sure: "
+                   "the lines show whom the others lost, not why"]
 
 
 def _from_effects(effects: list[_Line], workers: list[WorkerObservations]) -> tuple[str | None, list[str]]:
