@@ -44,6 +44,10 @@ def signal_name(code: int) -> str:
         return ""
 
 
+def plural(codes) -> str:
+    return "exit code" if len(codes) == 1 else "exit codes"
+
+
 def describe(code: int) -> str:
     name = signal_name(code)
     return f"{code} ({name})" if name else str(code)
@@ -131,7 +135,7 @@ def derive(runs: list[RunMeasures], retries: int = RETRIES) -> FailurePolicy:
     both = sorted(unfixed & retryable)
     notes = []
     if both:
-        notes.append(f"exit code {', '.join(describe(c) for c in both)} ended both a run a restart recovered and "
+        notes.append(f"{plural(both)} {', '.join(describe(c) for c in both)} ended both a run a restart recovered and "
                      "one it did not: kept retryable (counted against the retry limit), not failed")
     not_fixed = tuple(sorted(unfixed - retryable))
     if not not_fixed:

@@ -187,7 +187,14 @@ def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
 
 
+def _list(dumper: yaml.SafeDumper, value: list) -> yaml.SequenceNode:
+    """Exit codes on one line, as Kubernetes' own examples write them: ``values: [1, 137]``."""
+    flow = bool(value) and all(isinstance(v, int) for v in value)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
+
+
 _Dumper.add_representer(str, _text)
+_Dumper.add_representer(list, _list)
 
 
 def yaml_text(doc: dict) -> str:

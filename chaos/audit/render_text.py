@@ -7,7 +7,7 @@ import json
 from chaos.audit.card import Card
 from chaos.audit.findings import FAILURES, FINDING, NOT_MEASURED, OK
 from chaos.audit.measure import SIGTERM_POLL_S, Figure
-from chaos.audit.policy import NOT_RECOVERED, RECOVERED, describe
+from chaos.audit.policy import NOT_RECOVERED, RECOVERED, describe, plural
 from chaos.audit.policy_yaml import compose_note, documents, example_tf_config
 
 MARK = {OK: "ok", FINDING: "FINDING", NOT_MEASURED: "not measured"}
@@ -105,9 +105,9 @@ def policy_summary(card: Card) -> list[str]:
     p = card.policy
     if p is None or p.missing:
         return [f"No failure policy: {p.missing if p else 'not derived'}."]
-    lines = [f"Retry (Count, RestartJobSet): exit codes {codes(p.retryable)}; a disruption (DisruptionTarget: "
+    lines = [f"Retry (Count, RestartJobSet): {plural(p.retryable)} {codes(p.retryable)}; a disruption (DisruptionTarget: "
              "preemption, eviction, node drain): Ignore.",
-             f"Fail the job (FailJob, FailJobSet): exit codes {codes(p.not_fixed)}.",
+             f"Fail the job (FailJob, FailJobSet): {plural(p.not_fixed)} {codes(p.not_fixed)}.",
              f"At most {p.retries} restarts; manifests for {card.target.workers} workers (one per node, --nodes), "
              f"image {card.target.image}."]
     lines += [f"Note: {n}." for n in p.notes]

@@ -168,7 +168,7 @@ def test_the_card_prints_the_policy_and_that_it_validated():
     md = markdown(card)
     assert "## Failure policy: which exits a restart fixed" in md
     assert "| killed worker (SIGKILL worker-1) | crash | 1, 137 (SIGKILL) | - | recovered | retry |" in md
-    assert "Fail the job (FailJob, FailJobSet): exit codes 3." in md
+    assert "Fail the job (FailJob, FailJobSet): exit code 3." in md
     assert "kind: JobSet" in md and "export TF_CONFIG=" in md and "restart: on-failure:3" in md
     html = page(card)
     assert 'id="failure-policy"' in html and 'id="policy-exits"' in html and "podFailurePolicy:" in html
