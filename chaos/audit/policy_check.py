@@ -50,6 +50,7 @@ def schema_problems(doc: dict) -> list[str]:
     """The Kubernetes schema's complaint about a built-in resource (strict), or []."""
     try:
         import kubernetes_validate
+        from kubernetes_validate.utils import SchemaNotFoundError, VersionNotSupportedError
     except ImportError as exc:  # an optional package: said, never a traceback
         raise SchemaUnavailable("kubernetes-validate is not installed (pip install 'tfchaos[test]')") from exc
     try:
@@ -57,6 +58,8 @@ def schema_problems(doc: dict) -> list[str]:
     except kubernetes_validate.ValidationError as exc:
         where = ".".join(str(p) for p in exc.path) or "(top)"
         return [f"schema (Kubernetes {exc.version}): {where}: {exc.message}"]
+    except (SchemaNotFoundError, VersionNotSupportedError) as exc:
+        raise SchemaUnavailable(f"kubernetes-validate has no schema for it: {exc.message}") from exc
     return []
 
 

@@ -181,3 +181,18 @@ def test_a_policy_that_fails_validation_says_so_on_the_card(monkeypatch):
         {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [0]}}]})
     checked = with_policy_check(card)
     assert "INVALID" in checked.policy_check and "must not be 0 for the In operator" in checked.policy_check
+
+
+def test_without_the_schema_package_the_card_says_not_validated(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_package(name, *args, **kw):
+        if name.startswith("kubernetes_validate"):
+            raise ImportError(name)
+        return real(name, *args, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", no_package)
+    card = with_policy_check(build_card(measured(), Assumptions(24, 4), workload="w.yaml", battery="full", target=TARGET))
+    assert card.policy_check == "not validated: kubernetes-validate is not installed (pip install 'tfchaos[test]')"
