@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from chaos.diagnose.missing import who_is_missing
 from chaos.diagnose.observe import Evidence, ExitSeen, Generation, WorkerObservations
 
 ROOT, CASCADE, TEARDOWN = "root", "cascade", "teardown"
@@ -278,11 +279,12 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
     if len(workers) == 1:
         untold.append(_one_log(workers[0]))
     if not lines:
-        hung = k == 0 and any(g.hang_lines and not g.steps and not g.step_ms for _, g in gens)
-        suspect, more = _from_missing(workers, []) if hung else (None, [])
+        # no error: still a failure if the others wait for a task that never came (a TF 1.x
+        # session waiting for a ps, Horovod's missing ranks), not a straggler at bring-up
+        suspect, more = _from_missing(workers, []) if k == 0 else (None, [])
         if suspect is None:  # nothing failed (a hang that resolved, or no failure at all)
             return Attribution(k, False, None, None, False, "", (), tuple(torn), tuple(untold), steps, top)
-        untold += ["a hang with no error: the workers waited for a peer that never came"] + more
+        untold += ["no error: the others waited for a peer that never came"] + more
         return Attribution(k, True, None, suspect, False, "", (), tuple(torn), tuple(untold), steps, top)
     first_t = next((line.t for line in lines if line.t is not None), None)
     if any(line.t is None for line in lines) and len({line.worker.name for line in lines}) > 1:
@@ -434,8 +436,6 @@ MISSING_STRENGTH = 3
 
 def _from_missing(workers: list[WorkerObservations], untold: list[str]) -> tuple[str | None, list[str]]:
     """The task the lines show the others lost or waited for in a collective, as likely."""
-    from chaos.diagnose.missing import who_is_missing
-
     found = [m for m in who_is_missing(workers) if m.strength >= MISSING_STRENGTH and "connected" not in m.what
              and not re.match(r"^[\d.:]+$", m.who)]
     if not found or (len(found) > 1 and found[0].strength == found[1].strength and found[0].who != found[1].who):

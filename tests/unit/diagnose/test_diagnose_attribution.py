@@ -242,3 +242,41 @@ def test_a_kubectl_dump_with_pod_names_names_the_pod_or_says_it_cannot_match_a_t
            + "".join(f"[pod/trainer-q9z8m/tensorflow] {line}\n" for line in CHIEF_LOST_TASK_1.splitlines()))
     a = first(split_dump(oom, "job.log", "job"))
     assert (a.root_worker, a.sure) == ("trainer-x7k2p", True)
+
+
+# --- one stream: the line's own tag, and who the others wait for ------------------------------
+
+def test_the_reporter_and_the_ops_own_device_are_not_blamed():
+    line = ("ERROR:tensorflow:/job:worker/task:2 encountered the following error when processing closure: "
+            "UnavailableError():Socket closed\nAdditional GRPC error information from remote target "
+            "/job:ps/replica:0/task:0/device:CPU:0:")
+    assert blamed(line, None) == ("ps-0",)
+    assert blamed("Remote function on worker /job:worker/replica:0/task:1 failed with UnavailableError()", None) == ()
+    assert blamed('[[Node: _Recv[recv_device="/job:worker/replica:0/task:0/cpu:0", send_device="/job:ps/replica:0/task:0/cpu:0"]]', 0) == ("ps-0",)
+
+
+@pytest.mark.parametrize("text, root", [
+    ("[1,4]<stdout>:gpu7:4105:4372 [0] include/socket.h:318 NCCL WARN Net : Socket creation failed : Address family not supported by protocol\n", "rank 4"),
+    ("tensorflow.python.framework.errors_impl.DataLossError: From /job:ps/replica:0/task:3:\nChecksum does not match\n", "ps-3"),
+    ("mpirun noticed that process rank 7 with PID 0 on node gpu7 exited on signal 9 (Killed).\n", "rank 7"),
+    ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor on /job:ps/replica:0/task:0/device:CPU:0\n", "ps-0"),
+    ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor on /job:localhost/replica:0/task:0/device:GPU:0\n", None),
+])
+def test_a_root_line_in_one_unlabelled_stream_names_the_worker_its_own_tag_says(text, root):
+    a = first(split_dump(text, "job.log", "job"))
+    assert a.root is not None and a.root_worker == root and not a.sure
+
+
+def test_horovods_stall_lines_are_the_others_waiting_for_the_rank_that_is_missing():
+    text = ("[1,0]<stderr>:[2019-04-13 13:53:31.851506: W horovod/common/operations.cc:588] "
+            "HorovodBroadcast_global_step_0 [missing ranks: 1]\n")
+    a = first(split_dump(text, "job.log", "job"))
+    assert a.root is None and a.root_worker == "rank 1" and not a.sure
+    assert all(c.role == CASCADE for c in a.cascade)
+
+
+def test_a_wait_for_a_task_that_never_answers_names_it_as_likely():
+    text = ("2018-03-02 08:50:57.918293: I tensorflow/core/distributed_runtime/master.cc:221] CreateSession still "
+            "waiting for response from worker: /job:ps/replica:0/task:0\n")
+    a = first(split_dump(text, "worker-0.log", "worker-0"))
+    assert (a.root_worker, a.sure, a.root) == ("ps-0", False, None)
