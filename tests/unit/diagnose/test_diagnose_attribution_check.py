@@ -28,7 +28,8 @@ def report(name: str, target: str, *, events=(), checks=("completed",), restarte
         extra.append(RestartEvent(t=T0 + 9, source="worker-0", reason="worker-1 failed"))
     if name.startswith("tf-config-"):  # a fault applied at create heals by a redeploy: the change
         extra.append(RestartEvent(t=T0 + 30, source="worker-0", reason="redeploy: tf_config healed"))
-    verdicts = [passed("ok").about(c, "recover" if c == "completed" else "expect", {}) for c in checks]
+    verdicts = [passed("ok").about(c, "recover" if c == "completed" else "expect",
+                                   {"restarts": 2} if c == "restarts_exhausted" else {}) for c in checks]
     return Report(name, f"scenarios/{name}.yaml", "", {}, verdicts, Timeline.from_events(INFO, [*events, *extra]))
 
 
@@ -85,3 +86,14 @@ def test_the_faulted_workers_come_from_the_inject_events():
     assert faulted(report("x", "worker-1"), logs) == {"worker-1"}
     assert faulted(report("x", "worker-0,worker-1"), logs) is None
     assert faulted(report("x", "cluster"), logs) is None
+
+
+def test_one_restart_that_ran_out_is_not_expected_to_be_a_loop():
+    # unshared-backup-dir-...: max_restarts 1, restore_failed + restarts_exhausted {restarts: 1}
+    one = corrupt_checkpoint_run(restarts=1)
+    name = "unshared-backup-dir-fails-the-restore-with-a-collective-mismatch"
+    r = report(name, "worker-1", events=one, checks=("restore_failed", "restarts_exhausted"))
+    r = Report(r.scenario, r.file, "", {}, [v if v.check != "restarts_exhausted" else v.about(v.check, v.role, {"restarts": 1})
+                                            for v in r.verdicts], r.timeline)
+    holds, said = judge(r, worker_logs_of(one, name))
+    assert holds is not False, said
