@@ -222,8 +222,8 @@ def compose_problems(doc: dict) -> list[str]:
 
 
 def check_all(docs: dict[str, dict]) -> dict[str, list[str]]:
-    """``{"job": ..., "jobset": ..., "compose": ...}`` -> the problems of each."""
-    checks = {"job": job_problems, "jobset": jobset_problems, "compose": compose_problems}
+    """``{"service": ..., "job": ..., "jobset": ..., "compose": ...}`` -> the problems of each."""
+    checks = {"service": schema_problems, "job": job_problems, "jobset": jobset_problems, "compose": compose_problems}
     return {name: checks[name](doc) for name, doc in docs.items() if name in checks}
 
 
@@ -234,7 +234,7 @@ def summary(docs: dict[str, dict]) -> str:
     except SchemaUnavailable as exc:
         return f"not validated: {exc}"
     bad = {k: v for k, v in problems.items() if v}
-    how = (f"validated offline (no cluster): the Job and the JobSet's Job template against the Kubernetes "
+    how = (f"validated offline (no cluster): the Job, its Service and the JobSet's Job template against the Kubernetes "
            f"{K8S_VERSION} schema (kubernetes-validate, strict) and the API server's podFailurePolicy rules, the "
            "JobSet's failurePolicy against JobSet v1alpha2's fields, the Compose snippet against the Compose schema "
            "and its values")

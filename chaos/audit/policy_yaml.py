@@ -77,18 +77,30 @@ def pod_failure_policy(policy: FailurePolicy, target: Target) -> dict:
     return {"rules": rules}
 
 
-def worker_hosts(target: Target) -> list[str]:
-    """A JobSet's pod DNS names: <jobset>-<replicatedJob>-<jobIndex>-<podIndex>.<subdomain>, the
-    subdomain defaulting to the JobSet's name (one Job of ``workers`` pods: jobIndex 0)."""
-    return [f"{target.name}-{REPLICATED_JOB}-0-{i}.{target.name}:{target.port}" for i in range(target.workers)]
+JOBSET = "jobset"
+JOB = "job"
 
 
-def tf_config_snippet(target: Target) -> str:
+def _host(target: Target, form: str, index: str) -> str:
+    """A pod's DNS name. JobSet: <jobset>-<replicatedJob>-<jobIndex>-<podIndex>.<subdomain>, the
+    subdomain defaulting to the JobSet's name (one Job of ``workers`` pods: jobIndex 0). A plain
+    Indexed Job: <job>-<index> (its pods' hostname) under the headless Service ``job_service`` makes."""
+    if form == JOBSET:
+        return f"{target.name}-{REPLICATED_JOB}-0-{index}.{target.name}:{target.port}"
+    return f"{target.name}-{index}.{target.name}:{target.port}"
+
+
+def worker_hosts(target: Target, form: str = JOBSET) -> list[str]:
+    return [_host(target, form, str(i)) for i in range(target.workers)]
+
+
+def tf_config_snippet(target: Target, form: str = JOBSET) -> str:
     """POSIX sh: TF_CONFIG from the pod's JOB_COMPLETION_INDEX (the Job controller sets it in every
     pod of an Indexed Job), the cluster listed by the pods' headless-service names."""
-    host = f"{target.name}-{REPLICATED_JOB}-0-$i.{target.name}:{target.port}"
+    host = _host(target, form, "$i")
+    kind = "JobSet" if form == JOBSET else "Job"
     return "\n".join([
-        f"# TF_CONFIG for the pods of JobSet {target.name}: worker i is {host.replace('$i', 'i')}",
+        f"# TF_CONFIG for the pods of {kind} {target.name}: worker i is {_host(target, form, 'i')}",
         f'N={target.workers}; W=""; i=0',
         f'while [ "$i" -lt "$N" ]; do W="$W${{W:+,}}\\"{host}\\""; i=$((i + 1)); done',
         'export TF_CONFIG="{\\"cluster\\": {\\"worker\\": [$W]}, '
@@ -96,9 +108,9 @@ def tf_config_snippet(target: Target) -> str:
     ])
 
 
-def tf_config_for(target: Target, index: int) -> dict:
+def tf_config_for(target: Target, index: int, form: str = JOBSET) -> dict:
     """The TF_CONFIG the snippet gives pod ``index`` (for tests and the card's example line)."""
-    return {"cluster": {"worker": worker_hosts(target)}, "task": {"type": "worker", "index": index}}
+    return {"cluster": {"worker": worker_hosts(target, form)}, "task": {"type": "worker", "index": index}}
 
 
 def _pod_spec(target: Target, command: list[str] | None = None) -> dict:
@@ -115,21 +127,34 @@ def _pod_spec(target: Target, command: list[str] | None = None) -> dict:
     }
 
 
-def _start_command(target: Target) -> list[str]:
-    return ["sh", "-c", tf_config_snippet(target) + "\nexec " + shlex.join(target.command)]
+def _start_command(target: Target, form: str) -> list[str]:
+    return ["sh", "-c", tf_config_snippet(target, form) + "\nexec " + shlex.join(target.command)]
+
+
+def job_service(target: Target) -> dict:
+    """The headless Service a plain Indexed Job's pods need to reach each other by name (a JobSet
+    makes its own): no cluster IP, every pod of the Job, addresses published before they are
+    ready (MWMS workers connect while starting)."""
+    return {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": target.name},
+        "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
+                 "selector": {"batch.kubernetes.io/job-name": target.name},
+                 "ports": [{"name": "tf", "port": target.port}]},
+    }
 
 
 def job(policy: FailurePolicy, target: Target) -> dict:
-    """A batch/v1 Indexed Job: one pod per worker. The Job controller replaces a failed pod alone,
-    and its MWMS peers then fail too (their collectives abort), so one failure costs up to
-    ``workers`` pod failures: backoffLimit allows ``retries`` such rounds."""
+    """A batch/v1 Indexed Job: one pod per worker, named by its index under ``job_service``. The Job
+    controller replaces a failed pod alone, and its MWMS peers then fail too (their collectives
+    abort), so one failure costs up to ``workers`` pod failures: backoffLimit allows ``retries``
+    such rounds."""
     return {
         "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": target.name},
         "spec": {
             "completionMode": "Indexed", "completions": target.workers, "parallelism": target.workers,
             "backoffLimit": target.workers * policy.retries,
             "podFailurePolicy": pod_failure_policy(policy, target),
-            "template": {"spec": _pod_spec(target)},
+            "template": {"spec": {**_pod_spec(target, _start_command(target, JOB)), "subdomain": target.name}},
         },
     }
 
@@ -153,7 +178,7 @@ def jobset(policy: FailurePolicy, target: Target) -> dict:
                     "completionMode": "Indexed", "completions": target.workers, "parallelism": target.workers,
                     "backoffLimit": 0,
                     "podFailurePolicy": pod_failure_policy(policy, target),
-                    "template": {"spec": _pod_spec(target, _start_command(target))},
+                    "template": {"spec": _pod_spec(target, _start_command(target, JOBSET))},
                 }},
             }],
         },
@@ -204,17 +229,17 @@ def yaml_text(doc: dict) -> str:
 def documents(policy: FailurePolicy, target: Target) -> dict[str, str]:
     """Every snippet by name, as the card prints them."""
     return {
-        "job": yaml_text(job(policy, target)),
+        "job": yaml_text(job_service(target)) + "---\n" + yaml_text(job(policy, target)),
         "jobset": yaml_text(jobset(policy, target)),
         "tf_config": tf_config_snippet(target),
         "compose": yaml_text(compose(policy, target)),
     }
 
 
-def example_tf_config(target: Target, index: int = 1) -> str:
+def example_tf_config(target: Target, index: int = 1, form: str = JOBSET) -> str:
     """What pod ``index`` gets, the worker list cut to its ends past three entries."""
-    text = json.dumps(tf_config_for(target, index))
-    hosts = worker_hosts(target)
+    text = json.dumps(tf_config_for(target, index, form))
+    hosts = worker_hosts(target, form)
     if len(hosts) > 3:
         text = text.replace(", ".join(json.dumps(h) for h in hosts[1:-1]), "...")
     return text

@@ -122,7 +122,8 @@ def policy_snippets(card: Card) -> list[tuple[str, str, str]]:
         return []
     docs = documents(card.policy, card.target)
     return [
-        ("Kubernetes Job (batch/v1): podFailurePolicy", "yaml", docs["job"]),
+        ("Kubernetes Job (batch/v1, Indexed) with its headless Service: podFailurePolicy, TF_CONFIG from the "
+         "pod's index", "yaml", docs["job"]),
         ("JobSet: failurePolicy, and the podFailurePolicy of its Job template", "yaml", docs["jobset"]),
         (f"TF_CONFIG in a JobSet's pods (pod 1 gets {example_tf_config(card.target)})", "sh", docs["tf_config"]),
         ("Docker / Compose restart settings. " + compose_note(card.policy), "yaml", docs["compose"]),

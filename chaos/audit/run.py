@@ -114,8 +114,8 @@ def with_policy_check(card: Card) -> Card:
     """The card with its failure-policy manifests validated offline (chaos.audit.policy_check)."""
     if card.policy is None or card.policy.missing:
         return card
-    docs = {"job": policy_yaml.job(card.policy, card.target), "jobset": policy_yaml.jobset(card.policy, card.target),
-            "compose": policy_yaml.compose(card.policy, card.target)}
+    docs = {"service": policy_yaml.job_service(card.target), "job": policy_yaml.job(card.policy, card.target),
+            "jobset": policy_yaml.jobset(card.policy, card.target), "compose": policy_yaml.compose(card.policy, card.target)}
     return replace(card, policy_check=policy_check.summary(docs))
 
 

@@ -47,6 +47,10 @@ def test_the_job_carries_the_measured_policy_and_validates(policy):
     assert job["spec"]["template"]["spec"]["restartPolicy"] == "Never"
     assert job["spec"]["backoffLimit"] == 4 * policy.retries  # one failure fails every MWMS peer
     assert policy_check.job_problems(job) == []
+    spec = job["spec"]["template"]["spec"]
+    assert spec["subdomain"] == TARGET.name and spec["containers"][0]["command"][2].endswith("exec python train.py --epochs 5")
+    service = policy_yaml.job_service(TARGET)
+    assert service["spec"]["clusterIP"] == "None" and policy_check.schema_problems(service) == []
 
 
 def test_the_jobset_restarts_every_worker_and_fails_on_the_unfixed_codes(policy):
@@ -72,7 +76,7 @@ def test_the_compose_settings_say_the_same_and_validate(policy):
 
 def test_the_yaml_reads_back_as_the_manifests(policy):
     docs = policy_yaml.documents(policy, TARGET)
-    assert yaml.safe_load(docs["job"]) == policy_yaml.job(policy, TARGET)
+    assert list(yaml.safe_load_all(docs["job"])) == [policy_yaml.job_service(TARGET), policy_yaml.job(policy, TARGET)]
     assert yaml.safe_load(docs["jobset"]) == policy_yaml.jobset(policy, TARGET)
     assert yaml.safe_load(docs["compose"]) == policy_yaml.compose(policy, TARGET)
     assert "status: 'True'" in docs["job"]  # a string, not YAML's true
@@ -151,6 +155,11 @@ def test_the_tf_config_snippet_gives_each_pod_its_index_and_the_headless_names()
                              env={"PATH": os.environ["PATH"], "JOB_COMPLETION_INDEX": str(index)}, check=True).stdout
         assert json.loads(out) == policy_yaml.tf_config_for(TARGET, index)
     assert policy_yaml.worker_hosts(TARGET)[2] == "mnist-worker-0-2.mnist:2222"
+    # A plain Indexed Job: <job>-<index> under its headless Service (subdomain), the same way.
+    job_snippet = policy_yaml.tf_config_snippet(TARGET, policy_yaml.JOB)
+    out = subprocess.run(["sh", "-c", job_snippet + '\nprintf %s "$TF_CONFIG"'], capture_output=True, text=True,
+                         env={"PATH": os.environ["PATH"], "JOB_COMPLETION_INDEX": "2"}, check=True).stdout
+    assert json.loads(out)["cluster"]["worker"][3] == "mnist-3.mnist:2222" and json.loads(out)["task"]["index"] == 2
     missing = subprocess.run(["sh", "-c", snippet], capture_output=True, text=True, env={"PATH": os.environ["PATH"]})
     assert missing.returncode != 0 and "not an Indexed Job pod" in missing.stderr
 
