@@ -65,7 +65,7 @@ _PEER_LINE = re.compile(r"remote target /job:|Error reported from /job:|send_dev
 NEAR_LINES = 1  # TF prints the peer right on the next line; further down is the next record's
 KILL_CODES = (137, 134)
 GONE_REASONS = ("evicted", "preempted")
-# A kill this long after the cycle's first failure, blamed by no earlier line, came after the job had failed:
+# A kill this long after the cycle's first failure came after the job had failed:
 # the runner notices a peer's exit within a second or two (measured: a peer's error 0.16 s before the killed
 # worker's exit event), its restart kill of a hung job comes after the symptom timeout (30 s).
 KILL_MARGIN_S = 5.0
@@ -293,10 +293,8 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
     teardown: list[Labelled] = list(torn)
     causes: list[_Line] = []
     rest: list[_Line] = []
-    blames_so_far: set[str] = set()
     for line in lines:
         if line.kind == "effect":
-            blames_so_far.update(line.blames[:1])
             rest.append(line)
             continue
         if line.kind in ("kill", "exit") and line.own_error:
@@ -308,7 +306,7 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
                                                        "for a hung bring-up, not a cause"))
                 continue
             late = first_t is not None and line.t is not None and line.t - first_t > KILL_MARGIN_S
-            if late and line.worker.name not in blames_so_far:
+            if late:  # blamed or not: a worker its peers lost and that was killed later hung, and was stopped
                 teardown.append(_label(TEARDOWN, line, f"{line.t - first_t:.0f} s after the first failure, with no "
                                                        "error of its own: the kill of a job that had already failed"))
                 continue
