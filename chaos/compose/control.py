@@ -5,7 +5,7 @@ by hand (README "Explore by hand").
 It has the abilities that act on a running cluster (chaos.backends.abilities):
 signals, preemption, pause, the network (proxy routes through the Toxiproxy
 client, a worker's Docker network), resources and commands to the training
-process. What changes how workers are *created* (overrides, restarts, TF_CONFIG),
+process. What changes how workers are *created* (overrides, a rewritten TF_CONFIG),
 needs a run's own backup volume or helper image, or more than one node belongs
 to the scenario runner: a fault that needs one is refused before it acts
 (``unsupported_here``), naming what to do instead.

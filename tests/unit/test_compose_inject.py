@@ -76,3 +76,17 @@ def test_what_a_compose_cluster_serves_it_implements_and_nothing_more():
     control = ComposeControl({}, say=lambda e: None)
     with pytest.raises(ScenarioError, match="has no worker-3"):
         control.container(3)
+
+
+def test_the_tf_config_of_a_compose_worker_is_the_one_it_was_created_with():
+    class Container:
+        attrs = {"Config": {"Env": ["PATH=/bin", 'TF_CONFIG={"cluster": {"worker": ["proxy:23600"]}}']}}
+
+        def reload(self):
+            pass
+
+    control = ComposeControl({"worker-0": Container()}, say=lambda e: None)
+    assert control.tf_config(0) == '{"cluster": {"worker": ["proxy:23600"]}}'
+    Container.attrs = {"Config": {"Env": ["PATH=/bin"]}}
+    with pytest.raises(ScenarioError, match="created without TF_CONFIG"):
+        control.tf_config(0)
