@@ -15,6 +15,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
+from chaos.backends.abilities import Freezing
 from chaos.backends.base import ClusterControl
 from chaos.checks.base import RecoveryCheck, SymptomCheck, register_check
 from chaos.checks.verdict import Verdict, failed, passed
@@ -29,6 +30,9 @@ class PauseWorkers(WorkersFault):
     """Freeze several workers at once (docker pause on each); heal unpauses them."""
 
     name: ClassVar[str] = "pause_workers"
+    # pause/unpause are an optional ability of a cluster: a backend without it refuses the
+    # scenario before anything starts, and inject refuses a cluster without it.
+    uses_abilities: ClassVar[tuple[type, ...]] = (Freezing,)
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         for w in self.workers:

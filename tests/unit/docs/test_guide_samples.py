@@ -21,7 +21,7 @@ from chaos.events import RUNNER, ErrorEvent, HealEvent, InjectEvent, RestartEven
 from chaos.faults import FAULTS
 from chaos.scenario.loader import scenario_from_dict
 from chaos.timeline import RunInfo, Timeline
-from fake_backend import FakeCluster
+from fake_backend import FakeCluster, FakeWorkers
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = ROOT / "examples" / "plugins"
@@ -88,6 +88,15 @@ def test_pause_workers_pauses_each_and_its_undo_unpauses_them_in_reverse(samples
     undo(cluster)  # a second call does nothing more
     assert cluster.paused == set()
     assert cluster.calls == [("pause", 1), ("pause", 2), ("unpause", 2), ("unpause", 1)]
+
+
+def test_a_cluster_without_the_freezing_ability_is_refused_by_type(samples):
+    from chaos.backends.abilities import UnsupportedVerb
+
+    cluster = FakeWorkers(num_workers=3)  # the required interface only
+    with pytest.raises(UnsupportedVerb, match="pause"):
+        FAULTS.get("pause_workers")(workers=[1, 2]).inject(cluster)
+    assert cluster.calls == []
 
 
 def test_a_half_done_pause_is_undone_as_far_as_it_got(samples):
