@@ -17,7 +17,7 @@ from pathlib import Path
 from chaos.checks.verdict import Status
 from chaos.events_text import event_line
 from chaos.report.marks import Picture, picture
-from chaos.report.model import Report
+from chaos.report.model import ROOT_CAUSE, Report
 from chaos.report.timeline_figure import MARK_STYLE, timeline_svg
 
 EVIDENCE_LINES = 8
@@ -99,7 +99,8 @@ def _problems(report: Report) -> str:
     if report.incomplete:
         lines.append(f"<p>{escape(report.incomplete)}</p>")
     for notice in report.notices():
-        lines.append(f"<p><b>warning: {escape(notice.topic)}</b>: {escape(notice.text)}</p>")
+        said = "root cause" if notice.topic == ROOT_CAUSE else f"warning: {notice.topic}"
+        lines.append(f"<p><b>{escape(said)}</b>: {escape(notice.text)}</p>")
     return f'<div class="problem" id="problems">{"".join(lines)}</div>' if lines else ""
 
 

@@ -16,6 +16,10 @@ from chaos.events import AddressEvent, NoticeEvent
 from chaos.timeline import Timeline
 
 
+# A notice that is the run's diagnosis (chaos.runner.diagnosis_notes), not a warning: shown as it is.
+ROOT_CAUSE = "root_cause"
+
+
 @dataclass(frozen=True)
 class PhaseTimings:
     """Seconds; None when the phase did not happen or cannot be measured."""

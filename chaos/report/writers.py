@@ -15,7 +15,7 @@ from pathlib import Path
 
 from chaos.checks.verdict import Status
 from chaos.events_text import event_line
-from chaos.report.model import Report
+from chaos.report.model import ROOT_CAUSE, Report
 
 EVIDENCE_LINES = 5
 
@@ -104,7 +104,8 @@ def terminal_summary(reports: list[Report]) -> str:
         if nodes := report.placement():
             lines.append(f"  nodes: {nodes}")
         for notice in report.notices():
-            lines.append(f"  warning: {notice.topic}: {notice.text}")
+            said = "root cause" if notice.topic == ROOT_CAUSE else f"warning: {notice.topic}"
+            lines.append(f"  {said}: {notice.text}")
         for label, verdict in report.numbered():
             lines.append(f"  {verdict.status.value:7} {label}: {verdict.reason}")
             if verdict.status is not Status.PASS:

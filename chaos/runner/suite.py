@@ -30,7 +30,7 @@ from chaos import interrupts
 from chaos.eventlog import EventLog
 from chaos.live.progress import ProgressPrinter
 from chaos.report import Report
-from chaos.runner.loop_notice import with_loop_notice
+from chaos.runner.diagnosis_notes import with_diagnosis
 from chaos.runner.run import RunOptions, run
 from chaos.scenario.model import Scenario
 
@@ -172,7 +172,7 @@ class Suite:
             with interrupts.stop_token(lambda: events.stopped):  # lock waits end on cancel
                 report = run(entry.scenario, entry.file, self.options, events=events,
                              progress=show.line if show else None, admit=lambda: self._admit(index))
-            report = with_loop_notice(report, self.options.report_dir)
+            report = with_diagnosis(report, self.options.report_dir)
             self.reports[index] = report
             if show is not None:
                 show.line(f"{entry.scenario.name}: {report.status.value.upper()}")

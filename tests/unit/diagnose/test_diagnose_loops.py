@@ -12,7 +12,9 @@ from chaos.diagnose.observe import observe_all
 from chaos.diagnose.render import render
 from chaos.events import ErrorEvent, ExitEvent, LogLine, NoticeEvent, PhaseEvent, RestartEvent, StartEvent, StepEvent
 from chaos.report.model import Report
-from chaos.runner.loop_notice import TOPIC, with_loop_notice
+from chaos.report.model import ROOT_CAUSE
+from chaos.report.writers import terminal_summary
+from chaos.runner.diagnosis_notes import TOPIC, with_diagnosis
 from chaos.timeline import RunInfo, Timeline
 
 T0 = 1_795_600_000.0
@@ -127,11 +129,25 @@ def _report(events: list) -> Report:
 
 
 def test_the_runners_report_carries_the_loop_as_a_notice():
-    report = with_loop_notice(_report(corrupt_checkpoint_run()))
+    report = with_diagnosis(_report(corrupt_checkpoint_run()))
     notices = [n for n in report.notices() if n.topic == TOPIC]
     assert len(notices) == 1 and notices[0].text.startswith("stop retrying: restart loop: IndexError")
-    assert with_loop_notice(report).notices() == report.notices()  # said once
-    assert [n for n in with_loop_notice(_report(killed_worker_recovers())).notices() if n.topic == TOPIC] == []
+    assert with_diagnosis(report).notices() == report.notices()  # said once
+    assert [n for n in with_diagnosis(_report(killed_worker_recovers())).notices() if n.topic == TOPIC] == []
+
+
+def test_the_runners_report_says_root_cascade_and_teardown_of_each_failed_cycle():
+    report = with_diagnosis(_report(killed_worker_recovers()))
+    roots = [n.text for n in report.notices() if n.topic == ROOT_CAUSE]
+    assert len(roots) == 1  # the restarted cycle did not fail
+    assert roots[0].startswith("first run: root worker: worker-1; root line: worker-1: exit 137 (SIGKILL)")
+    assert "cascade: 2 line(s) of worker-0" in roots[0]
+    text = terminal_summary([report])
+    assert "  root cause: first run: root worker: worker-1" in text and "warning: root_cause" not in text
+    loop = with_diagnosis(_report(corrupt_checkpoint_run()))
+    said = [n.text for n in loop.notices() if n.topic == ROOT_CAUSE]
+    assert [s.split(":")[0] for s in said] == ["first run", "after restart 1", "after restart 2"]
+    assert all("retry outlook: restart will not help" in s for s in said)
 
 
 def test_from_events_reads_log_lines_as_the_logs_do():
