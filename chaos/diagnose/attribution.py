@@ -357,8 +357,8 @@ def _label(role: str, line: _Line, why: str) -> Labelled:
 
 def _one_log(w: WorkerObservations) -> str:
     if w.index is None:
-        return (f"one log ({w.name}) whose name says no worker: its own failure is the root as far as its lines go; "
-                "a peer that failed first would show in the peers' logs")
+        return (f"one log ({w.name}) whose name says no worker: which worker printed each line, and whether a peer "
+                "failed first, would show in one log per worker")
     return (f"only {w.name}'s log: its own failure is the root as far as its lines go; the peers' logs would show "
             "whether one failed first")
 
