@@ -37,15 +37,7 @@ def report(name: str, target: str, *, events=(), checks=("completed",), restarte
 
 def target_of(name: str) -> str:
     """The inject target of the scenario's first fault, as the runner records it."""
-    step = load_scenario(ROOT / "scenarios" / f"{name}.yaml").faults[0]
-    fault = step.fault
-    if getattr(fault, "task", None):
-        return fault.task
-    if getattr(fault, "worker", None) is not None:
-        return f"worker-{fault.worker}"
-    if getattr(fault, "workers", None):
-        return ",".join(f"worker-{w}" for w in fault.workers)
-    return "cluster"
+    return load_scenario(ROOT / "scenarios" / f"{name}.yaml").faults[0].fault.target
 
 
 def test_every_verified_scenario_holds_on_its_logs():
