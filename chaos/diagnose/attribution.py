@@ -331,8 +331,8 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
                               "for (who is missing), not whose fault it is (its own config, or a port it cannot reach)")
             else:
                 untold.append("no line states a cause: only failed exits")
-    if len(workers) == 1:
-        sure = False  # one log: a peer that failed first is not in it
+    if len(_worker_logs(workers)) < 2:
+        sure = False  # one log (a dump's preamble or a stray header aside): a peer that failed first is not in it
     taken = {r.evidence for r in roots}
     at_root = {r.worker for r in roots}
     # a root worker's exit after its own error goes with its root line; every other line is cascade
@@ -345,6 +345,12 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
     before = root is not None and _before_first_step(gens, root)
     return Attribution(k, True, root, root_worker, sure, no_root, tuple(sorted(cascade, key=_t)),
                        tuple(teardown), tuple(dict.fromkeys(untold)), steps, top, before, tuple(roots))
+
+
+def _worker_logs(workers: list[WorkerObservations]) -> list[WorkerObservations]:
+    """The logs that are a worker's: not a dump's lines before its first pod header, nor a
+    "pod" a stray header line made (``-----`` between two paragraphs)."""
+    return [w for w in workers if not w.name.endswith("(before the first pod)") and re.search(r"[A-Za-z0-9]", w.name)]
 
 
 def _t(label: Labelled) -> tuple[int, float]:

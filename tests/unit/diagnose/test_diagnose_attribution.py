@@ -282,3 +282,27 @@ def test_a_wait_for_a_task_that_never_answers_names_it_as_likely():
             "waiting for response from worker: /job:ps/replica:0/task:0\n")
     a = first(split_dump(text, "worker-0.log", "worker-0"))
     assert (a.root_worker, a.sure, a.root) == ("ps-0", False, None)
+
+
+def test_on_the_field_corpus_no_root_is_named_sure_and_none_named_is_wrong(tmp_path):
+    """Each case is one file as a user gives it: never sure (one stream), and where the thread says
+    which worker it was (``root_worker``), a worker named is that one (benchmarks/diagnose_accuracy.py
+    prints the figure)."""
+    import yaml
+
+    from chaos.diagnose.observe import observe_files
+
+    corpus = Path(__file__).resolve().parents[2] / "fixtures" / "diagnose_field" / "corpus.yaml"
+    cases = yaml.safe_load(corpus.read_text(encoding="utf-8"))
+    right = 0
+    for case in cases:
+        path = tmp_path / f"{case['id']}.log"
+        path.write_text(case["log"], encoding="utf-8")
+        a = first_failure(attribute(observe_files([path])[0]))
+        if a is None:
+            continue
+        assert not a.sure, case["id"]
+        if case.get("root_worker") and a.root_worker is not None:
+            assert a.root_worker == case["root_worker"], case["id"]
+            right += 1
+    assert right >= 16
