@@ -4,9 +4,11 @@ faulted worker as the root (or no root worker where the fault touches every
 worker), never call a recovered run a loop, and flag the loop of a run whose
 restarts ran out on the same failure.
 
-The root worker is judged only for the scenarios whose real logs were read
-and seen to hold (``VERIFIED``); for the others the attribution is recorded
-(a JUnit property) but not judged, so an unseen run cannot turn CI red. A
+The root worker and the loop are judged only for the scenarios whose real logs
+were read and seen to hold (``VERIFIED``); for the others they are recorded (a
+JUnit property) but not judged, so an unseen run cannot turn CI red. What holds
+by construction is judged for every scenario: a run that recovered is no loop
+(its last cycle trained), and the outlook of its family says a restart helps. A
 root said as *likely* (no line of its own states a cause: a network fault, a
 pause) or "cannot tell" is recorded, never counted as a miss: the rule is no
 wrong root named with confidence.
@@ -86,7 +88,8 @@ def judge(report, logs: list[WorkerLog]) -> tuple[bool | None, str]:
     family = scenario_family(report.scenario)
     expected = faulted(report, logs)
     problems: list[str] = []
-    if first is not None and first.sure:
+    verified = report.scenario in VERIFIED
+    if verified and first is not None and first.sure:
         if expected is None and first.root_worker is not None:
             problems.append(f"named {first.root_worker} the root, but the fault acts on every worker")
         elif expected is not None and first.root_worker is None:
@@ -96,7 +99,7 @@ def judge(report, logs: list[WorkerLog]) -> tuple[bool | None, str]:
     recovered = _recovered(report)
     if recovered and loop is not None:
         problems.append(f"called a loop, but training recovered: {loop.said()}")
-    if _expects_loop(report) and loop is None:
+    if verified and _expects_loop(report) and loop is None:
         problems.append("its restarts ran out on the same failure, but no restart loop was flagged")
     said = retry_outlook(family, cycles, loop)
     if recovered and first is not None and not said.helps and not _redeployed(report):
@@ -108,8 +111,8 @@ def judge(report, logs: list[WorkerLog]) -> tuple[bool | None, str]:
             + (f"loop: {loop.said()}" if loop else "no restart loop"))
     if problems:
         return False, line + " -- " + "; ".join(problems)
-    if report.scenario not in VERIFIED:
-        return None, line + " (root worker recorded, not judged: this scenario's logs were not read yet)"
+    if not verified:
+        return None, line + " (root worker and loop recorded, not judged: this scenario's logs were not read yet)"
     return True, line
 
 
