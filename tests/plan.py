@@ -86,6 +86,25 @@ def placements() -> list[tuple[str, list[str]]]:
     return out
 
 
+def cpu_ticks() -> tuple[int, int] | None:
+    """(busy, idle) jiffies of the whole machine since boot, from /proc/stat (None where there is none)."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields[:8]) - idle, idle
+
+
+def busy_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> str:
+    """How busy the machine was between two readings: whether a phase was CPU-bound (then only less
+    work shortens it) or waiting (then more overlap would), the question every CI-time change asks."""
+    if before is None or after is None:
+        return "machine busy: unknown"
+    busy, idle = after[0] - before[0], after[1] - before[1]
+    return f"machine busy {100 * busy / max(1, busy + idle):.0f} %"
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -144,13 +163,14 @@ def main() -> int:
     for name, sessions in phases():
         print(f"\n######## bin/test: {name} ({len(sessions)} session{'s' if len(sessions) > 1 else ''}) ########",
               flush=True)
-        t0 = time.monotonic()
+        t0, ticks0 = time.monotonic(), cpu_ticks()
         try:
             codes = Sessions(sessions).run()
         except KeyboardInterrupt:
             print("bin/test: interrupted; each session tore its runs down", file=sys.stderr)
             return 130
-        print(f"######## bin/test: {name}: exit {codes}, {time.monotonic() - t0:.0f} s ########", flush=True)
+        print(f"######## bin/test: {name}: exit {codes}, {time.monotonic() - t0:.0f} s, "
+              f"{busy_share(ticks0, cpu_ticks())} ########", flush=True)
         failed += [f"{name} (session {i + 1}: exit {c})" for i, c in enumerate(codes) if c != 0]
     total = time.monotonic() - started
     if failed:

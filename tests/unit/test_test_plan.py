@@ -60,3 +60,11 @@ def test_only_modules_marked_to_run_beside_the_scenarios_do():
     marked = {str(m.relative_to(ROOT)) for m in integration if "chaos_beside_scenarios" in m.read_text()}
     beside = {p for p in plan.SCENARIOS_BESIDE if p.startswith("tests/integration/")}
     assert beside == marked
+
+
+def test_a_phase_says_how_busy_the_machine_was():
+    plan = load_plan()
+    assert plan.busy_share((100, 900), (250, 950)) == "machine busy 75 %"
+    assert plan.busy_share(None, (1, 1)) == "machine busy: unknown"
+    now = plan.cpu_ticks()
+    assert now is None or (now[0] > 0 and now[1] >= 0)
