@@ -52,7 +52,9 @@ _EFFECT_WORDS = re.compile(
     r"DEADLINE_EXCEEDED|[Hh]eartbeat|unhealthy|seems down|is down|leader task was preempted|The tasks have crashed|"
     r"[Bb]roken pipe|stopped sending|Error received from peer|grpc_status|\bCANCELLED\b|"
     # Horovod's stall inspector: the others wait for a rank
-    r"missing ranks|Stalled ranks|Stalled ops|ready ranks|waiting for remainder of ranks|by subset of ranks"
+    r"missing ranks|Stalled ranks|Stalled ops|ready ranks|waiting for remainder of ranks|by subset of ranks|"
+    # the coordination service failing every task for another one's state (a duplicate task, a restarted one)
+    r"set to ERROR|different incarnation|unexpectedly tried to connect|Barrier failed"
 )
 # TF's words about the coordination leader, not an exit of this worker.
 _NOT_AN_EXIT = re.compile(r"leader task was preempted|Either the leader")
@@ -462,6 +464,9 @@ def _from_effects(effects: list[_Line], workers: list[WorkerObservations]) -> tu
     if any(line.blames[0] != suspect for line in near):
         return None, [f"the first peers' errors name different tasks within {BLAME_WINDOW_S:g} s "
                       f"({', '.join(sorted({line.blames[0] for line in near}))}): which worker it began at cannot be told"]
+    if suspect == first.worker.name:
+        return None, [f"the first peer error names {suspect}'s own task: another process with its task index "
+                      "(a duplicate in TF_CONFIG) or an error passed back to it: which worker it began at cannot be told"]
     known = {w.name for w in workers}
     where = "" if suspect in known or len(workers) == 1 else " (no log of that name was given)"
     return suspect, [f"no line states a cause: {suspect}{where} is the task {first.worker.name}'s first peer error "

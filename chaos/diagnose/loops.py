@@ -72,13 +72,16 @@ def restart_loop(attributions: list[Attribution], n: int = LOOP_CYCLES) -> Loop 
 
 def worker_logs_of(events: list[Event], scenario: str) -> list[WorkerLog]:
     """Each worker's log as the report writes it (``chaos.report.outputs.worker_logs``): its
-    lines and events, and the runner's teardown line in every one."""
+    lines and events, and the runner's teardown line in every one. The proxy's lines are no
+    worker's (the self-check reads the ``worker-N log`` artifacts only, and so does this)."""
     lines: dict[str, list[str]] = {}
     for event in events:
         if event.source == RUNNER:
             if isinstance(event, PhaseEvent) and event.phase == "teardown":
                 for text in lines.values():
                     text.append(event.to_json())
+            continue
+        if not event.source.startswith("worker-"):
             continue
         lines.setdefault(event.source, []).append(event.text if isinstance(event, LogLine) else event.to_json())
     return [

@@ -306,3 +306,13 @@ def test_on_the_field_corpus_no_root_is_named_sure_and_none_named_is_wrong(tmp_p
             assert a.root_worker == case["root_worker"], case["id"]
             right += 1
     assert right >= 16
+
+
+def test_a_first_peer_error_that_names_its_own_task_cannot_tell():
+    # tf-config-duplicate-index (run of 2026-12-02): worker-1 claims task 0; the chief is failed for it
+    message = ("Barrier failed because: task is set to ERROR: ABORTED: /job:worker/replica:0/task:0 unexpectedly "
+               "tried to connect with a different incarnation")
+    worker_logs = logs(worker_0=[err("worker-0", 1, "InternalError", message), exit_("worker-0", 2, 1)],
+                       worker_1=[ev("start", "worker-1", 0, tf_version="2.21")])
+    a = first(worker_logs)
+    assert a.root is None and a.root_worker is None and any("own task" in u for u in a.untold)

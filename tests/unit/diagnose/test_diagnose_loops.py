@@ -155,3 +155,10 @@ def test_from_events_reads_log_lines_as_the_logs_do():
     _, loop = from_events(events, "run")
     assert loop is not None
     assert isinstance(NoticeEvent(t=0, source="runner", topic=TOPIC, text=loop.said()), NoticeEvent)
+
+
+def test_the_proxys_lines_are_no_workers_log():
+    events = corrupt_checkpoint_run() + [LogLine(t=T0 + 2, source="proxy", text="first client from 10.0.0.3")]
+    assert [log.name for log in worker_logs_of(events, "run")] == ["worker-0", "worker-1"]
+    cycles = cycles_of(events)
+    assert cycles[1].no_root and cycles[2].no_root  # every worker's restore: the proxy is not a worker that did not fail
