@@ -288,6 +288,10 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
             return Attribution(k, False, None, None, False, "", (), tuple(torn), tuple(untold), steps, top)
         untold += ["no error: the others waited for a peer that never came"] + more
         return Attribution(k, True, None, suspect, False, "", (), tuple(torn), tuple(untold), steps, top)
+    if _finished(gens) and not any(line.kind in ("kill", "exit") for line in lines):
+        # every worker trained to its end: an error it logged and lived through is no failure
+        # (killed-chief's restarted worker warns `NotFoundError: /backup/chief/checkpoint` before its done)
+        return Attribution(k, False, None, None, False, "", (), tuple(torn), tuple(untold), steps, top)
     first_t = next((line.t for line in lines if line.t is not None), None)
     if any(line.t is None for line in lines) and len({line.worker.name for line in lines}) > 1:
         untold.append("some lines have no time stamp: which worker failed first is read from the order of each log")
@@ -347,6 +351,12 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
     before = root is not None and _before_first_step(gens, root)
     return Attribution(k, True, root, root_worker, sure, no_root, tuple(sorted(cascade, key=_t)),
                        tuple(teardown), tuple(dict.fromkeys(untold)), steps, top, before, tuple(roots))
+
+
+def _finished(gens) -> bool:
+    """Every worker of the cycle said training was done, or exited 0 (a job's own logs that say
+    neither, a user's, never finished as far as they tell)."""
+    return bool(gens) and all(g.done_t is not None or any(x.code == 0 for x in g.exits) for _, g in gens)
 
 
 def _worker_logs(workers: list[WorkerObservations]) -> list[WorkerObservations]:

@@ -316,3 +316,12 @@ def test_a_first_peer_error_that_names_its_own_task_cannot_tell():
                        worker_1=[ev("start", "worker-1", 0, tf_version="2.21")])
     a = first(worker_logs)
     assert a.root is None and a.root_worker is None and any("own task" in u for u in a.untold)
+
+
+def test_a_warning_a_worker_lived_through_to_its_done_is_no_failure():
+    worker_logs = logs(
+        worker_0=[step("worker-0", 1, 1), ev("done", "worker-0", 3, step=1), exit_("worker-0", 4, 0)],
+        worker_1=[step("worker-1", 1, 1), "WARNING:tensorflow:NotFoundError: /backup/chief/checkpoint; No such file or directory",
+                  ev("done", "worker-1", 3, step=1), exit_("worker-1", 4, 0)],
+    )
+    assert first(worker_logs) is None
