@@ -40,6 +40,11 @@ VERIFIED: dict[str, str] = {
     "ld-library-path-skew-trains-silently-caught-by-fingerprint": "tests/unit/diagnose/logs/ (run of 2026-11-27)",
     "packet-corrupt-5pct-is-caught-by-the-tcp-checksum-and-trains-on-bit-exact": "tests/unit/diagnose/logs/",
     "packet-reorder-25pct-on-one-worker-trains-on-bit-exact": "tests/unit/diagnose/logs/ (run of 2026-11-27)",
+    # whole worker logs of chaos run --report-dir, 2026-12-02 (TF 2.21)
+    "corrupt-checkpoint-fails-every-restore-until-restarts-run-out": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
+    "device-oom-aborts-peers-then-recovers": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
+    "killed-chief-recovers-from-checkpoint": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
+    "tf-config-duplicate-index-aborts-chief-then-recovers": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
 }
 
 

@@ -42,7 +42,8 @@ def target_of(name: str) -> str:
 
 def test_every_verified_scenario_holds_on_its_logs():
     for name in VERIFIED:
-        holds, said = judge(report(name, target_of(name)), read_logs([LOGS / name])[0])
+        checks = tuple(c.name for c in load_scenario(ROOT / "scenarios" / f"{name}.yaml").checks)  # each passed
+        holds, said = judge(report(name, target_of(name), checks=checks), read_logs([LOGS / name])[0])
         assert holds is True, f"{name}: {said}"
 
 
