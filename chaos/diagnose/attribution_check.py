@@ -21,7 +21,8 @@ from chaos.diagnose.families import scenario_family
 from chaos.diagnose.logs import WorkerLog
 from chaos.diagnose.loops import LOOP_CYCLES, Loop, restart_loop, retry_outlook
 from chaos.diagnose.observe import observe_all
-from chaos.events import InjectEvent, RestartEvent
+from chaos.events import HealEvent, InjectEvent, RestartEvent
+from chaos.faults import FAULTS
 
 # scenario -> where its real logs were read (the excerpts under tests/unit/diagnose/logs/ are trimmed from
 # real runs; tests/unit/diagnose/test_diagnose_attribution.py holds each to the rule).
@@ -122,5 +123,15 @@ def judge(report, logs: list[WorkerLog]) -> tuple[bool | None, str]:
 
 
 def _redeployed(report) -> bool:
-    """The runner redeployed the workers to heal a fault applied at create: the change a restart needs."""
-    return any(r.reason.startswith("redeploy") for r in report.timeline.of(RestartEvent))
+    """The restart came with the change it needs: the runner redeployed the workers, or healed a
+    fault applied at create (a TF version, a TF_CONFIG) before its failure restart, so the
+    restarted workers were made without it (version-skew-tf215-..., run of 2026-12-02)."""
+    if any(r.reason.startswith("redeploy") for r in report.timeline.of(RestartEvent)):
+        return True
+    for heal in report.timeline.of(HealEvent):
+        try:
+            if FAULTS.get(heal.fault).applies_at_create:
+                return True
+        except Exception:  # noqa: BLE001 - a fault this process does not know (a plugin's): not the change
+            continue
+    return False

@@ -107,3 +107,18 @@ def test_one_restart_that_ran_out_is_not_expected_to_be_a_loop():
                                             for v in r.verdicts], r.timeline)
     holds, said = judge(r, worker_logs_of(one, name))
     assert holds is not False, said
+
+
+def test_a_failure_restart_that_healed_a_fault_applied_at_create_is_the_change():
+    # version-skew-tf215 (run of 2026-12-02): no redeploy; the runner heals the skew before its failure restart
+    from chaos.events import HealEvent
+
+    name = "version-skew-tf215-aborts-first-collective-then-recovers"
+    logs = read_logs([LOGS / "killed-worker-recovers-from-checkpoint"])[0]  # any failed first run
+    r = report(name, "worker-1")
+    holds, said = judge(r, logs)
+    assert holds is False and "recovered after a restart, but the outlook says" in said
+    healed = Report(r.scenario, r.file, "", {}, r.verdicts, Timeline.from_events(
+        INFO, [*r.timeline.events, HealEvent(t=T0 + 8, source="runner", fault="version_skew", target="worker-1")]))
+    holds, said = judge(healed, logs)
+    assert "recovered after a restart" not in said
