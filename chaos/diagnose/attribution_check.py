@@ -25,7 +25,8 @@ from chaos.events import HealEvent, InjectEvent, RestartEvent
 from chaos.faults import FAULTS
 
 # scenario -> where its real logs were read (the excerpts under tests/unit/diagnose/logs/ are trimmed from
-# real runs; tests/unit/diagnose/test_diagnose_attribution.py holds each to the rule).
+# real runs; runs/ holds whole runs whose ranking is not yet their own scenario's, so the ranking tests that
+# read logs/ do not take them; tests/unit/diagnose/test_diagnose_attribution_check.py holds each to the rule).
 VERIFIED: dict[str, str] = {
     "killed-worker-recovers-from-checkpoint": "tests/unit/diagnose/logs/ (run of 2026-11-25)",
     "host-oom-kills-worker-then-recovers": "tests/unit/diagnose/logs/ (run of 2026-11-25)",
@@ -46,6 +47,10 @@ VERIFIED: dict[str, str] = {
     "device-oom-aborts-peers-then-recovers": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
     "killed-chief-recovers-from-checkpoint": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
     "tf-config-duplicate-index-aborts-chief-then-recovers": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
+    "preempted-worker-trains-through-sigterm-until-sigkill-then-recovers": "tests/unit/diagnose/runs/ (run of 2026-12-02)",
+    "version-skew-tf215-aborts-first-collective-then-recovers": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
+    "one-way-blackhole-to-chief-times-out-then-recovers": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
+    "unshared-backup-dir-fails-the-restore-with-a-collective-mismatch": "tests/unit/diagnose/runs/ (run of 2026-12-02)",
 }
 
 

@@ -40,10 +40,24 @@ def target_of(name: str) -> str:
     return load_scenario(ROOT / "scenarios" / f"{name}.yaml").faults[0].fault.target
 
 
+RUNS = Path(__file__).parent / "runs"  # whole runs the ranking tests do not read (chaos/diagnose/attribution_check.py)
+
+
 def test_every_verified_scenario_holds_on_its_logs():
+    from chaos.events import HealEvent
+
     for name in VERIFIED:
-        checks = tuple(c.name for c in load_scenario(ROOT / "scenarios" / f"{name}.yaml").checks)  # each passed
-        holds, said = judge(report(name, target_of(name), checks=checks), read_logs([LOGS / name])[0])
+        scenario = load_scenario(ROOT / "scenarios" / f"{name}.yaml")
+        r = report(name, target_of(name), checks=tuple(c.name for c in scenario.checks))  # each passed
+        params = {c.name: c.params() for c in scenario.checks}
+        r = Report(r.scenario, r.file, "", {}, [v.about(v.check, v.role, params.get(v.check, {})) for v in r.verdicts],
+                   r.timeline)
+        # the runner heals a fault applied at create before it restarts (the restarted workers are made without it)
+        heals = [HealEvent(t=T0 + 8, source="runner", fault=step.fault.name, target=step.fault.target)
+                 for step in scenario.faults if step.fault.applies_at_create]
+        r = Report(r.scenario, r.file, "", {}, r.verdicts, Timeline.from_events(INFO, [*r.timeline.events, *heals]))
+        folder = LOGS / name if (LOGS / name).is_dir() else RUNS / name
+        holds, said = judge(r, read_logs([folder])[0])
         assert holds is True, f"{name}: {said}"
 
 
