@@ -107,7 +107,8 @@ def policy_summary(card: Card) -> list[str]:
         return [f"No failure policy: {p.missing if p else 'not derived'}."]
     lines = [f"Retry (Count, RestartJobSet): {plural(p.retryable)} {codes(p.retryable)}; a disruption (DisruptionTarget: "
              "preemption, eviction, node drain): Ignore.",
-             f"Fail the job (FailJob, FailJobSet): {plural(p.not_fixed)} {codes(p.not_fixed)}.",
+             (f"Fail the job (FailJob, FailJobSet): {plural(p.not_fixed)} {codes(p.not_fixed)}." if p.not_fixed else
+              "Fail the job (FailJob, FailJobSet): no exit code: no run that a restart failed to recover gave one."),
              f"At most {p.retries} restarts; manifests for {card.target.workers} workers (one per node, --nodes), "
              f"image {card.target.image}."]
     lines += [f"Note: {n}." for n in p.notes]

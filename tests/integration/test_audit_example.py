@@ -88,3 +88,14 @@ def test_the_job_s_own_figures_feed_its_card(cards):
         assert model["interval_steps"] == 60  # BackupAndRestore's epoch saves, from the job's plan event
         assert model["save_s"]["value"] is not None and "uninterrupted run" in model["save_s"]["note"]
         assert finding(card, "backup-not-shared")["status"] == "ok"  # /checkpoints, the shared volume
+
+
+def test_each_card_prints_a_failure_policy_that_validates(cards):
+    """Issue 40 item 4: the exit codes the battery saw, which a restart fixed, as manifests that
+    pass the offline validation (kubernetes-validate's schema and the API server's rules)."""
+    for name, card in cards.items():
+        policy = card["failure_policy"]
+        assert policy["validation"].endswith(": valid"), (name, policy["validation"])
+        assert 137 in policy["retryable"], (name, policy)  # the killed worker's SIGKILL, recovered
+        killed = next(f for f in policy["faults"] if f["key"] == "killed-worker")
+        assert killed["outcome"] == "recovered" and 137 in killed["codes"]
