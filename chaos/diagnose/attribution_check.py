@@ -16,6 +16,8 @@ wrong root named with confidence.
 
 from __future__ import annotations
 
+import re
+
 from chaos.diagnose.attribution import Attribution, attribute, first_failure
 from chaos.diagnose.families import scenario_family
 from chaos.diagnose.logs import WorkerLog
@@ -54,12 +56,16 @@ VERIFIED: dict[str, str] = {
 }
 
 
+_TASK_NAME = re.compile(r"^(?:worker|ps|chief|evaluator)(?:-\d+)?$")
+
+
 def faulted(report, logs: list[WorkerLog]) -> set[str] | None:
     """The workers the scenario's first fault acts on, from its inject events (the
     faults up to the first that names workers); None when it acts on every worker."""
     every = {log.name for log in logs}
     for inject in report.timeline.of(InjectEvent):
-        names = {n.strip() for n in inject.target.split(",") if n.strip() and n.strip() != "cluster"}
+        # a task's name; "cluster", "checkpoint" (the shared backup volume) act on every worker
+        names = {n.strip() for n in inject.target.split(",") if _TASK_NAME.match(n.strip())}
         if names:
             return None if names >= every else names
     return None

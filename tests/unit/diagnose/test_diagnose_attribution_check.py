@@ -110,6 +110,7 @@ def test_the_faulted_workers_come_from_the_inject_events():
     assert faulted(report("x", "worker-1"), logs) == {"worker-1"}
     assert faulted(report("x", "worker-0,worker-1"), logs) is None
     assert faulted(report("x", "cluster"), logs) is None
+    assert faulted(report("x", "checkpoint"), logs) is None  # the shared backup volume: every worker's
 
 
 def test_one_restart_that_ran_out_is_not_expected_to_be_a_loop():
