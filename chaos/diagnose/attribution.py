@@ -307,7 +307,9 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
             rest.append(line)  # its exit after its own error: the error says it
             continue
         if line.kind == "kill" and not line.oom:
-            if line.hung:
+            # hung: it only waited for its peers, and none trained (a parameter server never steps: it is
+            # no hung bring-up while the workers train)
+            if line.hung and not steps:
                 teardown.append(_label(TEARDOWN, line, "killed while it waited for its peers: the operator's cure "
                                                        "for a hung bring-up, not a cause"))
                 continue

@@ -325,3 +325,15 @@ def test_a_warning_a_worker_lived_through_to_its_done_is_no_failure():
                   ev("done", "worker-1", 3, step=1), exit_("worker-1", 4, 0)],
     )
     assert first(worker_logs) is None
+
+
+def test_a_killed_parameter_server_that_never_steps_is_the_root_not_a_hung_bring_up():
+    # killed-parameter-server (run of 2026-12-02): the ps slot waits at bring-up, never steps, is SIGKILLed
+    worker_logs = logs(
+        worker_0=[step("worker-0", 1, 1), err("worker-0", 5.1, "UnavailableError",
+                                               "Socket closed\nremote target /job:ps/replica:0/task:0"), exit_("worker-0", 6, 1)],
+        worker_3=["I0000 00:00:1795600000.000000 7 grpc_server_lib.cc:466] Started server with target: grpc://proxy:23603",
+                  exit_("worker-3", 5.2, 137)],
+    )
+    a = first(worker_logs)
+    assert (a.root_worker, a.sure) == ("worker-3", True) and a.teardown == ()
