@@ -53,6 +53,11 @@ VERIFIED: dict[str, str] = {
     "version-skew-tf215-aborts-first-collective-then-recovers": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
     "one-way-blackhole-to-chief-times-out-then-recovers": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
     "unshared-backup-dir-fails-the-restore-with-a-collective-mismatch": "tests/unit/diagnose/runs/ (run of 2026-12-02)",
+    "port-refused-mid-training-fails-fast-then-recovers": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
+    "checkpoint-disk-full-fails-the-save-then-recovers-from-the-last-backup": "tests/unit/diagnose/logs/ (2026-12-02)",
+    "straggler-then-killed-worker-recovers-from-checkpoint": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
+    "latency-beyond-collective-timeout-raises-deadline-exceeded": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
+    "killed-parameter-server-fails-the-job-then-recovers-from-checkpoint": "tests/unit/diagnose/runs/ (2026-12-02)",
 }
 
 
