@@ -122,7 +122,7 @@ def test_the_third_held_out_split_is_new_threads_of_every_family():
 def test_the_fourth_held_out_split_is_new_threads():
     """heldout-4 was gathered in round 4 and committed before the reader was run
     on it or any rule changed: none of its threads is in another split. Only 12
-    fresh threads with a log and a cause were found (docs/diagnose.md says why),
+    fresh threads with a log and a cause were found (docs/notebook/diagnose-accuracy.md says why),
     so it does not cover every family."""
     fresh = [c for c in CASES if c["split"] == "heldout-4"]
     assert len(fresh) >= 12
