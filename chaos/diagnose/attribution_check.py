@@ -58,6 +58,11 @@ VERIFIED: dict[str, str] = {
     "straggler-then-killed-worker-recovers-from-checkpoint": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
     "latency-beyond-collective-timeout-raises-deadline-exceeded": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
     "killed-parameter-server-fails-the-job-then-recovers-from-checkpoint": "tests/unit/diagnose/runs/ (2026-12-02)",
+    "corrupt-checkpoint-with-a-verified-copy-recovers-bit-exact": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
+    "killed-during-save-restores-the-previous-backup-bit-exact": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
+    "mtu-blackhole-mid-training-times-out-on-the-heartbeat-then-recovers": "tests/unit/diagnose/logs/ (2026-12-02)",
+    "stale-checkpoint-on-one-worker-restores-apart-and-the-chief-finishes-silently": "tests/unit/diagnose/runs/ (2026-12-02)",
+    "tf-config-wrong-port-hangs-at-bring-up": "tests/unit/diagnose/logs/ (run of 2026-12-02)",
 }
 
 
