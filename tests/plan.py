@@ -105,6 +105,23 @@ def busy_share(before: tuple[int, int] | None, after: tuple[int, int] | None) ->
     return f"machine busy {100 * busy / max(1, busy + idle):.0f} %"
 
 
+def io_stall_us() -> int | None:
+    """Microseconds since boot in which every runnable task waited on I/O ("full" in
+    /proc/pressure/io; None without PSI). A machine-wide I/O stall stops every run's workers at
+    once (heartbeat timeouts on all tasks, restarts that never start): a phase should show none."""
+    try:
+        full = next(line for line in Path("/proc/pressure/io").read_text().splitlines() if line.startswith("full"))
+        return int(full.rsplit("total=", 1)[1])
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+
+
+def io_stall_share(before: int | None, after: int | None) -> str:
+    if before is None or after is None:
+        return "I/O stall: unknown"
+    return f"I/O stall {(after - before) / 1e6:.0f} s"
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -163,14 +180,14 @@ def main() -> int:
     for name, sessions in phases():
         print(f"\n######## bin/test: {name} ({len(sessions)} session{'s' if len(sessions) > 1 else ''}) ########",
               flush=True)
-        t0, ticks0 = time.monotonic(), cpu_ticks()
+        t0, ticks0, stall0 = time.monotonic(), cpu_ticks(), io_stall_us()
         try:
             codes = Sessions(sessions).run()
         except KeyboardInterrupt:
             print("bin/test: interrupted; each session tore its runs down", file=sys.stderr)
             return 130
         print(f"######## bin/test: {name}: exit {codes}, {time.monotonic() - t0:.0f} s, "
-              f"{busy_share(ticks0, cpu_ticks())} ########", flush=True)
+              f"{busy_share(ticks0, cpu_ticks())}, {io_stall_share(stall0, io_stall_us())} ########", flush=True)
         failed += [f"{name} (session {i + 1}: exit {c})" for i, c in enumerate(codes) if c != 0]
     total = time.monotonic() - started
     if failed:

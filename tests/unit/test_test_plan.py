@@ -68,3 +68,11 @@ def test_a_phase_says_how_busy_the_machine_was():
     assert plan.busy_share(None, (1, 1)) == "machine busy: unknown"
     now = plan.cpu_ticks()
     assert now is None or (now[0] > 0 and now[1] >= 0)
+
+
+def test_a_phase_says_how_long_the_machine_stalled_on_io():
+    plan = load_plan()
+    assert plan.io_stall_share(1_000_000, 97_000_000) == "I/O stall 96 s"
+    assert plan.io_stall_share(None, 5) == "I/O stall: unknown"
+    now = plan.io_stall_us()
+    assert now is None or now >= 0
