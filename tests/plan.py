@@ -12,8 +12,9 @@
    interrupts, fault windows, image builds' I/O); together they fill it. Each lane is
    a module list; a module judges no time a neighbour's load breaks, removes nothing
    but its own objects and never rebuilds an image another lane uses.
-3. **Alone, last**: ``chaos clean --all``, which removes every live run (beside a lane
-   it skips); the rest of its module runs in lane 2.
+3. **Alone, last**: two suites at once with a ``chaos clean`` beside them (it judges their
+   verdicts' seconds, which the lanes' load broke), then ``chaos clean --all``, which removes
+   every live run (beside a lane it skips); the rest of their module runs in lane 2.
 
 Every test module under tests/ is in exactly one phase (tests/unit/test_test_plan.py
 checks it), so a new module cannot be left out. Run with no arguments by `bin/test`;
@@ -35,6 +36,9 @@ PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--durations
 INTEGRATION = "tests/integration"
 CLEAN_ALL = f"{INTEGRATION}/test_cleanup.py::test_clean_all_leaves_a_users_container_of_an_image_built_on_ours"
 HEARTBEAT_COMPARE = f"{INTEGRATION}/test_compare.py::test_a_longer_heartbeat_timeout_shows_as_a_later_symptom"
+# Judges the normal verdicts, recovered_within's 60 s among them, of two suites at once: beside the
+# lanes a restart took 63 and 68 s to its first step (rehearsal of f08d2af, 2026-12-02), so alone.
+TWO_SUITES = f"{INTEGRATION}/test_cleanup.py::test_two_suites_at_once_and_a_clean_beside_them_give_the_normal_verdicts"
 
 SCENARIOS_BESIDE = [
     "tests/unit", "tests/proxy", "scenarios",
@@ -48,7 +52,7 @@ LANES = [
     [f"{INTEGRATION}/test_user_jobs.py", f"{INTEGRATION}/test_audit_example.py", f"{INTEGRATION}/test_audit.py",
      f"{INTEGRATION}/test_installed_package.py", f"{INTEGRATION}/test_images.py",
      f"{INTEGRATION}/test_compose_by_hand.py"],
-    [f"{INTEGRATION}/test_cleanup.py", "--deselect", CLEAN_ALL, f"{INTEGRATION}/test_packet_faults.py",
+    [f"{INTEGRATION}/test_cleanup.py", "--deselect", CLEAN_ALL, "--deselect", TWO_SUITES, f"{INTEGRATION}/test_packet_faults.py",
      f"{INTEGRATION}/test_html_report.py", f"{INTEGRATION}/test_audit_card_page.py",
      f"{INTEGRATION}/test_compare.py", "--deselect", HEARTBEAT_COMPARE, f"{INTEGRATION}/test_remote_engine.py"],
 ]
@@ -62,7 +66,7 @@ LANES = [
 # Last in it: the example's loop and Keras 3 scenarios (test_user_jobs_loops.py, five runs at -j 3).
 HEARTBEAT_LANE = [HEARTBEAT_COMPARE, f"{INTEGRATION}/test_swarm_nodes.py", f"{INTEGRATION}/test_swarm_backend.py",
                   f"{INTEGRATION}/test_user_jobs_loops.py"]
-ALONE = [CLEAN_ALL]
+ALONE = [TWO_SUITES, CLEAN_ALL]
 
 
 def phases() -> list[tuple[str, list[list[str]]]]:
