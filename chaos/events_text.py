@@ -6,11 +6,13 @@ said), sharing how an error is named and shortened.
 - ``live_line``: for a person watching a run (chaos run, chaos compose).
 - ``event_line`` / ``report_text``: a report's evidence (terminal summary, JUnit, HTML page).
 - ``evidence_text`` / ``error_text``: what ``chaos diagnose`` and ``chaos compose --watch`` quote.
+- ``log_lines``: each source's log as a run's report writes it (and ``chaos diagnose`` rebuilds it).
 """
 
 from __future__ import annotations
 
 from chaos.events import (
+    RUNNER,
     AddressEvent,
     DoneEvent,
     EpochEndEvent,
@@ -147,3 +149,18 @@ def event_line(event: Event, t0: float | None = None) -> str:
     at = f"+{event.t - t0:7.2f}s" if t0 is not None else f"{event.t:.2f}"
     text = f"{at} {event.source:9} {report_text(event)}"
     return text if len(text) <= WIDTH else text[: WIDTH - 3] + "..."
+
+
+def log_lines(events) -> dict[str, list[str]]:
+    """Each source's lines and events as they came, by source; the runner's teardown line goes
+    into every log begun before it, so a reader of the logs alone (chaos diagnose) knows the
+    exits after it are the runner's kill, not the failure's."""
+    lines: dict[str, list[str]] = {}
+    for e in events:
+        if e.source == RUNNER:
+            if isinstance(e, PhaseEvent) and e.phase == "teardown":
+                for text in lines.values():
+                    text.append(e.to_json())
+            continue
+        lines.setdefault(e.source, []).append(e.text if isinstance(e, LogLine) else e.to_json())
+    return lines

@@ -26,7 +26,8 @@ from chaos.diagnose.attribution import Attribution, attribute
 from chaos.diagnose.families import Outlook, outlook
 from chaos.diagnose.logs import WorkerLog
 from chaos.diagnose.observe import Evidence, observe_all
-from chaos.events import RUNNER, Event, LogLine, PhaseEvent
+from chaos.events import Event
+from chaos.events_text import log_lines
 
 LOOP_CYCLES = 2
 
@@ -74,19 +75,9 @@ def worker_logs_of(events: list[Event], scenario: str) -> list[WorkerLog]:
     """Each worker's log as the report writes it (``chaos.report.outputs.worker_logs``): its
     lines and events, and the runner's teardown line in every one. The proxy's lines are no
     worker's (the self-check reads the ``worker-N log`` artifacts only, and so does this)."""
-    lines: dict[str, list[str]] = {}
-    for event in events:
-        if event.source == RUNNER:
-            if isinstance(event, PhaseEvent) and event.phase == "teardown":
-                for text in lines.values():
-                    text.append(event.to_json())
-            continue
-        if not event.source.startswith("worker-"):
-            continue
-        lines.setdefault(event.source, []).append(event.text if isinstance(event, LogLine) else event.to_json())
     return [
         WorkerLog(source, f"{scenario}/{source}.log", tuple(text), tuple(range(1, len(text) + 1)))
-        for source, text in sorted(lines.items())
+        for source, text in sorted(log_lines(events).items()) if source.startswith("worker-")
     ]
 
 

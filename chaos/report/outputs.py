@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Sequence
 
-from chaos.events import RUNNER, Event, LogLine, PhaseEvent
+from chaos.events import Event
+from chaos.events_text import log_lines
 from chaos.report.html_index import write_index
 from chaos.report.html_page import write_page_artifact
 from chaos.report.model import Report
@@ -23,17 +24,8 @@ def worker_logs(report: Report, events: Sequence[Event], report_dir: Path) -> di
     knows the exits after it are the runner's kill, not the failure's."""
     directory = report_dir / report.scenario
     directory.mkdir(parents=True, exist_ok=True)
-    lines: dict[str, list[str]] = {}
-    for e in events:
-        if e.source == RUNNER:
-            if isinstance(e, PhaseEvent) and e.phase == "teardown":
-                for text in lines.values():
-                    text.append(e.to_json())
-            continue
-        text = e.text if isinstance(e, LogLine) else e.to_json()
-        lines.setdefault(e.source, []).append(text)
     out = {}
-    for source, text in sorted(lines.items()):
+    for source, text in sorted(log_lines(events).items()):
         path = directory / f"{source}.log"
         path.write_text("\n".join(text) + "\n")
         out[f"{source} log"] = str(path)

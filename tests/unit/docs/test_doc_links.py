@@ -17,16 +17,23 @@ LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"
 FENCE = re.compile(r"^(```|~~~)")
 
 
-def prose(text: str) -> list[tuple[int, str]]:
-    """(line number, line) outside fenced code blocks, with inline code blanked."""
+def prose_with_code_headings(text: str) -> list[tuple[int, str]]:
+    """(line number, line) outside fenced code blocks, inline code kept (a heading's `code` is
+    part of its anchor)."""
     out, fenced = [], False
     for number, line in enumerate(text.splitlines(), 1):
         if FENCE.match(line.lstrip()):
             fenced = not fenced
             continue
         if not fenced:
-            out.append((number, re.sub(r"`[^`]*`", lambda m: " " * len(m.group()), line)))
+            out.append((number, line))
     return out
+
+
+def prose(text: str) -> list[tuple[int, str]]:
+    """The same lines with inline code blanked (a link inside `code` is no link)."""
+    return [(number, re.sub(r"`[^`]*`", lambda m: " " * len(m.group()), line))
+            for number, line in prose_with_code_headings(text)]
 
 
 def slug(heading: str) -> str:
@@ -50,18 +57,6 @@ def anchors(page: Path) -> frozenset[str]:
         seen[base] = n + 1
         out.add(base if n == 0 else f"{base}-{n}")
     return frozenset(out)
-
-
-def prose_with_code_headings(text: str) -> list[tuple[int, str]]:
-    """Lines outside fenced blocks, inline code kept (a heading's `code` is part of its anchor)."""
-    out, fenced = [], False
-    for number, line in enumerate(text.splitlines(), 1):
-        if FENCE.match(line.lstrip()):
-            fenced = not fenced
-            continue
-        if not fenced:
-            out.append((number, line))
-    return out
 
 
 def links(page: Path) -> list[tuple[int, str]]:
