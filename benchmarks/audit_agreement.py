@@ -36,17 +36,33 @@ FIT = ["python", "train_fit.py", "--epochs", "5", "--steps-per-epoch", "60", "--
 
 def example_workload(folder: Path) -> Path:
     path = folder / "example-fit.yaml"
-    path.write_text(json.dumps({  # JSON is YAML
-        "build": {"context": str(EXAMPLE), "dockerfile": "Dockerfile"},
-        "command": FIT,
-        "checkpoint_dir": "/checkpoints",
-    }))
+    path.write_text(
+        json.dumps(
+            {  # JSON is YAML
+                "build": {"context": str(EXAMPLE), "dockerfile": "Dockerfile"},
+                "command": FIT,
+                "checkpoint_dir": "/checkpoints",
+            }
+        )
+    )
     return path
 
 
 def run_once(workload: Path | None, battery: str, jobs: int, out: Path, repeat: int = 1) -> dict:
-    argv = [sys.executable, "-m", "chaos", "audit", "--battery", battery, "-j", str(jobs), "--repeat", str(repeat),
-            "--report-dir", str(out)]
+    argv = [
+        sys.executable,
+        "-m",
+        "chaos",
+        "audit",
+        "--battery",
+        battery,
+        "-j",
+        str(jobs),
+        "--repeat",
+        str(repeat),
+        "--report-dir",
+        str(out),
+    ]
     if workload is not None:
         argv += ["--workload", str(workload)]
     load_before = os.getloadavg()[0]
@@ -56,8 +72,12 @@ def run_once(workload: Path | None, battery: str, jobs: int, out: Path, repeat: 
     if proc.returncode not in (0, 1):
         print(proc.stdout[-3000:], proc.stderr[-3000:], sep="\n")
         raise SystemExit(f"audit exited {proc.returncode}: {' '.join(argv)}")
-    return {"wall_s": wall, "load": (load_before, os.getloadavg()[0]),
-            "card": json.loads((out / "card.json").read_text()), "out": out}
+    return {
+        "wall_s": wall,
+        "load": (load_before, os.getloadavg()[0]),
+        "card": json.loads((out / "card.json").read_text()),
+        "out": out,
+    }
 
 
 def grades(card: dict) -> str:
@@ -72,8 +92,12 @@ def differing(a: dict, b: dict) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--job", choices=("example", "harness"), default="example",
-                        help="the example's fit job (default) or the built-in harness")
+    parser.add_argument(
+        "--job",
+        choices=("example", "harness"),
+        default="example",
+        help="the example's fit job (default) or the built-in harness",
+    )
     parser.add_argument("--workload", type=Path, help="a workload file instead (overrides --job)")
     parser.add_argument("--battery", default="full", choices=("full", "quick"))
     parser.add_argument("-j", "--jobs", type=int, default=1, help="chaos audit -j (default 1, as chaos audit's)")
@@ -86,8 +110,10 @@ def main() -> int:
     first = run_once(workload, args.battery, args.jobs, out / "run-1", args.repeat)
     second = run_once(workload, args.battery, args.jobs, out / "run-2", args.repeat)
     for n, run in enumerate((first, second), 1):
-        print(f"run {n}: {run['wall_s']:.0f} s wall, load {run['load'][0]:.1f} -> {run['load'][1]:.1f}; "
-              f"{grades(run['card'])}; card {run['out'] / 'card.html'}")
+        print(
+            f"run {n}: {run['wall_s']:.0f} s wall, load {run['load'][0]:.1f} -> {run['load'][1]:.1f}; "
+            f"{grades(run['card'])}; card {run['out'] / 'card.html'}"
+        )
     changed = differing(first["card"], second["card"])
     print("criteria judged differently: " + ("; ".join(changed) if changed else "none"))
     print(table(compare(second["card"], first["card"])))

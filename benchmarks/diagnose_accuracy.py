@@ -67,9 +67,9 @@ import yaml  # noqa: E402
 
 from chaos.diagnose import build, rank, watch_for  # noqa: E402
 from chaos.diagnose.attribution import attribute, first_failure  # noqa: E402
+from chaos.diagnose.catalogue import default_findings  # noqa: E402
 from chaos.diagnose.match import confident  # noqa: E402
 from chaos.diagnose.observe import observe_files  # noqa: E402
-from chaos.diagnose.catalogue import default_findings  # noqa: E402
 
 CORPUS = ROOT / "tests" / "fixtures" / "diagnose_field" / "corpus.yaml"
 
@@ -101,8 +101,11 @@ def _root(case: dict, workers) -> dict:
     case's ``root_worker`` (given where the thread tells which worker it was and the log names workers)."""
     first = first_failure(attribute(workers))
     named = first.root_worker if first is not None else None
-    return {"root_expected": case.get("root_worker"), "root_named": named,
-            "root_sure": bool(first is not None and first.sure and named is not None)}
+    return {
+        "root_expected": case.get("root_worker"),
+        "root_named": named,
+        "root_sure": bool(first is not None and first.sure and named is not None),
+    }
 
 
 def root_figure(results: list[dict]) -> str:
@@ -114,10 +117,12 @@ def root_figure(results: list[dict]) -> str:
     wrong = [r for r in known if r["root_named"] not in (None, r["root_expected"])]
     sure_wrong = [r for r in wrong if r["root_sure"]]
     none = len(known) - len(right) - len(wrong)
-    return (f"root worker, on the {len(known)} cases whose log names workers and whose thread says which one it was: "
-            f"{len(right)} right ({len(right) / len(known):.0%}), {len(wrong)} wrong ({len(sure_wrong)} of them said as sure), "
-            f"{none} not named (cannot tell)"
-            + ("".join(f"\n  wrong: {r['id']}: named {r['root_named']}, the thread: {r['root_expected']}" for r in wrong)))
+    return (
+        f"root worker, on the {len(known)} cases whose log names workers and whose thread says which one it was: "
+        f"{len(right)} right ({len(right) / len(known):.0%}), {len(wrong)} wrong ({len(sure_wrong)} of them said as sure), "
+        f"{none} not named (cannot tell)"
+        + ("".join(f"\n  wrong: {r['id']}: named {r['root_named']}, the thread: {r['root_expected']}" for r in wrong))
+    )
 
 
 def _result(case: dict, ranked) -> dict:
@@ -128,39 +133,98 @@ def _result(case: dict, ranked) -> dict:
     families = ranked_families(ranked)
     sure = confident(ranked)
     return {
-        "id": case["id"], "family": case["family"], "split": case["split"],
-        "ranked": families[:3], "first": ranked[0].entry.name if ranked else None, "confident": sure,
+        "id": case["id"],
+        "family": case["family"],
+        "split": case["split"],
+        "ranked": families[:3],
+        "first": ranked[0].entry.name if ranked else None,
+        "confident": sure,
         "top1": sure and families[0] == case["family"],
         "top3": case["family"] in families[:3],
         "nomatch": not sure,
     }
 
 
-SPLITS = {"dev": ("dev",), "heldout": ("heldout",), "heldout-2": ("heldout-2",), "dev-2": ("dev-2",),
-          "train": ("dev", "heldout", "heldout-2", "dev-2"), "heldout-3": ("heldout-3",),
-          "dev-3": ("dev-3",), "heldout-4": ("heldout-4",),
-          "tune-4": ("dev", "dev-2", "dev-3"), "heldout-5": ("heldout-5",), "tune-5": ("tune-5",),
-          # round 5 may tune on every split but heldout-5 (heldout-4 was read in round 4)
-          "train-5": ("dev", "heldout", "heldout-2", "dev-2", "heldout-3", "dev-3", "heldout-4", "tune-5"),
-          "heldout-6": ("heldout-6",),
-          # round 6 may tune on every split but heldout-6 (heldout-5 was read in round 5)
-          "train-6": ("dev", "heldout", "heldout-2", "dev-2", "heldout-3", "dev-3", "heldout-4", "tune-5", "heldout-5"),
-          "heldout-7": ("heldout-7",),
-          # round 7 may tune on every split but heldout-7 (heldout-6 was read in round 6)
-          "train-7": ("dev", "heldout", "heldout-2", "dev-2", "heldout-3", "dev-3", "heldout-4", "tune-5", "heldout-5",
-                      "heldout-6"),
-          "heldout-8": ("heldout-8",),
-          # what round 7's last rules were written on: every split but heldout-8 (heldout-7 read after its blind run)
-          "train-8": ("dev", "heldout", "heldout-2", "dev-2", "heldout-3", "dev-3", "heldout-4", "tune-5", "heldout-5",
-                      "heldout-6", "heldout-7"),
-          "heldout-9": ("heldout-9",),
-          # what the rules were written on before heldout-9's blind run: every split but heldout-9
-          "train-9": ("dev", "heldout", "heldout-2", "dev-2", "heldout-3", "dev-3", "heldout-4", "tune-5", "heldout-5",
-                      "heldout-6", "heldout-7", "heldout-8"),
-          "heldout-10": ("heldout-10",),
-          # what the rules may be written on before heldout-10's blind run: every split but heldout-10
-          "train-10": ("dev", "heldout", "heldout-2", "dev-2", "heldout-3", "dev-3", "heldout-4", "tune-5", "heldout-5",
-                       "heldout-6", "heldout-7", "heldout-8", "heldout-9")}
+SPLITS = {
+    "dev": ("dev",),
+    "heldout": ("heldout",),
+    "heldout-2": ("heldout-2",),
+    "dev-2": ("dev-2",),
+    "train": ("dev", "heldout", "heldout-2", "dev-2"),
+    "heldout-3": ("heldout-3",),
+    "dev-3": ("dev-3",),
+    "heldout-4": ("heldout-4",),
+    "tune-4": ("dev", "dev-2", "dev-3"),
+    "heldout-5": ("heldout-5",),
+    "tune-5": ("tune-5",),
+    # round 5 may tune on every split but heldout-5 (heldout-4 was read in round 4)
+    "train-5": ("dev", "heldout", "heldout-2", "dev-2", "heldout-3", "dev-3", "heldout-4", "tune-5"),
+    "heldout-6": ("heldout-6",),
+    # round 6 may tune on every split but heldout-6 (heldout-5 was read in round 5)
+    "train-6": ("dev", "heldout", "heldout-2", "dev-2", "heldout-3", "dev-3", "heldout-4", "tune-5", "heldout-5"),
+    "heldout-7": ("heldout-7",),
+    # round 7 may tune on every split but heldout-7 (heldout-6 was read in round 6)
+    "train-7": (
+        "dev",
+        "heldout",
+        "heldout-2",
+        "dev-2",
+        "heldout-3",
+        "dev-3",
+        "heldout-4",
+        "tune-5",
+        "heldout-5",
+        "heldout-6",
+    ),
+    "heldout-8": ("heldout-8",),
+    # what round 7's last rules were written on: every split but heldout-8 (heldout-7 read after its blind run)
+    "train-8": (
+        "dev",
+        "heldout",
+        "heldout-2",
+        "dev-2",
+        "heldout-3",
+        "dev-3",
+        "heldout-4",
+        "tune-5",
+        "heldout-5",
+        "heldout-6",
+        "heldout-7",
+    ),
+    "heldout-9": ("heldout-9",),
+    # what the rules were written on before heldout-9's blind run: every split but heldout-9
+    "train-9": (
+        "dev",
+        "heldout",
+        "heldout-2",
+        "dev-2",
+        "heldout-3",
+        "dev-3",
+        "heldout-4",
+        "tune-5",
+        "heldout-5",
+        "heldout-6",
+        "heldout-7",
+        "heldout-8",
+    ),
+    "heldout-10": ("heldout-10",),
+    # what the rules may be written on before heldout-10's blind run: every split but heldout-10
+    "train-10": (
+        "dev",
+        "heldout",
+        "heldout-2",
+        "dev-2",
+        "heldout-3",
+        "dev-3",
+        "heldout-4",
+        "tune-5",
+        "heldout-5",
+        "heldout-6",
+        "heldout-7",
+        "heldout-8",
+        "heldout-9",
+    ),
+}
 
 
 def table(results: list[dict], split: str) -> str:
@@ -168,8 +232,12 @@ def table(results: list[dict], split: str) -> str:
     by: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         by[r["family"]].append(r)
-    lines = [f"### {split} ({len(rows)} cases)", "",
-             "| family | cases | top-1 | top-3 | no match | wrong first |", "|---|---|---|---|---|---|"]
+    lines = [
+        f"### {split} ({len(rows)} cases)",
+        "",
+        "| family | cases | top-1 | top-3 | no match | wrong first |",
+        "|---|---|---|---|---|---|",
+    ]
 
     def line(name: str, group: list[dict]) -> str:
         n = len(group)
@@ -238,16 +306,25 @@ def big_log_run(megabytes: int, cases: list[dict], failing_share: float = 0.01) 
         start = time.perf_counter()
         proc = subprocess.run(
             [sys.executable, "-m", "chaos.cli", "diagnose", str(path), "--scenarios", str(ROOT / "scenarios")],
-            cwd=ROOT, capture_output=True, text=True,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
         )
         elapsed = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         peak_kb = after.ru_maxrss
-    return {"bytes": size, "failing_share": failing_share, "seconds": round(elapsed, 2), "cpu_seconds": round(cpu, 2),
-            "peak_rss_mb": round(peak_kb / 1024, 1), "peak_is_this_run": peak_kb > before.ru_maxrss,
-            "exit": proc.returncode, "first_line": (proc.stdout.splitlines() or [""])[0][:160],
-            "stderr": proc.stderr[-400:]}
+    return {
+        "bytes": size,
+        "failing_share": failing_share,
+        "seconds": round(elapsed, 2),
+        "cpu_seconds": round(cpu, 2),
+        "peak_rss_mb": round(peak_kb / 1024, 1),
+        "peak_is_this_run": peak_kb > before.ru_maxrss,
+        "exit": proc.returncode,
+        "first_line": (proc.stdout.splitlines() or [""])[0][:160],
+        "stderr": proc.stderr[-400:],
+    }
 
 
 def main(argv=None) -> int:
@@ -257,8 +334,13 @@ def main(argv=None) -> int:
     parser.add_argument("--cases", action="store_true", help="also list each case's ranking")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--big-log-mb", type=int, default=0, metavar="N")
-    parser.add_argument("--failing-share", type=float, default=0.01, metavar="F",
-                        help="share of the big log's lines that state a failure (default 0.01; 1 for the worst case)")
+    parser.add_argument(
+        "--failing-share",
+        type=float,
+        default=0.01,
+        metavar="F",
+        help="share of the big log's lines that state a failure (default 0.01; 1 for the worst case)",
+    )
     args = parser.parse_args(argv)
 
     cases = yaml.safe_load(Path(args.corpus).read_text(encoding="utf-8"))
@@ -267,22 +349,49 @@ def main(argv=None) -> int:
     entries, _ = build([ROOT / "scenarios"], default_findings(), field=True)
     results = evaluate(cases, entries)
     report: dict = {"results": results}
-    splits = ["dev", "heldout", "heldout-2", "dev-2", "train", "heldout-3", "dev-3", "tune-4", "heldout-4",
-              "tune-5", "train-5", "heldout-5", "train-6", "heldout-6", "train-7", "heldout-7",
-              "train-8", "heldout-8"] \
-        if args.split == "all" else [args.split]
+    splits = (
+        [
+            "dev",
+            "heldout",
+            "heldout-2",
+            "dev-2",
+            "train",
+            "heldout-3",
+            "dev-3",
+            "tune-4",
+            "heldout-4",
+            "tune-5",
+            "train-5",
+            "heldout-5",
+            "train-6",
+            "heldout-6",
+            "train-7",
+            "heldout-7",
+            "train-8",
+            "heldout-8",
+        ]
+        if args.split == "all"
+        else [args.split]
+    )
     text = [table(results, split) for split in splits]
     text.append(root_figure(results))
     if args.cases:
-        text.append("\n".join(
-            f"{'ok ' if r['top1'] else '-- ' if r['nomatch'] else 'BAD'}{'+' if r['top3'] and not r['top1'] else ' '} "
-            f"{r['split']:9} {r['family']:16} {r['id']:45} -> {', '.join(r['ranked']) or 'no match'} ({r['first']})"
-            for r in results))
+        text.append(
+            "\n".join(
+                f"{'ok ' if r['top1'] else '-- ' if r['nomatch'] else 'BAD'}{'+' if r['top3'] and not r['top1'] else ' '} "
+                f"{r['split']:9} {r['family']:16} {r['id']:45} -> {', '.join(r['ranked']) or 'no match'} ({r['first']})"
+                for r in results
+            )
+        )
     if args.big_log_mb:
-        big = big_log_run(args.big_log_mb, yaml.safe_load(Path(args.corpus).read_text(encoding="utf-8")), args.failing_share)
+        big = big_log_run(
+            args.big_log_mb, yaml.safe_load(Path(args.corpus).read_text(encoding="utf-8")), args.failing_share
+        )
         report["big_log"] = big
-        text.append(f"big log: {big['bytes'] / 2**20:.0f} MB ({big['failing_share']:.0%} failure lines) read and diagnosed "
-                    f"in {big['seconds']} s ({big['cpu_seconds']} s of CPU), peak RSS {big['peak_rss_mb']} MB, exit {big['exit']}: {big['first_line']}")
+        text.append(
+            f"big log: {big['bytes'] / 2**20:.0f} MB ({big['failing_share']:.0%} failure lines) read and diagnosed "
+            f"in {big['seconds']} s ({big['cpu_seconds']} s of CPU), peak RSS {big['peak_rss_mb']} MB, exit {big['exit']}: {big['first_line']}"
+        )
     print(json.dumps(report, indent=1) if args.json else "\n\n".join(text))
     return 0
 

@@ -37,8 +37,14 @@ def per_replica_fn(ctx):
 
 print("replicas", strategy.num_replicas_in_sync)
 show("A experimental_distribute_dataset(batch 4)", strategy.experimental_distribute_dataset(ds.batch(4)))
-show("B distribute_datasets_from_function, fn ignores ctx", strategy.distribute_datasets_from_function(lambda ctx: ds.batch(2)))
-show("C the same, InputReplicationMode.PER_REPLICA", strategy.distribute_datasets_from_function(per_replica_fn, PER_REPLICA))
+show(
+    "B distribute_datasets_from_function, fn ignores ctx",
+    strategy.distribute_datasets_from_function(lambda ctx: ds.batch(2)),
+)
+show(
+    "C the same, InputReplicationMode.PER_REPLICA",
+    strategy.distribute_datasets_from_function(per_replica_fn, PER_REPLICA),
+)
 show(
     "D PER_REPLICA, ds.shard(ctx.num_input_pipelines, ctx.input_pipeline_id)",
     strategy.distribute_datasets_from_function(

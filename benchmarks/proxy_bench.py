@@ -122,8 +122,12 @@ def proxy_api(in_process: bool):
             yield server.api_url
         return
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "chaos.proxy", "--port", str(port)], cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "chaos.proxy", "--port", str(port)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 15
@@ -133,7 +137,7 @@ def proxy_api(in_process: bool):
                 break
             except requests.ConnectionError:
                 if time.monotonic() > deadline or proc.poll() is not None:
-                    raise SystemExit("the proxy did not start")
+                    raise SystemExit("the proxy did not start") from None
                 time.sleep(0.05)
         yield url
     finally:
@@ -142,8 +146,11 @@ def proxy_api(in_process: bool):
 
 
 def add_proxy(api: str, name: str, upstream_port: int) -> int:
-    r = requests.post(api + "/proxies", json={"name": name, "listen": "127.0.0.1:0",
-                                             "upstream": f"127.0.0.1:{upstream_port}"}, timeout=5)
+    r = requests.post(
+        api + "/proxies",
+        json={"name": name, "listen": "127.0.0.1:0", "upstream": f"127.0.0.1:{upstream_port}"},
+        timeout=5,
+    )
     r.raise_for_status()
     return int(r.json()["listen"].rsplit(":", 1)[1])
 
@@ -159,8 +166,9 @@ def main() -> None:
         return backend()
     total = int(args.gigabytes * 1e9) // CHUNK * CHUNK
     with ExitStack() as stack:
-        back = subprocess.Popen([sys.executable, __file__, "--backend"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, text=True)
+        back = subprocess.Popen(
+            [sys.executable, __file__, "--backend"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         stack.callback(back.wait, 10)
         stack.callback(back.stdin.close)
         echo_port, sink_port = map(int, back.stdout.readline().split())
@@ -176,8 +184,10 @@ def main() -> None:
 
     where = "in-process thread" if args.in_process else "separate process (python -m chaos.proxy)"
     loop = new_event_loop()
-    print(f"proxy: {where}, loop: {loop_name(loop)}; {args.iterations} x {len(MESSAGE)} B ping-pong; "
-          f"{total / 1e9:.2f} GB bulk; {os.cpu_count()} CPUs")
+    print(
+        f"proxy: {where}, loop: {loop_name(loop)}; {args.iterations} x {len(MESSAGE)} B ping-pong; "
+        f"{total / 1e9:.2f} GB bulk; {os.cpu_count()} CPUs"
+    )
     loop.close()
     print(f"{'path':<8}{'p50 RTT (us)':>14}{'p99 RTT (us)':>14}{'MB/s':>10}")
     for label, (p50, p99, mbs) in rows.items():

@@ -70,8 +70,12 @@ def _free_port() -> int:
 @contextmanager
 def proxy_process():
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "chaos.proxy", "--host", "127.0.0.1", "--port", str(port)],
-                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "chaos.proxy", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 15
@@ -81,7 +85,7 @@ def proxy_process():
                 break
             except requests.ConnectionError:
                 if time.monotonic() > deadline or proc.poll() is not None:
-                    raise SystemExit("the proxy did not start")
+                    raise SystemExit("the proxy did not start") from None
                 time.sleep(0.05)
         yield proc, url
     finally:
@@ -123,7 +127,7 @@ class PeakSampler:
         while not self._stop.wait(0.01):
             self.peak = max(self.peak, rss_mb(self.pid))
 
-    def __enter__(self) -> "PeakSampler":
+    def __enter__(self) -> PeakSampler:
         self._thread.start()
         return self
 
@@ -150,7 +154,7 @@ async def _one(port: int, size: int) -> int:
 
     async def send() -> None:
         for start in range(0, size, WRITE_SIZE):
-            writer.write(payload[start:start + WRITE_SIZE])
+            writer.write(payload[start : start + WRITE_SIZE])
             await writer.drain()
         writer.write_eof()
 
@@ -168,14 +172,18 @@ async def _round(ports: list[int], connections: int, size: int) -> list[int]:
 
 
 def add_proxy(api: str, name: str, upstream_port: int, latency_ms: int, rate_kbs: int) -> int:
-    r = requests.post(api + "/proxies", json={"name": name, "listen": "127.0.0.1:0",
-                                             "upstream": f"127.0.0.1:{upstream_port}"}, timeout=5)
+    r = requests.post(
+        api + "/proxies",
+        json={"name": name, "listen": "127.0.0.1:0", "upstream": f"127.0.0.1:{upstream_port}"},
+        timeout=5,
+    )
     r.raise_for_status()
     for stream in ("upstream", "downstream"):
-        for body in ({"type": "latency", "attributes": {"latency": latency_ms}},
-                     {"type": "bandwidth", "attributes": {"rate": rate_kbs}}):
-            requests.post(f"{api}/proxies/{name}/toxics", json={**body, "stream": stream},
-                          timeout=5).raise_for_status()
+        for body in (
+            {"type": "latency", "attributes": {"latency": latency_ms}},
+            {"type": "bandwidth", "attributes": {"rate": rate_kbs}},
+        ):
+            requests.post(f"{api}/proxies/{name}/toxics", json={**body, "stream": stream}, timeout=5).raise_for_status()
     return int(r.json()["listen"].rsplit(":", 1)[1])
 
 
@@ -196,8 +204,9 @@ def main() -> None:
 
     rows = []
     with ExitStack() as stack:
-        back = subprocess.Popen([sys.executable, __file__, "--backend"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, text=True)
+        back = subprocess.Popen(
+            [sys.executable, __file__, "--backend"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         stack.callback(back.wait, 10)
         stack.callback(back.stdin.close)
         echo_port = int(back.stdout.readline())
@@ -228,18 +237,24 @@ def main() -> None:
     from chaos.proxy.loop import loop_name, new_event_loop
 
     loop = new_event_loop()
-    print(f"proxy: python -m chaos.proxy, loop: {loop_name(loop)}; {args.proxies} proxies, each with latency "
-          f"{args.latency_ms} ms + bandwidth {args.rate_kbs} KB/s on both streams; per round {args.connections} "
-          f"concurrent connections x {args.mebibytes:g} MiB echoed; {os.cpu_count()} CPUs")
+    print(
+        f"proxy: python -m chaos.proxy, loop: {loop_name(loop)}; {args.proxies} proxies, each with latency "
+        f"{args.latency_ms} ms + bandwidth {args.rate_kbs} KB/s on both streams; per round {args.connections} "
+        f"concurrent connections x {args.mebibytes:g} MiB echoed; {os.cpu_count()} CPUs"
+    )
     loop.close()
     print(f"RSS at start (no proxies): {started:.0f} MB; RSS after = {args.settle:g} s after the last socket closed")
-    print(f"{'round':>5}{'RSS before':>12}{'peak during':>13}{'RSS after':>11}{'sockets left':>14}"
-          f"{'threads':>9}{'seconds':>9}")
+    print(
+        f"{'round':>5}{'RSS before':>12}{'peak during':>13}{'RSS after':>11}{'sockets left':>14}"
+        f"{'threads':>9}{'seconds':>9}"
+    )
     for n, before, peak, after, left, nthreads, seconds in rows:
         print(f"{n:>5}{before:>9.0f} MB{peak:>10.0f} MB{after:>8.0f} MB{left:>14}{nthreads:>9}{seconds:>9.1f}")
     rss, left, nthreads, nproxies = deleted
-    print(f"after deleting every proxy: RSS {rss:.0f} MB, sockets left {left}, threads {nthreads}, "
-          f"proxies listed {nproxies}; peak RSS of the whole run (VmHWM) {hwm:.0f} MB")
+    print(
+        f"after deleting every proxy: RSS {rss:.0f} MB, sockets left {left}, threads {nthreads}, "
+        f"proxies listed {nproxies}; peak RSS of the whole run (VmHWM) {hwm:.0f} MB"
+    )
 
 
 if __name__ == "__main__":

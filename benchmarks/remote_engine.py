@@ -47,13 +47,17 @@ def measure(client, plan, base, wheel_dir: str, lock_dir: str) -> dict[str, floa
     wheels_at, build_at = "/tmp/wheels", "/tmp/build"
 
     def send_only():
-        with send.read_only_volumes(client, base.tag, {wheels_at: wheel_dir, build_at: lock_dir},
-                                    labels=build_container_labels(), prefix="tfchaos-bench-send"):
+        with send.read_only_volumes(
+            client,
+            base.tag,
+            {wheels_at: wheel_dir, build_at: lock_dir},
+            labels=build_container_labels(),
+            prefix="tfchaos-bench-send",
+        ):
             pass
 
     send_s, _ = timed(send_only)
-    build_s, image_id = timed(lambda: commit_build.build_deps(client, plan, base.tag, wheel_dir, lock_dir,
-                                                               engine.noop))
+    build_s, image_id = timed(lambda: commit_build.build_deps(client, plan, base.tag, wheel_dir, lock_dir, engine.noop))
     size = int(client.images.get(image_id).attrs.get("Size") or 0)
     client.api.remove_image(image_id, noprune=False)
     return {"send": send_s, "build": build_s, "size_mb": size / 1e6}
@@ -67,8 +71,9 @@ def main() -> int:
     base = local_base(local)
     spec = parse_tf_version(args.tf, engine.architecture(local))
     deps, _ = worker_plans(spec)
-    wheel_dir, lock, files = wheelhouse.ensure_wheelhouse(deps.wheelhouse_name, deps.lock, deps.unlocked,
-                                                          arch=deps.arch)
+    wheel_dir, lock, files = wheelhouse.ensure_wheelhouse(
+        deps.wheelhouse_name, deps.lock, deps.unlocked, arch=deps.arch
+    )
     deps.lock = lock
     deps.inputs = deps_inputs(deps, base, lock, wheelhouse.wheel_manifest(wheel_dir, files))
     lock_dir = deps_lock_dir(deps, wheel_dir)

@@ -36,9 +36,11 @@ SCENARIO = "scenarios/killed-worker-recovers-from-checkpoint.yaml"
 
 def run_objects(client) -> dict[str, list[str]]:
     label = {"label": LABEL_RUN}
-    return {"containers": [c.name for c in client.containers.list(all=True, filters=label)],
-            "networks": [n.name for n in client.networks.list(filters=label)],
-            "volumes": [v.name for v in client.volumes.list(filters=label)]}
+    return {
+        "containers": [c.name for c in client.containers.list(all=True, filters=label)],
+        "networks": [n.name for n in client.networks.list(filters=label)],
+        "volumes": [v.name for v in client.volumes.list(filters=label)],
+    }
 
 
 def main() -> int:
@@ -52,16 +54,27 @@ def main() -> int:
         transfer_image(local, remote.client, base.tag)
         env = {**os.environ, "DOCKER_HOST": remote.host}
         t0 = time.monotonic()
-        build = subprocess.run([sys.executable, "-m", "chaos", "images", "build", "--tf", args.tf], cwd=ROOT, env=env,
-                               capture_output=True, text=True)
+        build = subprocess.run(
+            [sys.executable, "-m", "chaos", "images", "build", "--tf", args.tf],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         print(f"chaos images build --tf {args.tf} there: exit {build.returncode} in {time.monotonic() - t0:.0f} s")
         if build.returncode != 0:
             print(build.stderr[-2000:])
             return 1
         for at in args.at:
-            proc = subprocess.Popen([sys.executable, "-m", "chaos", "run", SCENARIO, "--report-dir", f"{reports}/{at}"],
-                                    cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "chaos", "run", SCENARIO, "--report-dir", f"{reports}/{at}"],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                start_new_session=True,
+            )
             time.sleep(at)
             up = len(run_objects(remote.client)["containers"])
             t1 = time.monotonic()
@@ -73,8 +86,10 @@ def main() -> int:
                 out, _ = proc.communicate()
             left = {k: v for k, v in run_objects(remote.client).items() if v}
             last = (out.strip().splitlines() or ["no output"])[-1]
-            print(f"Ctrl-C at {at:g} s: {up} run containers up; exit {proc.returncode} after {time.monotonic() - t1:.1f} s; "
-                  f"left: {left or 'nothing'}; said: {last}")
+            print(
+                f"Ctrl-C at {at:g} s: {up} run containers up; exit {proc.returncode} after {time.monotonic() - t1:.1f} s; "
+                f"left: {left or 'nothing'}; said: {last}"
+            )
         print(f"containers on that engine at the end: {[c.name for c in remote.client.containers.list(all=True)]}")
     return 0
 

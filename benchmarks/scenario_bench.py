@@ -45,9 +45,13 @@ def main() -> int:
     run_scenario(scenario, args.scenario, images=images, proxy_image=PROXY_IMAGE)
 
     rows = []
-    print(f"{scenario.name}: {args.runs} runs; heartbeat timeout {training.heartbeat_timeout_s:g}s, "
-          f"collective timeout {training.collective_timeout_s:g}s")
-    print(f"{'run':>3}  {'wall s':>7}  {'bring-up':>8}  {'1st sign':>7}  {'asserted':>8}  {'recover':>7}  {'total':>6}  verdicts")
+    print(
+        f"{scenario.name}: {args.runs} runs; heartbeat timeout {training.heartbeat_timeout_s:g}s, "
+        f"collective timeout {training.collective_timeout_s:g}s"
+    )
+    print(
+        f"{'run':>3}  {'wall s':>7}  {'bring-up':>8}  {'1st sign':>7}  {'asserted':>8}  {'recover':>7}  {'total':>6}  verdicts"
+    )
     for i in range(1, args.runs + 1):
         t0 = time.monotonic()
         report = run_scenario(scenario, args.scenario, images=images, proxy_image=PROXY_IMAGE)
@@ -59,8 +63,11 @@ def main() -> int:
         def f(x):
             return f"{x:.1f}" if x is not None else "-"
 
-        print(f"{i:>3}  {wall:7.1f}  {f(t.bring_up_s):>8}  {f(t.time_to_symptom_s):>7}  {f(rows[-1][4]):>8}  "
-              f"{f(t.time_to_recover_s):>7}  {f(t.total_s):>6}  {report.status.value} [{verdicts}]", flush=True)
+        print(
+            f"{i:>3}  {wall:7.1f}  {f(t.bring_up_s):>8}  {f(t.time_to_symptom_s):>7}  {f(rows[-1][4]):>8}  "
+            f"{f(t.time_to_recover_s):>7}  {f(t.total_s):>6}  {report.status.value} [{verdicts}]",
+            flush=True,
+        )
         for label, v in report.numbered():
             if not v.passed:
                 print(f"       {label} {v.status.value}: {v.reason}", flush=True)
@@ -71,19 +78,27 @@ def main() -> int:
     symptoms = [r[1].time_to_symptom_s for r in rows if r[1].time_to_symptom_s is not None]
     asserted = [r[4] for r in rows if r[4] is not None]
     print()
-    print(f"end to end (cluster up to torn down): median {statistics.median(walls):.1f}s, "
-          f"max {max(walls):.1f}s (target <= 45 s)")
+    print(
+        f"end to end (cluster up to torn down): median {statistics.median(walls):.1f}s, "
+        f"max {max(walls):.1f}s (target <= 45 s)"
+    )
     if symptoms:
-        print(f"fault -> first sign (any error or exit, the faulted worker's own included): "
-              f"median {statistics.median(symptoms):.2f}s, max {max(symptoms):.2f}s")
+        print(
+            f"fault -> first sign (any error or exit, the faulted worker's own included): "
+            f"median {statistics.median(symptoms):.2f}s, max {max(symptoms):.2f}s"
+        )
     if asserted:
-        print(f"fault -> asserted symptom (expect[0]'s evidence): median {statistics.median(asserted):.2f}s, "
-              f"min {min(asserted):.2f}s, max {max(asserted):.2f}s; floor for a silent peer: {floor:g}s "
-              f"({'collective' if training.collective_timeout_s else 'heartbeat'} timeout); "
-              f"a peer with a collective in flight sees a kill at once")
+        print(
+            f"fault -> asserted symptom (expect[0]'s evidence): median {statistics.median(asserted):.2f}s, "
+            f"min {min(asserted):.2f}s, max {max(asserted):.2f}s; floor for a silent peer: {floor:g}s "
+            f"({'collective' if training.collective_timeout_s else 'heartbeat'} timeout); "
+            f"a peer with a collective in flight sees a kill at once"
+        )
     outcomes = {(r[2], r[3]) for r in rows}
-    print(f"same verdicts in every run: {'yes' if len(outcomes) == 1 else 'NO'} "
-          f"({len(rows)} runs, {len(outcomes)} distinct outcome(s))")
+    print(
+        f"same verdicts in every run: {'yes' if len(outcomes) == 1 else 'NO'} "
+        f"({len(rows)} runs, {len(outcomes)} distinct outcome(s))"
+    )
     return 0 if len(outcomes) == 1 else 1
 
 

@@ -52,7 +52,8 @@ CASES = {
     "100,000 '[' on one line": HEAD + "x: " + "[" * 100_000 + "\n",
     "5000-digit integer": HEAD + "cluster: {training: {seed: " + "9" * 5000 + "}}\n",
     "4,900 unknown keys (10k values)": HEAD + "".join(f"k{i}: 1\n" for i in range(4900)),
-    "1,400 bad checks (2 problems each)": HEAD + "faults: [{kill_worker: {worker: 1}, at: bring_up}]\nexpect:\n"
+    "1,400 bad checks (2 problems each)": HEAD
+    + "faults: [{kill_worker: {worker: 1}, at: bring_up}]\nexpect:\n"
     + "".join("- {error: {class: 'A|B', workers: []}}\n" for _ in range(1400)),
     "256 KiB of keys (size limit)": fill(lambda i: f"k{i:06}: 1\n"),
     "256 KiB flow list (value limit)": fill(lambda i: "a,", HEAD + "x: [", "]\n"),
@@ -97,7 +98,11 @@ def main() -> None:
             path.write_text(text)
             result = subprocess.run(
                 [sys.executable, "-c", CHILD, str(path), str(args.repeat)],
-                capture_output=True, text=True, cwd=ROOT, timeout=600, check=True,
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+                timeout=600,
+                check=True,
             )
             figures = json.loads(result.stdout)
             print(

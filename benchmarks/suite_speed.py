@@ -88,8 +88,13 @@ REFERENCE_LINE = "computing the uninterrupted reference run"
 # count too: dockerd reaps fuse-overlayfs' launcher and docker-proxy, containerd
 # the shims' launchers; a shim's children are the containers' own processes
 # (already in their cgroup), so not for the shims.
-ENGINE_PROCESSES = {"dockerd": True, "containerd": True, "containerd-shim": False,
-                    "fuse-overlayfs": False, "docker-proxy": False}
+ENGINE_PROCESSES = {
+    "dockerd": True,
+    "containerd": True,
+    "containerd-shim": False,
+    "fuse-overlayfs": False,
+    "docker-proxy": False,
+}
 CHILD_STOP_S = 180  # how long a chaos run gets to tear down after its SIGINT
 STATUSES = ("pass", "fail", "unknown", "error")
 PHASES = ("bring_up_s", "time_to_symptom_s", "time_to_recover_s", "total_s")
@@ -116,8 +121,8 @@ def busy_seconds(before: str, after: str, clk_tck: int) -> float:
 
 def proc_times(stat: str) -> tuple[int, int, str, str]:
     """(utime+stime, cutime+cstime, comm, starttime) from one /proc/PID/stat line."""
-    comm = stat[stat.index("(") + 1: stat.rindex(")")]
-    rest = stat[stat.rindex(")") + 1:].split()
+    comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+    rest = stat[stat.rindex(")") + 1 :].split()
     # rest[0] is field 3 (state): utime 14, stime 15, cutime 16, cstime 17, starttime 22
     return int(rest[11]) + int(rest[12]), int(rest[13]) + int(rest[14]), comm, rest[19]
 
@@ -181,8 +186,9 @@ def go_from_shares(samples: list[tuple[float, float, int]]) -> float | None:
     return None
 
 
-def attribute_worker(samples: list[tuple[float, float]], *, standby: bool, go_t: float | None,
-                     first_step_t: float | None, started: bool) -> dict:
+def attribute_worker(
+    samples: list[tuple[float, float]], *, standby: bool, go_t: float | None, first_step_t: float | None, started: bool
+) -> dict:
     """Split one worker container's CPU (cumulative samples, seconds) at its go
     (a standby) and its first training step.
 
@@ -191,8 +197,14 @@ def attribute_worker(samples: list[tuple[float, float]], *, standby: bool, go_t:
     when no step came); training: after the first step."""
     begin, end = (samples[0][0], samples[-1][0]) if samples else (0.0, 0.0)
     total = cpu_between(samples, begin, end)
-    out = {"imported_ahead": 0.0, "to_first_step": 0.0, "training": 0.0, "total": total,
-           "used": started or not standby, "reached_step": first_step_t is not None}
+    out = {
+        "imported_ahead": 0.0,
+        "to_first_step": 0.0,
+        "training": 0.0,
+        "total": total,
+        "used": started or not standby,
+        "reached_step": first_step_t is not None,
+    }
     if standby and (go_t is None or not started):
         out["imported_ahead"] = total
         out["used"] = False
@@ -206,8 +218,11 @@ def attribute_worker(samples: list[tuple[float, float]], *, standby: bool, go_t:
 
 
 def report_addresses(report: dict) -> list[tuple[float, str]]:
-    return [(e["t"], e["address"]) for e in report.get("timeline", {}).get("events", [])
-            if kind_of(e) == "address" and e.get("address")]
+    return [
+        (e["t"], e["address"])
+        for e in report.get("timeline", {}).get("events", [])
+        if kind_of(e) == "address" and e.get("address")
+    ]
 
 
 def match_runs(runs: dict[str, dict], reports: dict[str, dict], margin_s: float = 2.0) -> dict[str, str]:
@@ -218,17 +233,19 @@ def match_runs(runs: dict[str, dict], reports: dict[str, dict], margin_s: float 
     belongs to the run whose subnet holds it and whose containers lived at t.
     ``runs``: run id -> {"subnets": [...], "t0", "t1"}; ``reports``: name -> report."""
     matched: dict[str, str] = {}
-    nets = {run: [ipaddress.ip_network(s, strict=False) for s in info.get("subnets", [])]
-            for run, info in runs.items()}
+    nets = {run: [ipaddress.ip_network(s, strict=False) for s in info.get("subnets", [])] for run, info in runs.items()}
     taken: set[str] = set()
     for name, report in reports.items():
         scores = {}
         for run, info in runs.items():
             if run in taken:
                 continue
-            n = sum(1 for t, address in report_addresses(report)
-                    if info["t0"] - margin_s <= t <= info["t1"] + margin_s
-                    and any(ipaddress.ip_address(address) in net for net in nets[run]))
+            n = sum(
+                1
+                for t, address in report_addresses(report)
+                if info["t0"] - margin_s <= t <= info["t1"] + margin_s
+                and any(ipaddress.ip_address(address) in net for net in nets[run])
+            )
             if n:
                 scores[run] = n
         if scores:
@@ -238,8 +255,19 @@ def match_runs(runs: dict[str, dict], reports: dict[str, dict], margin_s: float 
     return matched
 
 
-CPU_KEYS = ("workers_to_first_step", "workers_training", "imported_ahead_used", "imported_ahead_unused",
-            "reference_runs", "proxy", "helper", "venv_fill", "other_ours", "unknown_gone", "other_containers")
+CPU_KEYS = (
+    "workers_to_first_step",
+    "workers_training",
+    "imported_ahead_used",
+    "imported_ahead_unused",
+    "reference_runs",
+    "proxy",
+    "helper",
+    "venv_fill",
+    "other_ours",
+    "unknown_gone",
+    "other_containers",
+)
 
 
 def analyse(containers: list[dict], reports: dict[str, dict]) -> dict:
@@ -297,14 +325,27 @@ def analyse(containers: list[dict], reports: dict[str, dict]) -> dict:
             go = g["address_t"] if g and g["address_t"] is not None else told
             # A standby replaced by a fresh container (not what was due) never got its go.
             started = started and told is not None
-        split = attribute_worker(samples, standby=standby, go_t=go,
-                                 first_step_t=g["first_step_t"] if g and started else None, started=started)
+        split = attribute_worker(
+            samples,
+            standby=standby,
+            go_t=go,
+            first_step_t=g["first_step_t"] if g and started else None,
+            started=started,
+        )
         cpu["imported_ahead_used" if split["used"] else "imported_ahead_unused"] += split["imported_ahead"]
         cpu["workers_to_first_step"] += split["to_first_step"]
         cpu["workers_training"] += split["training"]
-        workers.append({"scenario": report_of_run[run], "container": c["name"], "role": role, **split,
-                        "start_t": g["start_t"] if g else None,
-                        "first_step_t": g["first_step_t"] if g else None, "go_t": go})
+        workers.append(
+            {
+                "scenario": report_of_run[run],
+                "container": c["name"],
+                "role": role,
+                **split,
+                "start_t": g["start_t"] if g else None,
+                "first_step_t": g["first_step_t"] if g else None,
+                "go_t": go,
+            }
+        )
     return {
         "cpu": cpu,
         "starts": starts,
@@ -323,8 +364,9 @@ def report_figures(reports: dict[str, dict]) -> dict:
     statuses = {name: r.get("status", "error") for name, r in reports.items()}
     counts = {s: sum(1 for v in statuses.values() if v == s) for s in STATUSES}
     phases = {p: sum((r.get("timings") or {}).get(p) or 0.0 for r in reports.values()) for p in PHASES}
-    with_reference = sum(1 for r in reports.values()
-                         if (r.get("timeline", {}).get("info") or {}).get("reference_curve"))
+    with_reference = sum(
+        1 for r in reports.values() if (r.get("timeline", {}).get("info") or {}).get("reference_curve")
+    )
     return {"statuses": statuses, "verdicts": counts, "phases": phases, "reports_with_reference": with_reference}
 
 
@@ -400,10 +442,14 @@ def flat_figures(run: dict) -> dict[str, float]:
     runner_engine = machine - containers - cpu["other_containers"]
     starts = run["analysis"]["starts"]
     out = {
-        "wall_s": run["wall_s"], "machine_cpu_s": machine,
-        "build_wall_s": run["build"]["wall_s"], "build_cpu_s": run["build"]["machine_cpu_s"],
+        "wall_s": run["wall_s"],
+        "machine_cpu_s": machine,
+        "build_wall_s": run["build"]["wall_s"],
+        "build_cpu_s": run["build"]["machine_cpu_s"],
         **cpu,
-        "runner_engine": runner_engine, "runner": run["runner_cpu_s"], "engine": run["engine_cpu_s"],
+        "runner_engine": runner_engine,
+        "runner": run["runner_cpu_s"],
+        "engine": run["engine_cpu_s"],
         "sampler": run["sampler_cpu_s"],
         "rest": runner_engine - run["runner_cpu_s"] - run["engine_cpu_s"] - run["sampler_cpu_s"],
         "starts": starts,
@@ -412,10 +458,14 @@ def flat_figures(run: dict) -> dict[str, float]:
         "standbys_unused": sum(1 for w in run["analysis"]["workers"] if w["role"] == "standby" and not w["used"]),
         "per_start": cpu["workers_to_first_step"] / starts if starts else float("nan"),
         "per_start_with_import": (cpu["workers_to_first_step"] + cpu["imported_ahead_used"]) / starts
-        if starts else float("nan"),
-        **run["figures"]["phases"], **run["figures"]["verdicts"],
-        "references_computed": run["references"]["computed"], "references_cached": run["references"]["cached"],
-        "left_behind": len(run["left_behind"]), "exit_code": run["exit_code"],
+        if starts
+        else float("nan"),
+        **run["figures"]["phases"],
+        **run["figures"]["verdicts"],
+        "references_computed": run["references"]["computed"],
+        "references_cached": run["references"]["cached"],
+        "left_behind": len(run["left_behind"]),
+        "exit_code": run["exit_code"],
     }
     return out
 
@@ -543,9 +593,11 @@ class Sampler(threading.Thread):
             return record
         labels = c.labels or {}
         owner_pid = (labels.get(OWNER_LABEL) or "::").split(":")[-2]
-        ours = not preexisting and (labels.get(SESSION_LABEL) == self.session
-                                    or (self.child_pid is not None and owner_pid == str(self.child_pid))
-                                    or (RUN_LABEL not in labels and labels.get(IMAGE_LABEL) in self.image_ids))
+        ours = not preexisting and (
+            labels.get(SESSION_LABEL) == self.session
+            or (self.child_pid is not None and owner_pid == str(self.child_pid))
+            or (RUN_LABEL not in labels and labels.get(IMAGE_LABEL) in self.image_ids)
+        )
         networks = (c.attrs.get("NetworkSettings") or {}).get("Networks") or {}
         subnets = []
         for net in networks.values():
@@ -619,8 +671,12 @@ def git(*args: str, cwd: Path = ROOT) -> str:
 
 def default_baseline() -> str:
     for rev in ("origin/main", "HEAD~1"):
-        if subprocess.run(["git", "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"], cwd=ROOT,
-                          capture_output=True).returncode == 0:
+        if (
+            subprocess.run(
+                ["git", "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"], cwd=ROOT, capture_output=True
+            ).returncode
+            == 0
+        ):
             return rev
     raise SystemExit("no baseline: neither origin/main nor HEAD~1 exists; give --baseline REV")
 
@@ -649,8 +705,9 @@ def make_baseline(spec: str, state: State) -> Side:
 def remove_worktree(side: Side) -> None:
     if not side.worktree:
         return
-    result = subprocess.run(["git", "worktree", "remove", "--force", str(side.path)], cwd=ROOT,
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        ["git", "worktree", "remove", "--force", str(side.path)], cwd=ROOT, capture_output=True, text=True
+    )
     if result.returncode != 0 and side.path.exists():
         shutil.rmtree(side.path, ignore_errors=True)
     subprocess.run(["git", "worktree", "prune"], cwd=ROOT, capture_output=True)
@@ -685,16 +742,26 @@ def side_env(side: Side, session: str, cache: Path | None) -> dict[str, str]:
     return env
 
 
-def run_child(argv: list[str], side: Side, env: dict, state: State, log: Path, quiet: bool,
-              on_start=None) -> tuple[int, list[str]]:
+def run_child(
+    argv: list[str], side: Side, env: dict, state: State, log: Path, quiet: bool, on_start=None
+) -> tuple[int, list[str]]:
     """Run one chaos command in its own session (a terminal's Ctrl-C reaches only
     us; we send the child one SIGINT and wait for its teardown)."""
     lines: list[str] = []
     with open(log, "a", encoding="utf-8") as out:
         out.write(f"$ {' '.join(argv)}  (cwd {side.path})\n")
-        proc = subprocess.Popen(argv, cwd=side.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, text=True, errors="replace", bufsize=1,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            cwd=side.path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            errors="replace",
+            bufsize=1,
+            start_new_session=True,
+        )
         state.child = proc
         if on_start:
             on_start(proc.pid)
@@ -715,8 +782,11 @@ def stop_child(state: State) -> None:
     if proc is None:
         return
     if proc.poll() is None:
-        print(f"\nsuite_speed: stopping the chaos run (pid {proc.pid}): it tears its clusters down ...",
-              file=sys.stderr, flush=True)
+        print(
+            f"\nsuite_speed: stopping the chaos run (pid {proc.pid}): it tears its clusters down ...",
+            file=sys.stderr,
+            flush=True,
+        )
         for sig, wait in ((signal.SIGINT, CHILD_STOP_S), (signal.SIGTERM, 60), (signal.SIGKILL, 10)):
             try:
                 proc.send_signal(sig)
@@ -739,9 +809,11 @@ def leftovers(session: str) -> dict[str, list[str]]:
     client = docker.from_env(timeout=30)
     label = f"{SESSION_LABEL}={session}"
     runs: dict[str, list[str]] = {}
-    for kind, objects in (("container", client.containers.list(all=True, filters={"label": label})),
-                          ("volume", client.volumes.list(filters={"label": label})),
-                          ("network", client.networks.list(filters={"label": label}))):
+    for kind, objects in (
+        ("container", client.containers.list(all=True, filters={"label": label})),
+        ("volume", client.volumes.list(filters={"label": label})),
+        ("network", client.networks.list(filters={"label": label})),
+    ):
         for obj in objects:
             labels = (obj.attrs.get("Config") or {}).get("Labels") if kind == "container" else obj.attrs.get("Labels")
             run = (labels or {}).get(RUN_LABEL, "?")
@@ -753,8 +825,14 @@ def clean_leftovers(side: Side, env: dict, session: str) -> list[str]:
     found = leftovers(session)
     for run in found:
         if run != "?":
-            subprocess.run([sys.executable, "-m", "chaos.cli", "clean", "--run", run], cwd=side.path, env=env,
-                           capture_output=True, text=True, timeout=300)
+            subprocess.run(
+                [sys.executable, "-m", "chaos.cli", "clean", "--run", run],
+                cwd=side.path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
     return [f"{run}: {what}" for run, objects in found.items() for what in objects]
 
 
@@ -803,21 +881,39 @@ def run_side(side: Side, args, repeat: int, state: State) -> dict:
     print(f"\n== {label}: {side.rev} at {side.path}: {len(files)} scenario file(s), -j {args.jobs}", flush=True)
 
     t0, s0 = time.time(), read_proc_stat()
-    build_rc, build_lines = run_child([sys.executable, "-m", "chaos.cli", "images", "build",
-                                       *(f"--tf={v}" for v in args.tf or ())], side, env, state, log, args.quiet)
+    build_rc, build_lines = run_child(
+        [sys.executable, "-m", "chaos.cli", "images", "build", *(f"--tf={v}" for v in args.tf or ())],
+        side,
+        env,
+        state,
+        log,
+        args.quiet,
+    )
     # Where the venv cache lives on that side: the Docker backend's room, or cluster/ before it.
-    venv_module = next((m for m in ("chaos.backends.docker", "chaos.cluster")
-                        if (side.path / m.replace(".", "/") / "venv_cache.py").exists()), None)
+    venv_module = next(
+        (
+            m
+            for m in ("chaos.backends.docker", "chaos.cluster")
+            if (side.path / m.replace(".", "/") / "venv_cache.py").exists()
+        ),
+        None,
+    )
     if build_rc == 0 and venv_module:
         # A side whose runner copies each image's venv to a volume pays that once per
         # image, like the build: here, not inside the measured run.
         api = "api as docker_api" if venv_module == "chaos.backends.docker" else "docker_api"
-        fill = (f"from {venv_module} import {api}, venv_cache; c = docker_api.connect(); "
-                f"[venv_cache.venv_volume(c, i) for i in {sorted(side_image_ids(side, env))!r} if venv_cache.wanted(c)]")
+        fill = (
+            f"from {venv_module} import {api}, venv_cache; c = docker_api.connect(); "
+            f"[venv_cache.venv_volume(c, i) for i in {sorted(side_image_ids(side, env))!r} if venv_cache.wanted(c)]"
+        )
         build_rc, more = run_child([sys.executable, "-c", fill], side, env, state, log, args.quiet)
         build_lines += more
-    build = {"wall_s": time.time() - t0, "machine_cpu_s": busy_seconds(s0, read_proc_stat(), tck),
-             "exit_code": build_rc, "tail": build_lines[-5:]}
+    build = {
+        "wall_s": time.time() - t0,
+        "machine_cpu_s": busy_seconds(s0, read_proc_stat(), tck),
+        "exit_code": build_rc,
+        "tail": build_lines[-5:],
+    }
     print(f"== {label}: images built in {build['wall_s']:.1f} s (exit {build_rc})", flush=True)
     if build_rc != 0:
         raise SystemExit(f"{label}: chaos images build exited {build_rc}; its output is above")
@@ -835,7 +931,12 @@ def run_side(side: Side, args, repeat: int, state: State) -> dict:
     try:
         rc, lines = run_child(
             [sys.executable, "-m", "chaos.cli", "run", *files, "-j", str(args.jobs), "--report-dir", str(report_dir)],
-            side, env, state, log, args.quiet, on_start=lambda pid: setattr(sampler, "child_pid", pid),
+            side,
+            env,
+            state,
+            log,
+            args.quiet,
+            on_start=lambda pid: setattr(sampler, "child_pid", pid),
         )
     finally:
         t1, s1 = time.time(), read_proc_stat()
@@ -857,29 +958,51 @@ def run_side(side: Side, args, repeat: int, state: State) -> dict:
     containers = list(sampler.containers.values())
     analysis = analyse(containers, reports)
     run = {
-        "side": side.label, "repeat": repeat, "rev": side.rev, "path": str(side.path), "session": session,
-        "files": files, "missing_files": missing, "jobs": args.jobs, "exit_code": rc,
-        "started": t0, "wall_s": t1 - t0, "machine_cpu_s": busy_seconds(s0, s1, tck),
+        "side": side.label,
+        "repeat": repeat,
+        "rev": side.rev,
+        "path": str(side.path),
+        "session": session,
+        "files": files,
+        "missing_files": missing,
+        "jobs": args.jobs,
+        "exit_code": rc,
+        "started": t0,
+        "wall_s": t1 - t0,
+        "machine_cpu_s": busy_seconds(s0, s1, tck),
         "runner_cpu_s": (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime),
         "engine_cpu_s": sampler.engine_cpu_s(),
         "sampler_cpu_s": (self1.ru_utime + self1.ru_stime) - (self0.ru_utime + self0.ru_stime),
         "build": build,
-        "references": {"computed": computed, "new_cache_files": new_files,
-                       "cached": max(0, figures["reports_with_reference"] - computed),
-                       "cache": "warm (shared)" if args.warm_cache else "fresh"},
-        "figures": figures, "analysis": analysis, "left_behind": left,
+        "references": {
+            "computed": computed,
+            "new_cache_files": new_files,
+            "cached": max(0, figures["reports_with_reference"] - computed),
+            "cache": "warm (shared)" if args.warm_cache else "fresh",
+        },
+        "figures": figures,
+        "analysis": analysis,
+        "left_behind": left,
         "sampler_errors": sampler.errors[:20],
         "engine_processes": sorted({p["comm"] for p in sampler.engine.values()}),
-        "containers": [{**{k: c[k] for k in ("id", "name", "ours", "subnets")},
-                        "labels": {k: v for k, v in c["labels"].items() if k.startswith("io.tfchaos.")},
-                        "samples": [(round(t - t0, 3), round(v, 4), s) for t, v, s in c["samples"]]}
-                       for c in containers if c.get("ours") is not False or _total(c) > 0.05],
-        "summary_lines": lines[-(len(files) * 3 + 10):],
+        "containers": [
+            {
+                **{k: c[k] for k in ("id", "name", "ours", "subnets")},
+                "labels": {k: v for k, v in c["labels"].items() if k.startswith("io.tfchaos.")},
+                "samples": [(round(t - t0, 3), round(v, 4), s) for t, v, s in c["samples"]],
+            }
+            for c in containers
+            if c.get("ours") is not False or _total(c) > 0.05
+        ],
+        "summary_lines": lines[-(len(files) * 3 + 10) :],
     }
     flat = flat_figures(run)
-    print(f"== {label}: {run['wall_s']:.1f} s wall, {run['machine_cpu_s']:.1f} CPU s, exit {rc}; "
-          + ", ".join(f"{k} {v}" for k, v in figures["verdicts"].items() if v)
-          + (f"; LEFT BEHIND (cleaned): {len(left)}" if left else ""), flush=True)
+    print(
+        f"== {label}: {run['wall_s']:.1f} s wall, {run['machine_cpu_s']:.1f} CPU s, exit {rc}; "
+        + ", ".join(f"{k} {v}" for k, v in figures["verdicts"].items() if v)
+        + (f"; LEFT BEHIND (cleaned): {len(left)}" if left else ""),
+        flush=True,
+    )
     run["flat"] = flat
     return run
 
@@ -932,21 +1055,34 @@ def remove_variant_images(sides: list[Side], image_ids: set[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("scenarios", nargs="*", help="scenario files (default: every scenarios/*.yaml of each side)")
-    parser.add_argument("--baseline", metavar="REV", help="a revision (default origin/main if it exists, else "
-                        "HEAD~1) or the path of an existing checkout")
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="a revision (default origin/main if it exists, else HEAD~1) or the path of an existing checkout",
+    )
     parser.add_argument("-j", "--jobs", type=int, default=3, help="passed to chaos run (default 3)")
     parser.add_argument("--repeat", type=int, default=1, metavar="K", help="side-runs per side, alternated B,C,B,C,...")
     parser.add_argument("--sides", choices=("candidate", "baseline", "both"), default="both")
     parser.add_argument("--out", metavar="FILE.json", help="write every raw figure here")
     parser.add_argument("--report-dir", metavar="DIR", help="keep each side-run's reports in DIR/<side>-<i>/")
-    parser.add_argument("--warm-cache", action="store_true",
-                        help="use the real TFCHAOS_CACHE (cached reference runs count) instead of a fresh one per side-run")
-    parser.add_argument("--shared-tags", action="store_true",
-                        help="build each side into the shared tfchaos/worker:tf2.* tags (swaps the code under any "
-                        "other run on this engine; the candidate builds last) instead of a tag per side")
-    parser.add_argument("--tf", action="append", metavar="VERSION",
-                        help="build only these TF versions' worker images before each side-run (repeatable; default: "
-                        "every version `chaos images build` builds); a scenario needing another builds it in its run")
+    parser.add_argument(
+        "--warm-cache",
+        action="store_true",
+        help="use the real TFCHAOS_CACHE (cached reference runs count) instead of a fresh one per side-run",
+    )
+    parser.add_argument(
+        "--shared-tags",
+        action="store_true",
+        help="build each side into the shared tfchaos/worker:tf2.* tags (swaps the code under any "
+        "other run on this engine; the candidate builds last) instead of a tag per side",
+    )
+    parser.add_argument(
+        "--tf",
+        action="append",
+        metavar="VERSION",
+        help="build only these TF versions' worker images before each side-run (repeatable; default: "
+        "every version `chaos images build` builds); a scenario needing another builds it in its run",
+    )
     parser.add_argument("--keep-images", action="store_true", help="keep the per-side image tags at the end")
     parser.add_argument("--quiet", action="store_true", help="do not echo the chaos commands' output")
     args = parser.parse_args(argv)
@@ -983,6 +1119,7 @@ def main(argv: list[str] | None = None) -> int:
         interrupted = True
         print("\nsuite_speed: interrupted; cleaning up", file=sys.stderr, flush=True)
     finally:
+
         def busy(*_):
             print("suite_speed: still cleaning up ...", file=sys.stderr, flush=True)
 
@@ -1004,12 +1141,16 @@ def main(argv: list[str] | None = None) -> int:
     if not runs:
         return 130 if interrupted else 1
     by_side = {label: [r for r in runs if r["side"] == label] for label in ("candidate", "baseline")}
-    diffs = verdict_differences([r["figures"]["statuses"] for r in by_side["candidate"]],
-                                [r["figures"]["statuses"] for r in by_side["baseline"]])
+    diffs = verdict_differences(
+        [r["figures"]["statuses"] for r in by_side["candidate"]],
+        [r["figures"]["statuses"] for r in by_side["baseline"]],
+    )
     only = _only_on_one_side(by_side)
     print()
-    print(f"candidate: {runs_rev(by_side['candidate'])}   baseline: {runs_rev(by_side['baseline'])}   "
-          f"-j {args.jobs}, {args.repeat} repeat(s), medians" + ("; INTERRUPTED: partial" if interrupted else ""))
+    print(
+        f"candidate: {runs_rev(by_side['candidate'])}   baseline: {runs_rev(by_side['baseline'])}   "
+        f"-j {args.jobs}, {args.repeat} repeat(s), medians" + ("; INTERRUPTED: partial" if interrupted else "")
+    )
     print(format_table([r["flat"] for r in by_side["candidate"]], [r["flat"] for r in by_side["baseline"]]))
     print("verdicts that differ between the sides: " + ("; ".join(diffs) if diffs else "none"))
     for line in only:
@@ -1020,11 +1161,22 @@ def main(argv: list[str] | None = None) -> int:
     if removed:
         print(f"removed the per-side image tags and their venv volumes: {', '.join(removed)}")
     if args.out:
-        Path(args.out).write_text(json.dumps({
-            "args": vars(args), "interval_s": INTERVAL_S, "clk_tck": os.sysconf("SC_CLK_TCK"),
-            "runs": runs, "verdict_differences": diffs, "only_on_one_side": only,
-            "removed_images": removed, "interrupted": interrupted,
-        }, indent=1, default=str))
+        Path(args.out).write_text(
+            json.dumps(
+                {
+                    "args": vars(args),
+                    "interval_s": INTERVAL_S,
+                    "clk_tck": os.sysconf("SC_CLK_TCK"),
+                    "runs": runs,
+                    "verdict_differences": diffs,
+                    "only_on_one_side": only,
+                    "removed_images": removed,
+                    "interrupted": interrupted,
+                },
+                indent=1,
+                default=str,
+            )
+        )
         print(f"raw figures: {args.out}")
     return 130 if interrupted else 0
 
@@ -1043,8 +1195,10 @@ def runs_rev(runs: list[dict]) -> str:
 
 
 def _only_on_one_side(by_side: dict[str, list[dict]]) -> list[str]:
-    names = {label: set().union(*(r["figures"]["statuses"] for r in runs)) if runs else set()
-             for label, runs in by_side.items()}
+    names = {
+        label: set().union(*(r["figures"]["statuses"] for r in runs)) if runs else set()
+        for label, runs in by_side.items()
+    }
     out = []
     if by_side["candidate"] and by_side["baseline"]:
         for a, b in (("candidate", "baseline"), ("baseline", "candidate")):

@@ -58,7 +58,11 @@ def main() -> int:
             verdicts = " ".join(v.status.value[0].upper() for _, v in r.numbered())
             outcomes[r.scenario][f"{r.status.value} [{verdicts}]"] += 1
             t = r.timings
-            for name, value in (("symptom", t.time_to_symptom_s), ("recover", t.time_to_recover_s), ("total", t.total_s)):
+            for name, value in (
+                ("symptom", t.time_to_symptom_s),
+                ("recover", t.time_to_recover_s),
+                ("total", t.total_s),
+            ):
                 if value is not None:
                     timings[r.scenario][name].append(value)
             for label, v in r.numbered():
@@ -66,25 +70,34 @@ def main() -> int:
                     reasons[r.scenario].add(f"{label} {v.status.value}: {v.reason}")
             if r.error:
                 reasons[r.scenario].add(f"run error: {r.error}")
-        print(f"pass {i}/{args.runs}: {walls[-1]:.0f} s, "
-              f"{sum(r.status.value == 'pass' for r in reports)}/{len(reports)} passed", flush=True)
+        print(
+            f"pass {i}/{args.runs}: {walls[-1]:.0f} s, "
+            f"{sum(r.status.value == 'pass' for r in reports)}/{len(reports)} passed",
+            flush=True,
+        )
 
     print()
     width = max(len(e.scenario.name) for e in entries)
-    print(f"{'scenario':{width}}  {'verdicts over ' + str(args.runs) + ' runs':40}  "
-          f"{'symptom s':>18}  {'recover s':>18}  {'total s':>18}")
+    print(
+        f"{'scenario':{width}}  {'verdicts over ' + str(args.runs) + ' runs':40}  "
+        f"{'symptom s':>18}  {'recover s':>18}  {'total s':>18}"
+    )
     stable = 0
     for e in entries:
         name = e.scenario.name
         dist = ", ".join(f"{n}x {o}" for o, n in outcomes[name].most_common())
         stable += len(outcomes[name]) == 1
         t = timings[name]
-        print(f"{name:{width}}  {dist:40}  {spread(t['symptom']):>18}  {spread(t['recover']):>18}  {spread(t['total']):>18}")
+        print(
+            f"{name:{width}}  {dist:40}  {spread(t['symptom']):>18}  {spread(t['recover']):>18}  {spread(t['total']):>18}"
+        )
         for reason in sorted(reasons[name]):
             print(f"{'':{width}}    {reason[:200]}")
     print()
-    print(f"suite wall time per pass: {spread(walls)} s (-j {args.jobs}); "
-          f"{stable}/{len(entries)} scenarios gave the same verdicts in every run")
+    print(
+        f"suite wall time per pass: {spread(walls)} s (-j {args.jobs}); "
+        f"{stable}/{len(entries)} scenarios gave the same verdicts in every run"
+    )
     return 0 if stable == len(entries) else 1
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from chaos.events import Event
 from chaos.interrupts import Cancelled
@@ -19,7 +19,7 @@ Predicate = Callable[[list[Event]], bool]
 
 
 class EventLog:
-    def __init__(self, stopped_with: "EventLog | None" = None) -> None:
+    def __init__(self, stopped_with: EventLog | None = None) -> None:
         """``stopped_with``: another run's log whose stop() stops this one too
         (a reference run computed for that run)."""
         self._stopped_with = stopped_with

@@ -39,9 +39,7 @@ class Skew:
 
 def diff(mine: dict[str, str], theirs: dict[str, str]) -> dict[str, tuple[str, str]]:
     keys = set(mine) | set(theirs)
-    return {
-        k: (mine.get(k, ABSENT), theirs.get(k, ABSENT)) for k in sorted(keys) if mine.get(k) != theirs.get(k)
-    }
+    return {k: (mine.get(k, ABSENT), theirs.get(k, ABSENT)) for k in sorted(keys) if mine.get(k) != theirs.get(k)}
 
 
 def fingerprint_of(start: StartEvent) -> dict[str, str]:

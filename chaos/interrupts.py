@@ -21,7 +21,7 @@ import os
 import signal
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 HANDLED = (signal.SIGINT, signal.SIGTERM)
 

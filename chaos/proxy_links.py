@@ -84,8 +84,10 @@ def describe_links(task: str, events: list[Event], now: float) -> tuple[str, lis
         assert match is not None  # only matching lines are kept
         count = len(own.failures)
         # When: early refusals at bring-up are normal until the task's server is up.
-        parts.append(f"its own link could not reach {match.group(2)} ({count} time{'s' if count != 1 else ''}, "
-                     f"the last {_ago(now, last)} before: {match.group(3)})")
+        parts.append(
+            f"its own link could not reach {match.group(2)} ({count} time{'s' if count != 1 else ''}, "
+            f"the last {_ago(now, last)} before: {match.group(3)})"
+        )
         proof.append(last)
     elif own is not None and own.listening is not None and not own.clients:
         parts.append(f"no peer reached its own link {task} (listening for {_ago(now, own.listening)})")

@@ -96,9 +96,11 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", f"{BESIDE}: may run while scenarios run (times nothing a loaded machine breaks, removes nothing "
+        "markers",
+        f"{BESIDE}: may run while scenarios run (times nothing a loaded machine breaks, removes nothing "
         "but its own objects); "
-        "with --chaos-scenarios such tests run first and the scenarios start beside them")
+        "with --chaos-scenarios such tests run first and the scenarios start beside them",
+    )
     given = config.getoption("chaos_scenarios")
     if given is None:
         return
@@ -169,8 +171,14 @@ def _self_diagnosis(item, report) -> None:
     misses = [text for ok, text in ((holds, why), (attributed, said)) if ok is False]
     if misses:
         where = report.artifacts.get("worker-0 log")
-        command = f"chaos diagnose {Path(where).parent}" if where else "rerun with --chaos-report-dir DIR, then chaos diagnose DIR/" + report.scenario
-        raise SelfDiagnosisFailed(f"{report.scenario} passed, but {'; and '.join(misses)}\nsee: {command} (docs/diagnose.md)")
+        command = (
+            f"chaos diagnose {Path(where).parent}"
+            if where
+            else "rerun with --chaos-report-dir DIR, then chaos diagnose DIR/" + report.scenario
+        )
+        raise SelfDiagnosisFailed(
+            f"{report.scenario} passed, but {'; and '.join(misses)}\nsee: {command} (docs/diagnose.md)"
+        )
 
 
 class ScenarioFailed(Exception):
@@ -251,8 +259,9 @@ def _start_suite(session, *, hold_exclusive: bool = False):
     entries = [Entry(i.scenario, _display(config, i.path)) for i in items]
     for index, i in enumerate(items):
         i.index = index
-    suite = ForkedSuite(entries, _options(config), jobs=config.getoption("chaos_jobs"),
-                        hold_exclusive=hold_exclusive).start()
+    suite = ForkedSuite(
+        entries, _options(config), jobs=config.getoption("chaos_jobs"), hold_exclusive=hold_exclusive
+    ).start()
     config.stash[_SUITE] = suite
     return suite
 
@@ -307,7 +316,6 @@ class ScenarioItem(pytest.Item):
     def repr_failure(self, excinfo, style=None):
         from chaos.errors import ChaosError
         from chaos.report import terminal_summary
-
         from chaos.runner.forked_suite import SuiteProcessEnded
         from chaos.runner.suite import ScenarioOverran
 

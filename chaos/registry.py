@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import difflib
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Annotated, Generic, Iterator, Literal, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Generic, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -112,8 +113,7 @@ class Registry(Generic[T]):
                 hint=f"implemented: {', '.join(self.names())}",
             )
         raise ScenarioError(
-            f"unknown {self.noun} {name!r}; valid: {', '.join(self.names())}"
-            + did_you_mean(name, self.names()),
+            f"unknown {self.noun} {name!r}; valid: {', '.join(self.names())}" + did_you_mean(name, self.names()),
             hint="`chaos list` shows every fault and check with its parameters",
         )
 

@@ -56,10 +56,8 @@ def docker_dir() -> Path:
     path, looked = _asset("docker")
     if not (path / DOCKER_MARKER).is_file():
         raise InfrastructureError(
-            f"tfchaos's Dockerfiles are missing (looked for {DOCKER_MARKER} in "
-            f"{', '.join(str(p) for p in looked)})",
-            hint="reinstall tfchaos (`pip install --force-reinstall tfchaos`), "
-            "or run from a complete source checkout",
+            f"tfchaos's Dockerfiles are missing (looked for {DOCKER_MARKER} in {', '.join(str(p) for p in looked)})",
+            hint="reinstall tfchaos (`pip install --force-reinstall tfchaos`), or run from a complete source checkout",
         )
     return path
 

@@ -58,7 +58,11 @@ def waiting_for(lines: list[LogLine]) -> tuple[LogLine, list[str]] | None:
         if found is not None and (_ALL_CONNECTED.search(line.text) or _CONNECTED.search(line.text)):
             match = _CONNECTED.search(line.text)
             came = [f"{match.group(1)}-{match.group(2)}"] if match else list(found[1])
-            routine = [t for t in came if t in found[1] and line.t > 0 and 0 <= line.t - listed_since.get(t, 0.0) <= ROUTINE_WAIT_S]
+            routine = [
+                t
+                for t in came
+                if t in found[1] and line.t > 0 and 0 <= line.t - listed_since.get(t, 0.0) <= ROUTINE_WAIT_S
+            ]
             for task in came:
                 listed_since.pop(task, None)
             tasks = [t for t in found[1] if t not in routine]
@@ -95,7 +99,7 @@ def why_missing(task: str, events: list[Event], *, live: bool = False) -> tuple[
     # Only its current life: after a restart, the previous container's exit is not why it is missing now.
     restarts = [i for i, e in enumerate(own) if isinstance(e, RestartEvent)]
     if restarts:
-        own = own[restarts[-1] + 1:]
+        own = own[restarts[-1] + 1 :]
         if not own:
             return "restarted, nothing from it since", None
     if not own:

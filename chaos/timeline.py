@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import bisect
 import statistics
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, TypeVar
+from typing import Any, TypeVar
 
 from chaos.events import (
     DoneEvent,
@@ -48,7 +49,6 @@ E = TypeVar("E", bound=Event)
 ALL_EVIDENCE = tuple(e.value for e in Evidence)
 
 
-
 def finished_workers(events: list[Event], started: float, reached: float, final_step: int = 0) -> set[int]:
     """Workers whose training had ended when a fault, begun at ``started``,
     reached the cluster at ``reached``: they reported done or their final step
@@ -56,13 +56,16 @@ def finished_workers(events: list[Event], started: float, reached: float, final_
     or exited before ``started``. An exit in between can be the fault's own
     effect (a kill whose Docker call returns slowly), so it does not count."""
     return {
-        e.worker for e in events
-        if e.worker is not None and (
+        e.worker
+        for e in events
+        if e.worker is not None
+        and (
             (isinstance(e, DoneEvent) and e.t <= reached)
             or (final_step > 0 and isinstance(e, StepEvent) and e.step >= final_step and e.t <= reached)
             or (isinstance(e, ExitEvent) and e.t < started)
         )
     }
+
 
 @dataclass(frozen=True)
 class RunInfo:
@@ -154,11 +157,7 @@ class Timeline:
 
     def of(self, kind: type[E], worker: int | None = None) -> list[E]:
         """Events of one type, optionally from one worker."""
-        return [
-            e
-            for e in self.events
-            if isinstance(e, kind) and (worker is None or e.worker == worker)
-        ]
+        return [e for e in self.events if isinstance(e, kind) and (worker is None or e.worker == worker)]
 
     def between(self, start: float, end: float = float("inf")) -> Timeline:
         """A timeline of the events with ``start <= t <= end`` (same info)."""
@@ -224,8 +223,10 @@ class Timeline:
         before it and the first after it (of ``worker``, or of any worker); unbounded
         where there is none."""
         restarts = [r.t for r in self.of(RestartEvent, worker)]
-        return (max((r for r in restarts if r <= t), default=float("-inf")),
-                min((r for r in restarts if r > t), default=float("inf")))
+        return (
+            max((r for r in restarts if r <= t), default=float("-inf")),
+            min((r for r in restarts if r > t), default=float("inf")),
+        )
 
     def finished_before(self, worker: int, started: float, reached: float) -> bool:
         """Whether ``worker``'s current process had finished when a fault, begun
@@ -242,8 +243,7 @@ class Timeline:
         error). Bring-up takes 20 s on a quiet machine and over 70 s on a busy
         one; a symptom's clock must not run while TF is still importing."""
         start = window.inject.t
-        first = next((e.t for e in self.events if e.t >= start and isinstance(e, (StepEvent, ErrorEvent))),
-                     window.end)
+        first = next((e.t for e in self.events if e.t >= start and isinstance(e, (StepEvent, ErrorEvent))), window.end)
         came_up = [e.t for e in self.of(StartEvent) if start <= e.t <= first]
         return max(came_up, default=start)
 
@@ -339,11 +339,13 @@ class Timeline:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Timeline:
         return cls(
-            info=RunInfo(**{
-                **data["info"],
-                "evidence": tuple(data["info"].get("evidence", ALL_EVIDENCE)),
-                "reference_curve": tuple(tuple(p) for p in data["info"].get("reference_curve", ())),
-                "unproduced": tuple(tuple(p) for p in data["info"].get("unproduced", ())),
-            }),
+            info=RunInfo(
+                **{
+                    **data["info"],
+                    "evidence": tuple(data["info"].get("evidence", ALL_EVIDENCE)),
+                    "reference_curve": tuple(tuple(p) for p in data["info"].get("reference_curve", ())),
+                    "unproduced": tuple(tuple(p) for p in data["info"].get("unproduced", ())),
+                }
+            ),
             events=[event_from_dict(e) for e in data.get("events", [])],
         )

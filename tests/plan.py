@@ -41,20 +41,40 @@ HEARTBEAT_COMPARE = f"{INTEGRATION}/test_compare.py::test_a_longer_heartbeat_tim
 TWO_SUITES = f"{INTEGRATION}/test_cleanup.py::test_two_suites_at_once_and_a_clean_beside_them_give_the_normal_verdicts"
 
 SCENARIOS_BESIDE = [
-    "tests/unit", "tests/proxy", "scenarios",
-    f"{INTEGRATION}/test_agent.py", f"{INTEGRATION}/test_checkpoint_volume.py",
-    f"{INTEGRATION}/test_cluster.py", f"{INTEGRATION}/test_matrix.py",
+    "tests/unit",
+    "tests/proxy",
+    "scenarios",
+    f"{INTEGRATION}/test_agent.py",
+    f"{INTEGRATION}/test_checkpoint_volume.py",
+    f"{INTEGRATION}/test_cluster.py",
+    f"{INTEGRATION}/test_matrix.py",
 ]
 # Balanced by their wall time in a rehearsal of this plan (the --durations of each lane):
 # lane 1 the example job's suite, the audits, the package and the images (~660 s), lane 2
 # the interrupts and cleanup, the packet faults and the report page (~550 s).
 LANES = [
-    [f"{INTEGRATION}/test_user_jobs.py", f"{INTEGRATION}/test_audit_example.py", f"{INTEGRATION}/test_audit.py",
-     f"{INTEGRATION}/test_installed_package.py", f"{INTEGRATION}/test_images.py",
-     f"{INTEGRATION}/test_compose_by_hand.py"],
-    [f"{INTEGRATION}/test_cleanup.py", "--deselect", CLEAN_ALL, "--deselect", TWO_SUITES, f"{INTEGRATION}/test_packet_faults.py",
-     f"{INTEGRATION}/test_html_report.py", f"{INTEGRATION}/test_audit_card_page.py",
-     f"{INTEGRATION}/test_compare.py", "--deselect", HEARTBEAT_COMPARE, f"{INTEGRATION}/test_remote_engine.py"],
+    [
+        f"{INTEGRATION}/test_user_jobs.py",
+        f"{INTEGRATION}/test_audit_example.py",
+        f"{INTEGRATION}/test_audit.py",
+        f"{INTEGRATION}/test_installed_package.py",
+        f"{INTEGRATION}/test_images.py",
+        f"{INTEGRATION}/test_compose_by_hand.py",
+    ],
+    [
+        f"{INTEGRATION}/test_cleanup.py",
+        "--deselect",
+        CLEAN_ALL,
+        "--deselect",
+        TWO_SUITES,
+        f"{INTEGRATION}/test_packet_faults.py",
+        f"{INTEGRATION}/test_html_report.py",
+        f"{INTEGRATION}/test_audit_card_page.py",
+        f"{INTEGRATION}/test_compare.py",
+        "--deselect",
+        HEARTBEAT_COMPARE,
+        f"{INTEGRATION}/test_remote_engine.py",
+    ],
 ]
 # Wait-bound (two runs of a 45 s pause): a lane of its own beside the two above (215 s in a
 # rehearsal, against ~620 s for each of them), then the swarm modules, one after the other
@@ -64,8 +84,12 @@ LANES = [
 # build` and four scenarios there, ~8 min) ends lane 2, the shortest: the node image's build
 # takes the engine's build lock, so whichever lane comes to it first builds it once.
 # Last in it: the example's loop and Keras 3 scenarios (test_user_jobs_loops.py, five runs at -j 3).
-HEARTBEAT_LANE = [HEARTBEAT_COMPARE, f"{INTEGRATION}/test_swarm_nodes.py", f"{INTEGRATION}/test_swarm_backend.py",
-                  f"{INTEGRATION}/test_user_jobs_loops.py"]
+HEARTBEAT_LANE = [
+    HEARTBEAT_COMPARE,
+    f"{INTEGRATION}/test_swarm_nodes.py",
+    f"{INTEGRATION}/test_swarm_backend.py",
+    f"{INTEGRATION}/test_user_jobs_loops.py",
+]
 ALONE = [TWO_SUITES, CLEAN_ALL]
 
 
@@ -85,8 +109,11 @@ def placements() -> list[tuple[str, list[str]]]:
     for _, sessions in phases():
         for args in sessions:
             deselected = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--deselect"]
-            out += [(a, deselected) for i, a in enumerate(args)
-                    if not a.startswith("-") and (i == 0 or args[i - 1] != "--deselect")]
+            out += [
+                (a, deselected)
+                for i, a in enumerate(args)
+                if not a.startswith("-") and (i == 0 or args[i - 1] != "--deselect")
+            ]
     return out
 
 
@@ -151,8 +178,15 @@ class Sessions:
                 out = path.open("wb")
             # A session of its own: a terminal's Ctrl-C reaches only this process, which
             # passes it on once (a second one would cut a session's teardown short).
-            self.procs.append(subprocess.Popen([*PYTEST, *args], cwd=ROOT, stdout=out,
-                                               stderr=subprocess.STDOUT if out else None, start_new_session=True))
+            self.procs.append(
+                subprocess.Popen(
+                    [*PYTEST, *args],
+                    cwd=ROOT,
+                    stdout=out,
+                    stderr=subprocess.STDOUT if out else None,
+                    start_new_session=True,
+                )
+            )
             if out:
                 out.close()
         try:
@@ -182,16 +216,21 @@ def main() -> int:
     failed = []
     started = time.monotonic()
     for name, sessions in phases():
-        print(f"\n######## bin/test: {name} ({len(sessions)} session{'s' if len(sessions) > 1 else ''}) ########",
-              flush=True)
+        print(
+            f"\n######## bin/test: {name} ({len(sessions)} session{'s' if len(sessions) > 1 else ''}) ########",
+            flush=True,
+        )
         t0, ticks0, stall0 = time.monotonic(), cpu_ticks(), io_stall_us()
         try:
             codes = Sessions(sessions).run()
         except KeyboardInterrupt:
             print("bin/test: interrupted; each session tore its runs down", file=sys.stderr)
             return 130
-        print(f"######## bin/test: {name}: exit {codes}, {time.monotonic() - t0:.0f} s, "
-              f"{busy_share(ticks0, cpu_ticks())}, {io_stall_share(stall0, io_stall_us())} ########", flush=True)
+        print(
+            f"######## bin/test: {name}: exit {codes}, {time.monotonic() - t0:.0f} s, "
+            f"{busy_share(ticks0, cpu_ticks())}, {io_stall_share(stall0, io_stall_us())} ########",
+            flush=True,
+        )
         failed += [f"{name} (session {i + 1}: exit {c})" for i, c in enumerate(codes) if c != 0]
     total = time.monotonic() - started
     if failed:

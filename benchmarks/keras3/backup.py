@@ -12,15 +12,15 @@ Emits: each epoch begun, each backup write (begin/end time, which worker), the b
 folder's listing (name, size, mtime, inode) after each write and at train end, the
 restore (which epoch fit began at), errors.
 """
+
 import os
 import sys
 import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import data, digest, emit, first_line, num_workers, tail, task_index, unfilter_keras, versions, where  # noqa: E402
-
 import tensorflow as tf  # noqa: E402
+from common import data, digest, emit, first_line, num_workers, tail, task_index, unfilter_keras, versions, where  # noqa: E402
 
 KILL_EPOCH, KILL_TASK = int(sys.argv[1]), int(sys.argv[2])
 SAVE_FREQ = sys.argv[3] if len(sys.argv) > 3 else "epoch"
@@ -36,6 +36,7 @@ emit(event="start", kill_epoch=KILL_EPOCH, kill_task=KILL_TASK, save_freq=SAVE_F
 unfilter_keras()
 if os.environ.get("FIT_PATCH"):
     import k3patch
+
     k3patch.apply(os.environ["FIT_PATCH"])
 tf.keras.utils.set_random_seed(42)
 strategy = tf.distribute.MultiWorkerMirroredStrategy()
@@ -49,7 +50,9 @@ def listing():
             p = os.path.join(d, f)
             try:
                 st = os.stat(p)
-                out.append(f"{os.path.relpath(p, BACKUP)} {st.st_size}B ino{st.st_ino} {st.st_mtime_ns // 1_000_000 % 100000}ms")
+                out.append(
+                    f"{os.path.relpath(p, BACKUP)} {st.st_size}B ino{st.st_ino} {st.st_mtime_ns // 1_000_000 % 100000}ms"
+                )
             except FileNotFoundError:
                 out.append(f"{os.path.relpath(p, BACKUP)} (vanished)")
     return out
@@ -72,25 +75,38 @@ def wrap(name):
             emit(event="cb_error", method=name, error=first_line(exc), tail=tail(exc), where=where(exc))
             raise
         finally:
-            emit(event="cb_end", method=name, t=round(time.time(), 3), dt_ms=round((time.time() - t0) * 1000, 1),
-                 listing=listing())
+            emit(
+                event="cb_end",
+                method=name,
+                t=round(time.time(), 3),
+                dt_ms=round((time.time() - t0) * 1000, 1),
+                listing=listing(),
+            )
+
     setattr(BR, name, w)
 
 
-for name in (["_save_model", "_load_model", "on_train_end"] if keras3 else ["on_train_begin", "on_epoch_end", "on_train_end"]):
+for name in (
+    ["_save_model", "_load_model", "on_train_end"] if keras3 else ["on_train_begin", "on_epoch_end", "on_train_end"]
+):
     wrap(name)
 
 x, y = data()
 with strategy.scope():
-    model = tf.keras.Sequential([tf.keras.Input((20,)), tf.keras.layers.Dense(32, activation="relu"),
-                                 tf.keras.layers.Dense(1)])
+    model = tf.keras.Sequential(
+        [tf.keras.Input((20,)), tf.keras.layers.Dense(32, activation="relu"), tf.keras.layers.Dense(1)]
+    )
     model.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="mse")
 
 
 class Probe(tf.keras.callbacks.Callback):
     def on_epoch_begin(self, epoch, logs=None):
-        emit(event="epoch_begin", epoch=epoch, iterations=int(self.model.optimizer.iterations.numpy()),
-             digest=digest([v.numpy() for v in self.model.weights]))
+        emit(
+            event="epoch_begin",
+            epoch=epoch,
+            iterations=int(self.model.optimizer.iterations.numpy()),
+            digest=digest([v.numpy() for v in self.model.weights]),
+        )
         if epoch == KILL_EPOCH and TASK == KILL_TASK:
             emit(event="kill_self", epoch=epoch)
             # The script is PID 1 in its container, which ignores its own SIGKILL: exit
@@ -103,11 +119,20 @@ class Probe(tf.keras.callbacks.Callback):
 
 emit(event="before_fit", listing=listing())
 try:
-    model.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(GLOBAL_BATCH).repeat(), epochs=5, steps_per_epoch=20,
-              verbose=0, callbacks=[BR(backup_dir=BACKUP, save_freq=SAVE_FREQ), Probe()])
+    model.fit(
+        tf.data.Dataset.from_tensor_slices((x, y)).batch(GLOBAL_BATCH).repeat(),
+        epochs=5,
+        steps_per_epoch=20,
+        verbose=0,
+        callbacks=[BR(backup_dir=BACKUP, save_freq=SAVE_FREQ), Probe()],
+    )
 except Exception as exc:  # noqa: BLE001
     traceback.print_exc()
     emit(event="error", error=first_line(exc), tail=tail(exc), where=where(exc), listing=listing())
     sys.exit(1)
-emit(event="done", iterations=int(model.optimizer.iterations.numpy()), digest=digest([v.numpy() for v in model.weights]),
-     listing=listing())
+emit(
+    event="done",
+    iterations=int(model.optimizer.iterations.numpy()),
+    digest=digest([v.numpy() for v in model.weights]),
+    listing=listing(),
+)

@@ -3,6 +3,7 @@
 Every script prints one JSON object per line prefixed with "@@ " (so they can be
 grepped out of TF's log noise); everything else is log.
 """
+
 import hashlib
 import json
 import os
@@ -43,6 +44,7 @@ def unfilter_keras():
     """Keras 3 filters its own frames out of tracebacks; keep them for the record."""
     try:
         import keras
+
         keras.config.disable_traceback_filtering()
     except Exception:  # noqa: BLE001
         pass
@@ -69,15 +71,21 @@ def digest(arrays):
 
 def versions():
     import tensorflow as tf
-    out = {"tf": tf.__version__, "py": sys.version.split()[0],
-           "TF_USE_LEGACY_KERAS": os.environ.get("TF_USE_LEGACY_KERAS")}
+
+    out = {
+        "tf": tf.__version__,
+        "py": sys.version.split()[0],
+        "TF_USE_LEGACY_KERAS": os.environ.get("TF_USE_LEGACY_KERAS"),
+    }
     try:
         import keras
+
         out["keras"] = keras.__version__
     except Exception as e:  # noqa: BLE001
         out["keras"] = f"import failed: {e}"
     try:
         import tf_keras
+
         out["tf_keras"] = tf_keras.__version__
     except Exception as e:  # noqa: BLE001
         out["tf_keras"] = f"absent: {type(e).__name__}"

@@ -13,14 +13,14 @@ Reads: `cross` = counter.numpy() in cross-replica context (what a loop's `int(st
 sees), `local` = strategy.experimental_local_results(counter) (this worker's copy),
 `in_step` = counter.read_value() inside the step fn after the update.
 """
+
 import os
 import sys
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import emit, first_line, task_index, versions, where  # noqa: E402
-
 import tensorflow as tf  # noqa: E402
+from common import emit, first_line, task_index, versions, where  # noqa: E402
 
 phase, dtype_name, K = sys.argv[1], sys.argv[2], int(sys.argv[3])
 CTX = sys.argv[4] if len(sys.argv) > 4 else "replica"
@@ -80,7 +80,9 @@ for sync in SYNCS:
                 for i in range(8):
                     p = f"{path}/w{i}/ckpt"
                     if os.path.exists(p + ".index"):
-                        stored[f"w{i}"] = num(tf.train.load_checkpoint(p).get_tensor("counter/.ATTRIBUTES/VARIABLE_VALUE"))
+                        stored[f"w{i}"] = num(
+                            tf.train.load_checkpoint(p).get_tensor("counter/.ATTRIBUTES/VARIABLE_VALUE")
+                        )
                 rec["stored"] = stored
             except Exception as exc:  # noqa: BLE001
                 rec.update(stage="restore", error=first_line(exc), where=where(exc))
@@ -102,7 +104,7 @@ for sync in SYNCS:
 
         per_step = []
         try:
-            for s in range(K):
+            for _s in range(K):
                 r = train_step()
                 per_step.append({"in_step": [num(t) for t in strategy.experimental_local_results(r)], **reads(v)})
         except Exception as exc:  # noqa: BLE001
@@ -112,7 +114,9 @@ for sync in SYNCS:
         if phase == "train" and "error" not in rec:
             try:
                 rec["saved"] = ckpt.write(f"{path}/w{TASK}/ckpt")
-                rec["stored_own"] = num(tf.train.load_checkpoint(f"{path}/w{TASK}/ckpt").get_tensor("counter/.ATTRIBUTES/VARIABLE_VALUE"))
+                rec["stored_own"] = num(
+                    tf.train.load_checkpoint(f"{path}/w{TASK}/ckpt").get_tensor("counter/.ATTRIBUTES/VARIABLE_VALUE")
+                )
             except Exception as exc:  # noqa: BLE001
                 rec.update(stage="save", error=first_line(exc), where=where(exc))
         emit(**rec)

@@ -2,6 +2,7 @@
 pair from counter.py's logs (w0.log, w1.log in each folder): what each worker read after each
 step, what each saved, what each read after restoring the chief's save and after more steps.
 """
+
 import json
 import sys
 
@@ -36,10 +37,12 @@ for c in t:
     a, b = t[c].get(0, {}), t[c].get(1, {})
     ra, rb = r.get(c, {}).get(0, {}), r.get(c, {}).get(1, {})
     stored = ra.get("stored") or (a.get("stored_own"), b.get("stored_own"))
+
     def res(e):
         if not e:
             return "-"
         if "restored" not in e:
             return f"{e.get('stage')}: {e.get('error', '')[:120]}"
         return f"restored read {e['restored']['cross']} local {e['restored']['local']}; " + fmt(e)
+
     print(f"| {c} | {fmt(a)} | {fmt(b)} | {stored} | {res(ra)} | {res(rb)} |")

@@ -12,14 +12,14 @@ The loss uses reduction NONE + tf.nn.compute_average_loss; the metric is reset e
 with reset_state() (Keras 3) / reset_states() where present. The data of epoch e is a pure
 function of e, so a resumed run can end bit-exact with an uninterrupted one.
 """
+
 import os
 import sys
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import data, digest, emit, first_line, tail, task_index, unfilter_keras, versions, where  # noqa: E402
-
 import tensorflow as tf  # noqa: E402
+from common import data, digest, emit, first_line, task_index, unfilter_keras, versions, where  # noqa: E402
 
 mode = sys.argv[1]
 GLOBAL_BATCH, STEPS = 64, 20
@@ -33,8 +33,9 @@ x, y = data()
 
 def build():
     with strategy.scope():
-        model = tf.keras.Sequential([tf.keras.Input((20,)), tf.keras.layers.Dense(32, activation="relu"),
-                                     tf.keras.layers.Dense(1)])
+        model = tf.keras.Sequential(
+            [tf.keras.Input((20,)), tf.keras.layers.Dense(32, activation="relu"), tf.keras.layers.Dense(1)]
+        )
         opt = tf.keras.optimizers.SGD(0.05)
         metric = tf.keras.metrics.MeanSquaredError()
     return model, opt, metric
@@ -51,8 +52,10 @@ def probe(name, fn):
 if mode == "probe":
     model, opt, metric = build()
     probe("tf.keras.losses.Reduction.NONE", lambda: tf.keras.losses.Reduction.NONE)
-    probe("MeanSquaredError(reduction=tf.keras.losses.Reduction.NONE)",
-          lambda: tf.keras.losses.MeanSquaredError(reduction=tf.keras.losses.Reduction.NONE))
+    probe(
+        "MeanSquaredError(reduction=tf.keras.losses.Reduction.NONE)",
+        lambda: tf.keras.losses.MeanSquaredError(reduction=tf.keras.losses.Reduction.NONE),
+    )
     probe("MeanSquaredError(reduction=None)", lambda: tf.keras.losses.MeanSquaredError(reduction=None))
     probe("MeanSquaredError(reduction='none')", lambda: tf.keras.losses.MeanSquaredError(reduction="none"))
     probe("metric.reset_states()", lambda: metric.reset_states())
@@ -73,17 +76,31 @@ if mode == "probe":
     probe("tf.saved_model.save(model, '/tmp/sm2')", lambda: tf.saved_model.save(model, "/tmp/sm2"))
     probe("tf.keras.backend.get_value(opt.iterations)", lambda: tf.keras.backend.get_value(opt.iterations))
     probe("model.variables[0] is tf.Variable", lambda: isinstance(model.variables[0], tf.Variable))
-    probe("type(model.variables[0]) / .value", lambda: f"{type(model.variables[0]).__name__} / "
-                                                       f"{type(getattr(model.variables[0], 'value', None)).__name__}")
-    probe("tf.train.Checkpoint(model=, optimizer=).write", lambda: tf.train.Checkpoint(model=model, optimizer=opt).write(f"/tmp/p{TASK}"))
+    probe(
+        "type(model.variables[0]) / .value",
+        lambda: f"{type(model.variables[0]).__name__} / {type(getattr(model.variables[0], 'value', None)).__name__}",
+    )
+    probe(
+        "tf.train.Checkpoint(model=, optimizer=).write",
+        lambda: tf.train.Checkpoint(model=model, optimizer=opt).write(f"/tmp/p{TASK}"),
+    )
     probe("tf.keras.utils.experimental.DatasetCreator", lambda: tf.keras.utils.experimental.DatasetCreator)
-    probe("tf.keras.layers.experimental.preprocessing", lambda: tf.keras.layers.experimental.preprocessing.Normalization)
-    probe("tf.keras.mixed_precision.LossScaleOptimizer.get_scaled_loss",
-          lambda: tf.keras.mixed_precision.LossScaleOptimizer(opt).get_scaled_loss)
-    probe("BackupAndRestore('/tmp/b', save_before_preemption=True)",
-          lambda: tf.keras.callbacks.BackupAndRestore("/tmp/b", save_before_preemption=True))
+    probe(
+        "tf.keras.layers.experimental.preprocessing", lambda: tf.keras.layers.experimental.preprocessing.Normalization
+    )
+    probe(
+        "tf.keras.mixed_precision.LossScaleOptimizer.get_scaled_loss",
+        lambda: tf.keras.mixed_precision.LossScaleOptimizer(opt).get_scaled_loss,
+    )
+    probe(
+        "BackupAndRestore('/tmp/b', save_before_preemption=True)",
+        lambda: tf.keras.callbacks.BackupAndRestore("/tmp/b", save_before_preemption=True),
+    )
     probe("tf.keras.callbacks.experimental.BackupAndRestore", lambda: tf.keras.callbacks.experimental.BackupAndRestore)
-    probe("BackupAndRestore('/tmp/b', save_freq=False)", lambda: tf.keras.callbacks.BackupAndRestore("/tmp/b", save_freq=False))
+    probe(
+        "BackupAndRestore('/tmp/b', save_freq=False)",
+        lambda: tf.keras.callbacks.BackupAndRestore("/tmp/b", save_freq=False),
+    )
     emit(event="done")
     sys.exit(0)
 
@@ -108,9 +125,15 @@ if latest:
         matched = "ok"
     except AssertionError as exc:
         matched = first_line(exc)
-    emit(event="restored", path=latest, epoch=int(epoch.numpy()), iterations=int(opt.iterations.numpy()),
-         digest=digest([v.numpy() for v in model.variables]), weights_changed=before != digest([v.numpy() for v in model.variables]),
-         assert_existing_objects_matched=matched)
+    emit(
+        event="restored",
+        path=latest,
+        epoch=int(epoch.numpy()),
+        iterations=int(opt.iterations.numpy()),
+        digest=digest([v.numpy() for v in model.variables]),
+        weights_changed=before != digest([v.numpy() for v in model.variables]),
+        assert_existing_objects_matched=matched,
+    )
 else:
     emit(event="fresh", digest=digest([v.numpy() for v in model.variables]))
 
@@ -133,6 +156,7 @@ def train_step(it):
         opt.apply_gradients(zip(grads, model.trainable_variables))
         metric.update_state(yb, pred)
         return loss
+
     per_replica = strategy.run(step_fn, args=(next(it),))
     return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
 
@@ -142,16 +166,25 @@ try:
         e = int(epoch.numpy())
         it = iter(strategy.distribute_datasets_from_function(lambda ctx: dataset_fn(ctx, e)))
         total = 0.0
-        for s in range(STEPS):
+        for _s in range(STEPS):
             total += float(train_step(it))
         if hasattr(metric, "reset_states"):
-            res = float(metric.result()); metric.reset_states()
+            res = float(metric.result())
+            metric.reset_states()
         else:
-            res = float(metric.result()); metric.reset_state()
+            res = float(metric.result())
+            metric.reset_state()
         epoch.assign_add(1)
         path = mgr.save()
-        emit(event="epoch_end", epoch=e, loss=total / STEPS, metric=res, iterations=int(opt.iterations.numpy()),
-             saved=path, digest=digest([v.numpy() for v in model.variables]))
+        emit(
+            event="epoch_end",
+            epoch=e,
+            loss=total / STEPS,
+            metric=res,
+            iterations=int(opt.iterations.numpy()),
+            saved=path,
+            digest=digest([v.numpy() for v in model.variables]),
+        )
         if STOP is not None and e + 1 == STOP:
             emit(event="stopped", after_epoch=e)
             sys.exit(0)

@@ -11,6 +11,7 @@ one worker. For measurement only (they reach into keras.src), not a fix to recom
 apply("map+reduce") applies both, apply("map") only the first, apply("skip") makes
 _maybe_symbolic_build a no-op (fit then fails as with "map").
 """
+
 import tensorflow as tf
 
 
@@ -27,8 +28,13 @@ def apply(kind):
             batch = next(it)
             break
         local = keras.tree.map_structure(
-            lambda t: self.distribute_strategy.experimental_local_results(t)[0]
-            if isinstance(t, tf.distribute.DistributedValues) else t, batch)
+            lambda t: (
+                self.distribute_strategy.experimental_local_results(t)[0]
+                if isinstance(t, tf.distribute.DistributedValues)
+                else t
+            ),
+            batch,
+        )
         with self.distribute_strategy.scope():
             self._symbolic_build(data_batch=local)
 
@@ -44,9 +50,12 @@ def apply(kind):
 
         def reduce_per_replica(values, strategy, reduction):
             if reduction in ("auto", "mean") and k3trainer._collective_all_reduce_multi_worker(strategy):
+
                 def one(v):
                     rank = (v.values[0] if isinstance(v, tf.distribute.DistributedValues) else v).shape.rank
                     return strategy.reduce("MEAN", v, axis=None if rank == 0 else 0)
+
                 return keras.tree.map_structure(one, values)
             return orig_rpr(values, strategy, reduction)
+
         k3trainer.reduce_per_replica = reduce_per_replica

@@ -17,15 +17,15 @@ OPT: default (tf.keras.optimizers.SGD) or legacy (tf.keras.optimizers.legacy.SGD
 Every hooked method counts its Python calls (`py`) and adds a tf.print("@@RT <name>") so
 its executions are counted too (`rt`, from the log). Emits iterations after K steps.
 """
+
 import collections
 import functools
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import emit, first_line, tail, unfilter_keras, versions, where  # noqa: E402
-
 import tensorflow as tf  # noqa: E402
+from common import emit, first_line, tail, unfilter_keras, versions, where  # noqa: E402
 from tensorflow.python.distribute import distribute_lib  # noqa: E402
 from tensorflow.python.eager.polymorphic_function import polymorphic_function  # noqa: E402
 
@@ -51,9 +51,13 @@ def hook(cls, name, label):
             # What an agent could do: after the apply, a host callback with the optimizer's
             # iterations, run per execution (not per trace).
             opt = a[0]
-            tf.py_function(lambda v, o=opt: seen.append((o.name if hasattr(o, "name") else id(o), int(v))),
-                           [tf.convert_to_tensor(opt.iterations)], [])
+            tf.py_function(
+                lambda v, o=opt: seen.append((o.name if hasattr(o, "name") else id(o), int(v))),
+                [tf.convert_to_tensor(opt.iterations)],
+                [],
+            )
         return out
+
     setattr(cls, name, w)
 
 
@@ -63,12 +67,14 @@ KERAS3 = tf.keras.Model.__module__.startswith("keras.src")
 if KERAS3:
     from keras.src.backend.tensorflow.optimizer import TFOptimizer
     from keras.src.optimizers.base_optimizer import BaseOptimizer
+
     hook(BaseOptimizer, "apply", "k3.BaseOptimizer.apply")
     hook(BaseOptimizer, "apply_gradients", "k3.BaseOptimizer.apply_gradients")
     hook(TFOptimizer, "_backend_update_step", "k3.TFOptimizer._backend_update_step")
 else:
     from tf_keras.src.optimizers import optimizer as new_opt
     from tf_keras.src.optimizers.legacy import optimizer_v2
+
     hook(new_opt.Optimizer, "apply_gradients", "tfk.Optimizer.apply_gradients")
     hook(new_opt._BaseOptimizer, "apply_gradients", "tfk._BaseOptimizer.apply_gradients")
     hook(new_opt.Optimizer, "_distributed_apply_gradients_fn", "tfk.Optimizer._distributed_apply_gradients_fn")
@@ -106,16 +112,24 @@ with strategy.scope():
     models = [m1, m2]
     tv = m1.trainable_variables + m2.trainable_variables
     if PATTERN.startswith("accum_") and PATTERN != "accum_builtin":
-        acc = [tf.Variable(tf.zeros_like(v), trainable=False, synchronization=tf.VariableSynchronization.ON_READ,
-                           aggregation=tf.VariableAggregation.SUM) for v in tv]
+        acc = [
+            tf.Variable(
+                tf.zeros_like(v),
+                trainable=False,
+                synchronization=tf.VariableSynchronization.ON_READ,
+                aggregation=tf.VariableAggregation.SUM,
+            )
+            for v in tv
+        ]
         counter = tf.Variable(0, dtype=tf.int64, trainable=False)
 
 
 def grads_of():
     with tf.GradientTape() as tape:
         pred = m2(m1(x))
-        loss = tf.nn.compute_average_loss(tf.reduce_mean(tf.square(pred - y), axis=1),
-                                          global_batch_size=32 * strategy.num_replicas_in_sync)
+        loss = tf.nn.compute_average_loss(
+            tf.reduce_mean(tf.square(pred - y), axis=1), global_batch_size=32 * strategy.num_replicas_in_sync
+        )
     return tape.gradient(loss, tv)
 
 
@@ -175,6 +189,7 @@ def cond_step():
     def fn():
         accumulate_fn()
         tf.cond(counter % ACC == 0, lambda: (apply_acc_fn(), tf.constant(True))[1], lambda: tf.constant(False))
+
     strategy.run(fn)
 
 
@@ -208,11 +223,19 @@ try:
     out = {"opt1_iterations": it(opt1), "opt2_iterations": it(opt2)}
     if KERAS3:
         out["opt1._iterations"] = int(opt1._iterations.numpy())
-    emit(event="result", steps=K, **out, py=dict(py), tf_function_calls=dict(fcalls),
-         pyhook_seen=seen if os.environ.get("PYHOOK") else None,
-         opt_class=f"{type(opt1).__module__}.{type(opt1).__name__}", iterations_type=type(opt1.iterations).__name__)
+    emit(
+        event="result",
+        steps=K,
+        **out,
+        py=dict(py),
+        tf_function_calls=dict(fcalls),
+        pyhook_seen=seen if os.environ.get("PYHOOK") else None,
+        opt_class=f"{type(opt1).__module__}.{type(opt1).__name__}",
+        iterations_type=type(opt1.iterations).__name__,
+    )
 except Exception as exc:  # noqa: BLE001
     import traceback
+
     traceback.print_exc()
     emit(event="error", error=first_line(exc), tail=tail(exc), where=where(exc), py=dict(py))
     sys.exit(1)

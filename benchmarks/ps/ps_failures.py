@@ -74,14 +74,20 @@ class Run:
         # Low-level API: the high-level one drops network aliases at create.
         api = self.client.api
         created = api.create_container(
-            self.args.image, name=f"psprobe-{self.id}-{name}-g{gen}", labels=LABELS,
+            self.args.image,
+            name=f"psprobe-{self.id}-{name}-g{gen}",
+            labels=LABELS,
             entrypoint=["/opt/venv/bin/python", "-c", PROBE_SOURCE],
-            environment={"TF_CONFIG": tf_config, "TF_CPP_MIN_LOG_LEVEL": "0",
-                         **dict(kv.split("=", 1) for kv in self.args.env), **(env_extra or {})},
+            environment={
+                "TF_CONFIG": tf_config,
+                "TF_CPP_MIN_LOG_LEVEL": "0",
+                **dict(kv.split("=", 1) for kv in self.args.env),
+                **(env_extra or {}),
+            },
             host_config=api.create_host_config(
-                binds={self.volume.name: {"bind": "/backup", "mode": "rw"}}, network_mode=self.net.name, init=True),
-            networking_config=api.create_networking_config(
-                {self.net.name: api.create_endpoint_config(aliases=[name])}),
+                binds={self.volume.name: {"bind": "/backup", "mode": "rw"}}, network_mode=self.net.name, init=True
+            ),
+            networking_config=api.create_networking_config({self.net.name: api.create_endpoint_config(aliases=[name])}),
         )
         c = self.client.containers.get(created["Id"])
         c.start()
@@ -109,7 +115,7 @@ class Run:
     def events(self, name, kind=None):
         with self.lock:
             out = []
-            for t, n, line in self.lines:
+            for _t, n, line in self.lines:
                 if n == name and line.startswith("{"):
                     try:
                         ev = json.loads(line)
@@ -205,9 +211,16 @@ class Run:
         with open(self.out / "all.log", "w") as f:
             for t, n, line in lines:
                 f.write(f"{t - t0:+9.2f} {n:9s} {line}\n")
-        keep = [(t, n, l) for t, n, l in lines
-                if n in ("chief", "driver") or "exited" in l or '"kind": "server"' in l
-                or "rror" in l or "ecover" in l or "ailed" in l]
+        keep = [
+            (t, n, l)
+            for t, n, l in lines
+            if n in ("chief", "driver")
+            or "exited" in l
+            or '"kind": "server"' in l
+            or "rror" in l
+            or "ecover" in l
+            or "ailed" in l
+        ]
         # Worker "exec" counts per 5 s window after the inject: which worker trains.
         for t, n, line in keep:
             if n == "chief" and '"kind": "step"' in line and t < t0 - 3:

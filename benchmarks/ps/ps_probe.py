@@ -21,8 +21,8 @@ def say(kind, **kw):
 
 def serve(tf, resolver):
     server = tf.distribute.Server(
-        resolver.cluster_spec(), job_name=resolver.task_type, task_index=resolver.task_id,
-        protocol="grpc", start=True)
+        resolver.cluster_spec(), job_name=resolver.task_type, task_index=resolver.task_id, protocol="grpc", start=True
+    )
     say("server", task=f"{resolver.task_type}-{resolver.task_id}", target=server.target)
     server.join()
 
@@ -67,6 +67,7 @@ def coordinate(tf):
             step_var.assign_add(1)
             tf.print("exec", step_var)  # goes to the executing worker's stderr
             return loss
+
         x, y = next(iterator)
         return strategy.run(replica_fn, args=(x, y))
 
@@ -100,16 +101,22 @@ def fit_bar(tf):
         return tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(32)
 
     data = keras.utils.experimental.DatasetCreator(dataset_fn)
-    cb = [keras.callbacks.BackupAndRestore(os.environ.get("CKPT_DIR", "/backup") + "/bar")] if os.environ.get("BAR", "1") == "1" else []
+    cb = (
+        [keras.callbacks.BackupAndRestore(os.environ.get("CKPT_DIR", "/backup") + "/bar")]
+        if os.environ.get("BAR", "1") == "1"
+        else []
+    )
     model.fit(data, epochs=3, steps_per_epoch=20, callbacks=cb, verbose=2)
     say("done", mode="fit", bar=bool(cb))
 
 
 def main():
     import faulthandler
+
     if os.environ.get("STACKS_AFTER"):
         faulthandler.dump_traceback_later(float(os.environ["STACKS_AFTER"]), repeat=True)
     import tensorflow as tf
+
     role = json.loads(os.environ["TF_CONFIG"])["task"]["type"]
     say("import", role=role, tf=tf.__version__, import_s=round(time.time() - T0, 2))
     try:

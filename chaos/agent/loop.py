@@ -121,9 +121,14 @@ class LoopObserver:
             loss = loss_of(result)
             from chaos.events import StepEvent
 
-            self._send(StepEvent, epoch=self.epoch(), step=self.step,
-                       loss=math.nan if loss is None else loss, local_loss=math.nan if loss is None else loss,
-                       loss_reported=loss is not None)
+            self._send(
+                StepEvent,
+                epoch=self.epoch(),
+                step=self.step,
+                loss=math.nan if loss is None else loss,
+                local_loss=math.nan if loss is None else loss,
+                loss_reported=loss is not None,
+            )
 
     @guarded("custom loop: the checkpoint event")
     def saved(self, checkpoint, path) -> None:
@@ -137,8 +142,13 @@ class LoopObserver:
                 pass  # a folder the job can write but we cannot name: the step is read back another way
             from chaos.events import CheckpointEvent
 
-            self._send(CheckpointEvent, epoch=self.epoch(), step=self.step, path=os.path.basename(path),
-                       job_step=self.job_step(checkpoint))
+            self._send(
+                CheckpointEvent,
+                epoch=self.epoch(),
+                step=self.step,
+                path=os.path.basename(path),
+                job_step=self.job_step(checkpoint),
+            )
 
     @guarded("custom loop: the restored event")
     def restored_from(self, checkpoint, path) -> None:
@@ -153,11 +163,19 @@ class LoopObserver:
             from chaos.events import NoticeEvent, RestoredEvent
 
             if step is None:
-                self._send(NoticeEvent, topic="agent",
-                           text=f"restored {os.path.basename(path)}, but the step it holds is unknown: it was not "
-                                "saved under the agent and holds no optimizer or step counter; steps count from 0")
-            self._send(RestoredEvent, epoch=self.epoch(), step=self.step, checkpoint=os.path.basename(path),
-                       weights_digest=variables.digest(checkpoint))
+                self._send(
+                    NoticeEvent,
+                    topic="agent",
+                    text=f"restored {os.path.basename(path)}, but the step it holds is unknown: it was not "
+                    "saved under the agent and holds no optimizer or step counter; steps count from 0",
+                )
+            self._send(
+                RestoredEvent,
+                epoch=self.epoch(),
+                step=self.step,
+                checkpoint=os.path.basename(path),
+                weights_digest=variables.digest(checkpoint),
+            )
 
     # -- the state behind the events -----------------------------------------
 
@@ -224,7 +242,9 @@ class LoopObserver:
             self._fresh_said = True
             from chaos.events import NoticeEvent
 
-            self._send(NoticeEvent, topic="agent", text="started fresh: no checkpoint was restored before the first step")
+            self._send(
+                NoticeEvent, topic="agent", text="started fresh: no checkpoint was restored before the first step"
+            )
 
     @guarded("custom loop: the done event")
     def finished(self) -> None:
@@ -234,8 +254,13 @@ class LoopObserver:
             return
         from chaos.events import DoneEvent
 
-        self._send(DoneEvent, epoch=self.epoch(), step=self.step, weights_digest=self.final_digest(),
-                   job_step=self.job_step(self.newest_checkpoint()))
+        self._send(
+            DoneEvent,
+            epoch=self.epoch(),
+            step=self.step,
+            weights_digest=self.final_digest(),
+            job_step=self.job_step(self.newest_checkpoint()),
+        )
 
     def _send(self, cls, **fields) -> None:
         from chaos.agent import start

@@ -41,8 +41,14 @@ def _emit(cls, **fields) -> None:
     emitter().emit(cls, **fields)
 
 
-def plan(total_steps: int = 0, steps_per_epoch: int = 0, save_every_steps: int = 0, epochs: int = 0,
-         checkpoint_dir: str | None = None, initial_epoch: int = 0) -> None:
+def plan(
+    total_steps: int = 0,
+    steps_per_epoch: int = 0,
+    save_every_steps: int = 0,
+    epochs: int = 0,
+    checkpoint_dir: str | None = None,
+    initial_epoch: int = 0,
+) -> None:
     """What the loop will train; at its start, before the first step."""
     if enabled():
         _plan(total_steps, steps_per_epoch, save_every_steps, epochs, checkpoint_dir, initial_epoch)
@@ -78,8 +84,13 @@ def _restored(step, checkpoint, weights, epoch) -> None:
     step = int(step)
     epoch = _epoch_of(step, completed=True) if epoch is None else int(epoch)
     _known.update(step=step, epoch=epoch)
-    _emit(RestoredEvent, epoch=epoch, step=step, checkpoint=os.path.basename(str(checkpoint)),
-          weights_digest=digest_of(weights))
+    _emit(
+        RestoredEvent,
+        epoch=epoch,
+        step=step,
+        checkpoint=os.path.basename(str(checkpoint)),
+        weights_digest=digest_of(weights),
+    )
 
 
 def step(step: int, loss, epoch: int | None = None) -> None:

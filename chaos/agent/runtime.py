@@ -69,7 +69,7 @@ class LineStart:
         except Exception:  # noqa: BLE001 - a closed or odd stdout is the job's business
             pass
         while data:
-            data = data[os.write(self.fd, data):]
+            data = data[os.write(self.fd, data) :]
 
 
 class AgentEmitter(Emitter):

@@ -49,7 +49,7 @@ def next_sitecustomize(path=None, here=None):
     path = list(sys.path if path is None else path)
     here = os.path.realpath(here or os.path.dirname(os.path.abspath(__file__)))
     mine = [i for i, entry in enumerate(path) if _same_dir(entry, here)]
-    rest = path[mine[0] + 1:] if mine else path
+    rest = path[mine[0] + 1 :] if mine else path
     rest = [entry for entry in rest if not _same_dir(entry, here)]
     return importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
 

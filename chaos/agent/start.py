@@ -53,11 +53,15 @@ def unobserved(distribution: str, version: str, modules=None) -> list[str]:
     out = []
     function = getattr(modules.get(tf_patches.FUNCTION_MODULE), "Function", None)
     if function is None or not hasattr(function.__dict__.get("__call__"), tf_patches.ORIGINAL):
-        out.append("this TensorFlow has no tf.function the agent can hook: a custom loop's steps are not observed "
-                   "(judged from logs and exits, as agent: none)")
+        out.append(
+            "this TensorFlow has no tf.function the agent can hook: a custom loop's steps are not observed "
+            "(judged from logs and exits, as agent: none)"
+        )
     if distribution == "keras" and version.startswith("3."):
-        out.append(f"tf.keras is Keras {version} (no TF_USE_LEGACY_KERAS=1): Keras 3's fit is seen through its "
-                   "optimizer's steps only, not its epochs, BackupAndRestore backups or restores")
+        out.append(
+            f"tf.keras is Keras {version} (no TF_USE_LEGACY_KERAS=1): Keras 3's fit is seen through its "
+            "optimizer's steps only, not its epochs, BackupAndRestore backups or restores"
+        )
     return out
 
 

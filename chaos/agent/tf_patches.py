@@ -70,6 +70,7 @@ def patch_optimizer_module(module) -> None:
         if cls is None:
             continue
         for method in APPLY_METHODS:
+
             def make(original):
                 def apply(self, *args, **kwargs):
                     eager = _applied(self, context.executing_eagerly)
@@ -155,7 +156,8 @@ def patch_checkpoint_module(module) -> None:
     for name in ("_write",) if "_write" in cls.__dict__ else ("save", "write"):
         _patch(cls, name, saved)
     restored = _outermost(
-        "restore", lambda self, args, kwargs, _: observer().restored_from(self, _first_arg(args, kwargs, "save_path")))
+        "restore", lambda self, args, kwargs, _: observer().restored_from(self, _first_arg(args, kwargs, "save_path"))
+    )
     for name in ("restore", "read"):
         _patch(cls, name, restored)
 

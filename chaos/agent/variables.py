@@ -100,5 +100,8 @@ def child_named(root, name: str):
 
 def optimizers_in(root) -> list:
     """The optimizers ``root`` checkpoints (objects with ``iterations`` and an apply)."""
-    return [obj for _, obj in walk(root)
-            if hasattr(obj, "iterations") and (hasattr(obj, "apply_gradients") or hasattr(obj, "apply"))]
+    return [
+        obj
+        for _, obj in walk(root)
+        if hasattr(obj, "iterations") and (hasattr(obj, "apply_gradients") or hasattr(obj, "apply"))
+    ]

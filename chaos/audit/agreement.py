@@ -58,11 +58,15 @@ def read_card(path: str | Path) -> dict:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ScenarioError(f"--agree-with: cannot read a card from {path}: {exc}",
-                            hint="give the card.json a previous `chaos audit --report-dir DIR` wrote") from None
+        raise ScenarioError(
+            f"--agree-with: cannot read a card from {path}: {exc}",
+            hint="give the card.json a previous `chaos audit --report-dir DIR` wrote",
+        ) from None
     if not isinstance(data, dict) or "model" not in data or "runs" not in data:
-        raise ScenarioError(f"--agree-with: {path} is not a card (no model, no runs)",
-                            hint="give the card.json a previous `chaos audit --report-dir DIR` wrote")
+        raise ScenarioError(
+            f"--agree-with: {path} is not a card (no model, no runs)",
+            hint="give the card.json a previous `chaos audit --report-dir DIR` wrote",
+        )
     return data
 
 
@@ -122,8 +126,11 @@ def inject_slack(card: dict) -> dict[str, float]:
 def sigterm_faults(card: dict) -> set[str]:
     """The faults (entry names) of which a run's job answered its SIGTERM, which reached it through
     TF's poll (a job that trained to the end in the grace period answered nothing: no slack)."""
-    return {base_key(run["key"]) for run in card["runs"]
-            if run.get("kind") in FAILURES and _value(run.get("exit_after_sigterm_noticed_s")) is not None}
+    return {
+        base_key(run["key"])
+        for run in card["runs"]
+        if run.get("kind") in FAILURES and _value(run.get("exit_after_sigterm_noticed_s")) is not None
+    }
 
 
 def compare(a: dict, b: dict) -> list[Row]:
@@ -151,11 +158,15 @@ def table(rows: list[Row], tolerance: float = TOLERANCE) -> str:
         verdict = {True: "yes", False: "NO", None: "not comparable"}[r.agrees(tolerance)]
         if r.agrees(tolerance) and rel is not None and rel > tolerance:
             verdict = f"yes (within {r.slack_why})"
-        lines.append(f"{r.figure:40} {show(r.a):>10} {show(r.b):>10} {'-' if rel is None else f'{rel:.0%}':>7}  {verdict}")
+        lines.append(
+            f"{r.figure:40} {show(r.a):>10} {show(r.b):>10} {'-' if rel is None else f'{rel:.0%}':>7}  {verdict}"
+        )
     comparable = [r for r in rows if r.agrees(tolerance) is not None]
     agreeing = sum(bool(r.agrees(tolerance)) for r in comparable)
     by_ratio = sum(bool(r.relative is not None and r.relative <= tolerance) for r in comparable)
-    lines.append(f"{agreeing} of {len(comparable)} comparable figures agree: {by_ratio} within {tolerance:.0%}, "
-                 f"{agreeing - by_ratio} more only within their fault's slack (the inject's duration; after a "
-                 f"SIGTERM also TF's {SIGTERM_POLL_S:g} s poll)")
+    lines.append(
+        f"{agreeing} of {len(comparable)} comparable figures agree: {by_ratio} within {tolerance:.0%}, "
+        f"{agreeing - by_ratio} more only within their fault's slack (the inject's duration; after a "
+        f"SIGTERM also TF's {SIGTERM_POLL_S:g} s poll)"
+    )
     return "\n".join(lines)

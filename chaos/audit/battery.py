@@ -60,8 +60,19 @@ class BatteryEntry:
         return scenario.with_workload(workload)
 
 
-def _scenario(key: str, description: str, symptom: str, cause: str, fix: str, *, faults: list, recover: list,
-              expect: list | None = None, timeouts: dict | None = None, recovery: dict | None = None) -> dict:
+def _scenario(
+    key: str,
+    description: str,
+    symptom: str,
+    cause: str,
+    fix: str,
+    *,
+    faults: list,
+    recover: list,
+    expect: list | None = None,
+    timeouts: dict | None = None,
+    recovery: dict | None = None,
+) -> dict:
     return {
         "name": f"audit-{key}",
         "description": description,
@@ -75,97 +86,134 @@ def _scenario(key: str, description: str, symptom: str, cause: str, fix: str, *,
 
 
 REFERENCE = BatteryEntry(
-    "reference", "uninterrupted run", "reference",
+    "reference",
+    "uninterrupted run",
+    "reference",
     _scenario(
-        "reference", "The job trains start to end with no fault: step time and save cost.",
-        "none: no fault", "none", "none", faults=[], recover=[{"completed": {}}],
+        "reference",
+        "The job trains start to end with no fault: step time and save cost.",
+        "none: no fault",
+        "none",
+        "none",
+        faults=[],
+        recover=[{"completed": {}}],
         recovery={"restart": "all", "max_restarts": 0},
     ),
 )
 
 KILLED_WORKER = BatteryEntry(
-    "killed-worker", "killed worker (SIGKILL worker-1)", "crash",
+    "killed-worker",
+    "killed worker (SIGKILL worker-1)",
+    "crash",
     _scenario(
-        "killed-worker", "SIGKILL a non-chief worker at the start of epoch 2; every worker is restarted.",
+        "killed-worker",
+        "SIGKILL a non-chief worker at the start of epoch 2; every worker is restarted.",
         "the chief's collective aborts (UnavailableError); worker-1 exits 137",
         "MWMS has no elasticity: one worker's death aborts every collective",
         "restart every worker and resume from the last backup",
-        faults=[{"kill_worker": {"worker": 1}, "at": {"epoch": 2}}], recover=RECOVERY_CHECKS,
+        faults=[{"kill_worker": {"worker": 1}, "at": {"epoch": 2}}],
+        recover=RECOVERY_CHECKS,
     ),
 )
 
 KILLED_CHIEF = BatteryEntry(
-    "killed-chief", "killed chief (SIGKILL worker-0)", "crash",
+    "killed-chief",
+    "killed chief (SIGKILL worker-0)",
+    "crash",
     _scenario(
-        "killed-chief", "SIGKILL the chief at the start of epoch 2; every worker is restarted.",
+        "killed-chief",
+        "SIGKILL the chief at the start of epoch 2; every worker is restarted.",
         "worker-1's collective aborts; the chief exits 137",
         "the chief holds the coordination service and writes the backups",
         "restart every worker and resume from the chief's last backup",
-        faults=[{"kill_worker": {"worker": 0}, "at": {"epoch": 2}}], recover=RECOVERY_CHECKS,
+        faults=[{"kill_worker": {"worker": 0}, "at": {"epoch": 2}}],
+        recover=RECOVERY_CHECKS,
     ),
 )
 
 PREEMPTION = BatteryEntry(
-    "preemption", "preemption (SIGTERM, SIGKILL after a grace period)", "preemption",
+    "preemption",
+    "preemption (SIGTERM, SIGKILL after a grace period)",
+    "preemption",
     _scenario(
-        "preemption", "Preempt worker-1 at the start of epoch 2: SIGTERM, then SIGKILL after a 15 s grace.",
+        "preemption",
+        "Preempt worker-1 at the start of epoch 2: SIGTERM, then SIGKILL after a 15 s grace.",
         "a job that handles SIGTERM saves and exits before the SIGKILL; one that swallows it exits 137",
         "a preemption gives a grace period; only a job that saves in it keeps the steps since its last backup",
         "tf.distribute.experimental.PreemptionCheckpointHandler (custom loop) or BackupAndRestore(save_before_preemption=True) on GCP",
-        faults=[{"preempt_worker": {"worker": 1, "grace_s": 15}, "at": {"epoch": 2}}], recover=RECOVERY_CHECKS,
+        faults=[{"preempt_worker": {"worker": 1, "grace_s": 15}, "at": {"epoch": 2}}],
+        recover=RECOVERY_CHECKS,
     ),
     # The harness trains through SIGTERM by design and finishes in seconds: 1 s, as the shipped scenario.
     harness={"faults": [{"preempt_worker": {"worker": 1, "grace_s": 1}, "at": {"epoch": 2}}]},
 )
 
 PARTITION = BatteryEntry(
-    "partition", "network partition of worker-1 (20 s)", "silent",
+    "partition",
+    "network partition of worker-1 (20 s)",
+    "silent",
     _scenario(
-        "partition", "Disconnect worker-1 from the network at epoch 2 for 20 s.",
+        "partition",
+        "Disconnect worker-1 from the network at epoch 2 for 20 s.",
         "every worker stalls; the chief fails when worker-1's heartbeats stop",
         "no process dies: only a timeout can notice",
         "keep the coordination service's heartbeat timeout set (TF's default 10 s)",
-        faults=[{"partition": {"worker": 1}, "at": {"epoch": 2}, "for": 20}], recover=RECOVERY_CHECKS,
+        faults=[{"partition": {"worker": 1}, "at": {"epoch": 2}, "for": 20}],
+        recover=RECOVERY_CHECKS,
     ),
 )
 
 PEER_PAUSED = BatteryEntry(
-    "peer-paused", "a peer that stops answering (worker-1 paused 20 s)", "silent",
+    "peer-paused",
+    "a peer that stops answering (worker-1 paused 20 s)",
+    "silent",
     _scenario(
-        "peer-paused", "Freeze worker-1 (docker pause) at epoch 2 for 20 s: alive, connected, silent.",
+        "peer-paused",
+        "Freeze worker-1 (docker pause) at epoch 2 for 20 s: alive, connected, silent.",
         "every worker stalls; the chief fails when the heartbeats stop",
         "a frozen process keeps its connections open: only the heartbeat timeout notices",
         "keep the coordination service's heartbeat timeout (heartbeat_timeout_in_ms)",
-        faults=[{"pause_worker": {"worker": 1}, "at": {"epoch": 2}, "for": 20}], recover=RECOVERY_CHECKS,
+        faults=[{"pause_worker": {"worker": 1}, "at": {"epoch": 2}, "for": 20}],
+        recover=RECOVERY_CHECKS,
     ),
 )
 
 PEER_BLACKHOLED = BatteryEntry(
-    "peer-blackholed", "a peer whose data is dropped (worker-1's port blackholed 40 s)", "silent",
+    "peer-blackholed",
+    "a peer whose data is dropped (worker-1's port blackholed 40 s)",
+    "silent",
     _scenario(
-        "peer-blackholed", "Hold and drop everything sent to worker-1 at epoch 2 for 40 s; heartbeats still flow.",
+        "peer-blackholed",
+        "Hold and drop everything sent to worker-1 at epoch 2 for 40 s; heartbeats still flow.",
         "with a collective timeout: DeadlineExceededError 'Collective has timed out'; without: a hang",
         "the heartbeats reach the chief, so only a per-collective timeout notices the lost data",
         "tf.distribute.experimental.CommunicationOptions(timeout_seconds=...) for MultiWorkerMirroredStrategy",
         faults=[{"blocked_port": {"worker": 1, "mode": "blackholed"}, "at": {"epoch": 2}, "for": 40}],
-        recover=RECOVERY_CHECKS, timeouts={"symptom": 40, "total": 150},
+        recover=RECOVERY_CHECKS,
+        timeouts={"symptom": 40, "total": 150},
     ),
 )
 
 BLOCKED_AT_BRING_UP = BatteryEntry(
-    "blocked-at-bring-up", "the chief's port refused at bring-up (20 s)", "bring_up",
+    "blocked-at-bring-up",
+    "the chief's port refused at bring-up (20 s)",
+    "bring_up",
     _scenario(
-        "blocked-at-bring-up", "Refuse connections to the chief's port from bring-up, for 20 s after the workers start.",
+        "blocked-at-bring-up",
+        "Refuse connections to the chief's port from bring-up, for 20 s after the workers start.",
         "the workers wait for the chief; training starts once the port opens",
         "MWMS waits for every task at bring-up",
         "nothing to fix if it starts once the port opens",
         faults=[{"blocked_port": {"worker": 0, "mode": "refused"}, "at": "bring_up", "for": 20}],
-        recover=[{"identical_weights": {}}, {"completed": {}}], timeouts={"total": 300},
+        recover=[{"identical_weights": {}}, {"completed": {}}],
+        timeouts={"total": 300},
     ),
 )
 
 EMPTY_CHECKPOINT = BatteryEntry(
-    "empty-checkpoint-dir", "restart with an empty checkpoint directory", "empty_checkpoint",
+    "empty-checkpoint-dir",
+    "restart with an empty checkpoint directory",
+    "empty_checkpoint",
     _scenario(
         "empty-checkpoint-dir",
         "From epoch 1 every worker's backup dir is off the shared storage (empty at each start); "
@@ -183,8 +231,17 @@ EMPTY_CHECKPOINT = BatteryEntry(
 )
 
 BATTERIES: dict[str, tuple[BatteryEntry, ...]] = {
-    "full": (REFERENCE, KILLED_WORKER, KILLED_CHIEF, PREEMPTION, PARTITION, PEER_PAUSED, PEER_BLACKHOLED,
-             BLOCKED_AT_BRING_UP, EMPTY_CHECKPOINT),
+    "full": (
+        REFERENCE,
+        KILLED_WORKER,
+        KILLED_CHIEF,
+        PREEMPTION,
+        PARTITION,
+        PEER_PAUSED,
+        PEER_BLACKHOLED,
+        BLOCKED_AT_BRING_UP,
+        EMPTY_CHECKPOINT,
+    ),
     "quick": (REFERENCE, KILLED_WORKER, PEER_PAUSED),
 }
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chaos.audit import model
-from chaos.audit.policy import FailurePolicy, derive
-from chaos.audit.policy_yaml import Target
 from chaos.audit.findings import FAILURES, Context, Finding, evaluate
 from chaos.audit.grading import Grade, grades
 from chaos.audit.measure import Figure, RunMeasures
+from chaos.audit.policy import FailurePolicy, derive
+from chaos.audit.policy_yaml import Target
 
 
 @dataclass(frozen=True)
@@ -58,15 +58,27 @@ class Modelled:
     def to_dict(self) -> dict[str, Any]:
         figure = lambda f: {"value": f.value, "note": f.note}  # noqa: E731
         return {
-            "formulas": {"mtbf": model.MTBF_FORMULA, "young": model.YOUNG_FORMULA, "daly": model.DALY_FORMULA,
-                         "ettr": model.ETTR_FORMULA},
-            "step_time_s": figure(self.step_time_s), "save_s": figure(self.save_s),
-            "restart_s": figure(self.restart_s), "detect_s": figure(self.detect_s),
-            "interval_steps": self.interval_steps, "interval_s": self.interval_s, "mtbf_s": self.mtbf_s,
-            "young_s": self.young_s, "daly_s": self.daly_s, "best_interval_steps": self.best_interval_steps,
+            "formulas": {
+                "mtbf": model.MTBF_FORMULA,
+                "young": model.YOUNG_FORMULA,
+                "daly": model.DALY_FORMULA,
+                "ettr": model.ETTR_FORMULA,
+            },
+            "step_time_s": figure(self.step_time_s),
+            "save_s": figure(self.save_s),
+            "restart_s": figure(self.restart_s),
+            "detect_s": figure(self.detect_s),
+            "interval_steps": self.interval_steps,
+            "interval_s": self.interval_s,
+            "mtbf_s": self.mtbf_s,
+            "young_s": self.young_s,
+            "daly_s": self.daly_s,
+            "best_interval_steps": self.best_interval_steps,
             "now": self.now.to_dict() if self.now else None,
             "recommended": self.recommended.to_dict() if self.recommended else None,
-            "waste_ratio": self.waste_ratio, "missing": self.missing, "runs": list(self.runs),
+            "waste_ratio": self.waste_ratio,
+            "missing": self.missing,
+            "runs": list(self.runs),
         }
 
 
@@ -102,16 +114,17 @@ def job_speed(runs: list[RunMeasures]) -> tuple[Figure, Figure]:
     alone = [r for r in runs if r.measured and r.alone]
     timed = [r for r in alone if r.step_time_s.known]
     if timed:
-        step = Figure.of(statistics.median(r.step_time_s.value for r in timed),
-                         f"median over {len(timed)} runs' median step interval: {_where(timed)}")
+        step = Figure.of(
+            statistics.median(r.step_time_s.value for r in timed),
+            f"median over {len(timed)} runs' median step interval: {_where(timed)}",
+        )
     else:
         step = _median_figure([(r.key, r.step_time_s) for r in runs if r.measured], "a step time")
     saving = [r for r in alone if r.save_extras_s]
     extras = [x for r in saving for x in r.save_extras_s]
     if extras:
         # The mean: the model needs the expected cost of a save (a median jumps between kinds of save).
-        spread = (f" (standard error {statistics.stdev(extras) / len(extras) ** 0.5:.3g} s)"
-                  if len(extras) > 1 else "")
+        spread = f" (standard error {statistics.stdev(extras) / len(extras) ** 0.5:.3g} s)" if len(extras) > 1 else ""
         save = Figure.of(statistics.fmean(extras), f"mean over {len(extras)} saves in {_where(saving)}{spread}")
     else:
         save = _median_figure([(r.key, r.save_cost_s) for r in runs if r.measured], "a save cost")
@@ -125,12 +138,17 @@ def modelled(runs: list[RunMeasures], assumptions: Assumptions) -> Modelled:
     failures = [r for r in measured if r.kind in FAILURES]
     restart = _median_figure([(r.key, r.restart_s) for r in failures], "a restart")
     detect = _median_figure([(r.key, r.detect_s) for r in failures], "a detection (fault -> restart)")
-    steps = (ref.save_interval_steps if ref is not None and ref.save_interval_steps
-             else next((r.save_interval_steps for r in measured if r.save_interval_steps), 0))
-    out = Modelled(step, save, restart, detect, steps, assumptions.mtbf_s,
-                   runs=tuple(r.key for r in measured))
-    absent = [f"{name}: {f.note}" for name, f in (("step time", step), ("C", save), ("R", restart), ("D", detect))
-              if not f.known]
+    steps = (
+        ref.save_interval_steps
+        if ref is not None and ref.save_interval_steps
+        else next((r.save_interval_steps for r in measured if r.save_interval_steps), 0)
+    )
+    out = Modelled(step, save, restart, detect, steps, assumptions.mtbf_s, runs=tuple(r.key for r in measured))
+    absent = [
+        f"{name}: {f.note}"
+        for name, f in (("step time", step), ("C", save), ("R", restart), ("D", detect))
+        if not f.known
+    ]
     if not steps:
         absent.append("checkpoint interval: the job said no save interval (plan event)")
     if absent:
@@ -144,8 +162,12 @@ def modelled(runs: list[RunMeasures], assumptions: Assumptions) -> Modelled:
     now_costs = model.Costs(save.value, restart.value, detect.value, out.interval_s)
     best_costs = model.Costs(save.value, restart.value, detect.value, best_steps * step.value)
     return _replace(
-        out, young_s=young, daly_s=daly, best_interval_steps=best_steps,
-        now=model.goodput(now_costs, m), recommended=model.goodput(best_costs, m),
+        out,
+        young_s=young,
+        daly_s=daly,
+        best_interval_steps=best_steps,
+        now=model.goodput(now_costs, m),
+        recommended=model.goodput(best_costs, m),
         waste_ratio=model.waste_ratio(out.interval_s, best_steps * step.value, now_costs, m),
     )
 
@@ -186,8 +208,11 @@ class Card:
             "workload": self.workload,
             "battery": self.battery,
             "command": self.command,
-            "assumptions": {"node_mtbf_hours": self.assumptions.node_mtbf_hours, "nodes": self.assumptions.nodes,
-                            "job_mtbf_s": self.assumptions.mtbf_s},
+            "assumptions": {
+                "node_mtbf_hours": self.assumptions.node_mtbf_hours,
+                "nodes": self.assumptions.nodes,
+                "job_mtbf_s": self.assumptions.mtbf_s,
+            },
             "grades": [g.to_dict() for g in self.grades],
             "model": self.model.to_dict(),
             "findings": [f.to_dict() for f in self.findings],
@@ -197,20 +222,43 @@ class Card:
         }
 
 
-def build_card(runs: list[RunMeasures], assumptions: Assumptions, *, workload: str, battery: str,
-               checkpoint_dir: str = "", command: str = "", notes: list[str] | None = None,
-               target: Target | None = None) -> Card:
+def build_card(
+    runs: list[RunMeasures],
+    assumptions: Assumptions,
+    *,
+    workload: str,
+    battery: str,
+    checkpoint_dir: str = "",
+    command: str = "",
+    notes: list[str] | None = None,
+    target: Target | None = None,
+) -> Card:
     m = modelled(runs, assumptions)
     context = Context(
         expected_lost_s=(m.now.costs.interval_s + m.now.costs.save_s) / 2 if m.now else None,
         restart_s=m.restart_s.value,
-        interval_s=m.interval_s, interval_steps=m.interval_steps,
+        interval_s=m.interval_s,
+        interval_steps=m.interval_steps,
         best_interval_s=m.best_interval_steps * m.step_time_s.value if m.now else None,
-        best_interval_steps=m.best_interval_steps, waste_ratio=m.waste_ratio,
-        model_missing=m.missing, model_runs=m.runs, checkpoint_dir=checkpoint_dir,
+        best_interval_steps=m.best_interval_steps,
+        waste_ratio=m.waste_ratio,
+        model_missing=m.missing,
+        model_runs=m.runs,
+        checkpoint_dir=checkpoint_dir,
     )
     findings = evaluate(runs, context)
     # One worker per node of the cluster the model assumes (--nodes), unless told otherwise.
     target = target or Target(workers=assumptions.nodes)
-    return Card(workload, battery, assumptions, runs, m, findings, grades(findings), command, list(notes or []),
-                derive(runs), target)
+    return Card(
+        workload,
+        battery,
+        assumptions,
+        runs,
+        m,
+        findings,
+        grades(findings),
+        command,
+        list(notes or []),
+        derive(runs),
+        target,
+    )

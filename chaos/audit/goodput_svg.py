@@ -82,8 +82,13 @@ def downtime(card: Card) -> list[Downtime]:
     out = []
     if m.now is not None:
         c = m.now.costs
-        out.append(Downtime("model", "the model's failure (medians; lost work (tau + C)/2)",
-                            {"detect": c.detect_s, "restart": c.restart_s, "lost": (c.interval_s + c.save_s) / 2}))
+        out.append(
+            Downtime(
+                "model",
+                "the model's failure (medians; lost work (tau + C)/2)",
+                {"detect": c.detect_s, "restart": c.restart_s, "lost": (c.interval_s + c.save_s) / 2},
+            )
+        )
     step = m.step_time_s.value
     for r in card.runs:
         if not r.measured or r.kind not in (*FAILURES, "empty_checkpoint"):
@@ -110,18 +115,22 @@ def _seconds(value: float) -> str:
 
 def _mark(point_id: str, p: Point, c: Curve, color: str) -> str:
     x, y = _x(p.tau_s, c), _y(p.ettr)
-    return (f'<g id="{point_id}-mark"><line x1="{x:.2f}" y1="{TOP}" x2="{x:.2f}" y2="{HEIGHT - BOTTOM}" '
-            f'stroke="{color}" stroke-dasharray="4 3"/>'
-            f'<circle id="{point_id}" cx="{x:.2f}" cy="{y:.2f}" r="5" fill="{color}" '
-            f'data-tau-s="{p.tau_s:.6g}" data-ettr="{p.ettr:.6g}"/></g>')
+    return (
+        f'<g id="{point_id}-mark"><line x1="{x:.2f}" y1="{TOP}" x2="{x:.2f}" y2="{HEIGHT - BOTTOM}" '
+        f'stroke="{color}" stroke-dasharray="4 3"/>'
+        f'<circle id="{point_id}" cx="{x:.2f}" cy="{y:.2f}" r="5" fill="{color}" '
+        f'data-tau-s="{p.tau_s:.6g}" data-ettr="{p.ettr:.6g}"/></g>'
+    )
 
 
 def _legend(entries: list[tuple[str, str]]) -> str:
     """The marks' labels in one line under the axis: beside the points two labels can collide."""
     out, x = ['<g id="marks-legend">'], LEFT
     for label, color in entries:
-        out.append(f'<circle cx="{x + 5}" cy="{HEIGHT - 12}" r="5" fill="{color}"/>'
-                   f'<text x="{x + 14}" y="{HEIGHT - 8}" fill="{color}">{escape(label)}</text>')
+        out.append(
+            f'<circle cx="{x + 5}" cy="{HEIGHT - 12}" r="5" fill="{color}"/>'
+            f'<text x="{x + 14}" y="{HEIGHT - 8}" fill="{color}">{escape(label)}</text>'
+        )
         x += 16 + 7 * len(label)
     return "".join(out) + "</g>"
 
@@ -129,36 +138,45 @@ def _legend(entries: list[tuple[str, str]]) -> str:
 def curve_svg(c: Curve, m: Modelled) -> str:
     """ETTR against the interval, log x axis in seconds, y 0-100 %."""
     path = " ".join(f"{'M' if i == 0 else 'L'}{_x(p.tau_s, c):.2f},{_y(p.ettr):.2f}" for i, p in enumerate(c.points))
-    parts = [f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
-             f'height="{HEIGHT}" role="img" data-x-lo="{c.lo:g}" data-x-hi="{c.hi:g}" '
-             f'data-plot="{LEFT} {TOP} {WIDTH - RIGHT} {HEIGHT - BOTTOM}" font-size="12" font-family="sans-serif">',
-             f"<title>Goodput (ETTR) against the checkpoint interval</title>",
-             f'<rect x="{LEFT}" y="{TOP}" width="{WIDTH - LEFT - RIGHT}" height="{HEIGHT - TOP - BOTTOM}" '
-             'fill="none" stroke="#999"/>']
+    parts = [
+        f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
+        f'height="{HEIGHT}" role="img" data-x-lo="{c.lo:g}" data-x-hi="{c.hi:g}" '
+        f'data-plot="{LEFT} {TOP} {WIDTH - RIGHT} {HEIGHT - BOTTOM}" font-size="12" font-family="sans-serif">',
+        "<title>Goodput (ETTR) against the checkpoint interval</title>",
+        f'<rect x="{LEFT}" y="{TOP}" width="{WIDTH - LEFT - RIGHT}" height="{HEIGHT - TOP - BOTTOM}" '
+        'fill="none" stroke="#999"/>',
+    ]
     decades = range(round(math.log10(c.lo)), round(math.log10(c.hi)) + 1)
     parts.append('<g id="x-ticks">')
     for d in decades:
-        x = _x(10.0 ** d, c)
-        parts.append(f'<line class="xgrid" data-value="{10.0 ** d:g}" x1="{x:.2f}" y1="{HEIGHT - BOTTOM}" x2="{x:.2f}" '
-                     f'y2="{HEIGHT - BOTTOM + 4}" stroke="#666"/>'
-                     f'<text class="xtick" data-value="{10.0 ** d:g}" x="{x:.2f}" y="{HEIGHT - BOTTOM + 16}" '
-                     f'text-anchor="middle">{_seconds(10.0 ** d)}</text>')
-    parts.append("</g><g id=\"y-ticks\">")
+        x = _x(10.0**d, c)
+        parts.append(
+            f'<line class="xgrid" data-value="{10.0**d:g}" x1="{x:.2f}" y1="{HEIGHT - BOTTOM}" x2="{x:.2f}" '
+            f'y2="{HEIGHT - BOTTOM + 4}" stroke="#666"/>'
+            f'<text class="xtick" data-value="{10.0**d:g}" x="{x:.2f}" y="{HEIGHT - BOTTOM + 16}" '
+            f'text-anchor="middle">{_seconds(10.0**d)}</text>'
+        )
+    parts.append('</g><g id="y-ticks">')
     for share in (0, 0.25, 0.5, 0.75, 1):
         y = _y(share)
-        parts.append(f'<line class="ygrid" data-value="{share:g}" x1="{LEFT - 4}" y1="{y:.2f}" x2="{WIDTH - RIGHT}" '
-                     f'y2="{y:.2f}" stroke="#e0e0e0"/>'
-                     f'<text class="ytick" data-value="{share:g}" x="{LEFT - 6}" y="{y + 4:.2f}" '
-                     f'text-anchor="end">{share * 100:g} %</text>')
+        parts.append(
+            f'<line class="ygrid" data-value="{share:g}" x1="{LEFT - 4}" y1="{y:.2f}" x2="{WIDTH - RIGHT}" '
+            f'y2="{y:.2f}" stroke="#e0e0e0"/>'
+            f'<text class="ytick" data-value="{share:g}" x="{LEFT - 6}" y="{y + 4:.2f}" '
+            f'text-anchor="end">{share * 100:g} %</text>'
+        )
     parts.append("</g>")
-    parts.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - BOTTOM + 32}" text-anchor="middle">checkpoint interval '
-                 "tau (log scale)</text>")
-    parts.append(f'<text x="14" y="{(TOP + HEIGHT - BOTTOM) / 2}" text-anchor="middle" '
-                 f'transform="rotate(-90 14 {(TOP + HEIGHT - BOTTOM) / 2})">ETTR</text>')
+    parts.append(
+        f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - BOTTOM + 32}" text-anchor="middle">checkpoint interval '
+        "tau (log scale)</text>"
+    )
+    parts.append(
+        f'<text x="14" y="{(TOP + HEIGHT - BOTTOM) / 2}" text-anchor="middle" '
+        f'transform="rotate(-90 14 {(TOP + HEIGHT - BOTTOM) / 2})">ETTR</text>'
+    )
     parts.append(f'<path id="ettr-curve" d="{path}" fill="none" stroke="#2e7d32" stroke-width="2"/>')
     now = f"now: {m.interval_steps} steps ({_seconds(c.now.tau_s)}), ETTR {100 * c.now.ettr:.1f} %"
-    best = (f"tau_Daly: {m.best_interval_steps} steps ({_seconds(c.optimum.tau_s)}), "
-            f"ETTR {100 * c.optimum.ettr:.1f} %")
+    best = f"tau_Daly: {m.best_interval_steps} steps ({_seconds(c.optimum.tau_s)}), ETTR {100 * c.optimum.ettr:.1f} %"
     parts.append(_mark("pt-now", c.now, c, NOW_COLOR))
     parts.append(_mark("pt-optimum", c.optimum, c, BEST_COLOR))
     parts.append(_legend([(now, NOW_COLOR), (best, BEST_COLOR)]))
@@ -172,13 +190,17 @@ def downtime_svg(rows: list[Downtime]) -> str:
     longest = max((r.total for r in rows), default=0.0) or 1.0
     span = width - LEFT - RIGHT - 60
     height = TOP + len(rows) * (bar + gap) + 40
-    parts = [f'<svg viewBox="0 0 {width} {height}" width="{width}" '
-             f'height="{height}" role="img" data-seconds-per-px="{longest / span:.6g}" font-size="12" '
-             'font-family="sans-serif"><title>Downtime per failure: detection, restart, lost work</title>']
+    parts = [
+        f'<svg viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" role="img" data-seconds-per-px="{longest / span:.6g}" font-size="12" '
+        'font-family="sans-serif"><title>Downtime per failure: detection, restart, lost work</title>'
+    ]
     for i, r in enumerate(rows):
         y = TOP + i * (bar + gap) + 14
-        parts.append(f'<g id="bar-{escape(r.key)}" data-total-s="{r.total:.6g}">'
-                     f'<text x="{LEFT}" y="{y - 4}">{escape(r.title)}</text>')
+        parts.append(
+            f'<g id="bar-{escape(r.key)}" data-total-s="{r.total:.6g}">'
+            f'<text x="{LEFT}" y="{y - 4}">{escape(r.title)}</text>'
+        )
         x = float(LEFT)
         missing = []
         for part, name, color in PARTS:
@@ -187,17 +209,21 @@ def downtime_svg(rows: list[Downtime]) -> str:
                 missing.append(name)
                 continue
             w = span * value / longest
-            parts.append(f'<rect id="bar-{escape(r.key)}-{part}" class="seg-{part}" x="{x:.2f}" y="{y}" '
-                         f'width="{w:.2f}" height="{bar}" fill="{color}" data-seconds="{value:.6g}">'
-                         f"<title>{name}: {value:.2f} s</title></rect>")
+            parts.append(
+                f'<rect id="bar-{escape(r.key)}-{part}" class="seg-{part}" x="{x:.2f}" y="{y}" '
+                f'width="{w:.2f}" height="{bar}" fill="{color}" data-seconds="{value:.6g}">'
+                f"<title>{name}: {value:.2f} s</title></rect>"
+            )
             x += w
         tail = f"{r.total:.1f} s" + (f" ({', '.join(missing)} not measured)" if missing else "")
         parts.append(f'<text x="{x + 6:.2f}" y="{y + 12}">{escape(tail)}</text></g>')
     ly = height - 16
-    for j, (part, name, color) in enumerate(PARTS):
+    for j, (_part, name, color) in enumerate(PARTS):
         lx = LEFT + j * 120
-        parts.append(f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{color}"/>'
-                     f'<text x="{lx + 16}" y="{ly}">{name}</text>')
+        parts.append(
+            f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{color}"/>'
+            f'<text x="{lx + 16}" y="{ly}">{name}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -209,13 +235,19 @@ def figures_html(card: Card) -> str:
     if c is None:
         out.append(f'<p class="note" id="goodput-figure">No goodput picture: {escape(card.model.missing)}</p>')
     else:
-        out.append('<figure id="goodput-figure">' + curve_svg(c, card.model) +
-                   "<figcaption>ETTR = tau/(tau + C) x (1 - (D + R + (tau + C)/2)/M) against tau, with the card's "
-                   "measured C, R, D and M; marked: the job's interval now and tau_Daly, the card's optimum."
-                   "</figcaption></figure>")
+        out.append(
+            '<figure id="goodput-figure">'
+            + curve_svg(c, card.model)
+            + "<figcaption>ETTR = tau/(tau + C) x (1 - (D + R + (tau + C)/2)/M) against tau, with the card's "
+            "measured C, R, D and M; marked: the job's interval now and tau_Daly, the card's optimum."
+            "</figcaption></figure>"
+        )
     rows = downtime(card)
     if rows:
-        out.append('<figure id="downtime-figure">' + downtime_svg(rows) +
-                   "<figcaption>Each failure's downtime: detection (fault to the first process exit), restart "
-                   "(restart to the first step), lost work (steps lost x step time).</figcaption></figure>")
+        out.append(
+            '<figure id="downtime-figure">'
+            + downtime_svg(rows)
+            + "<figcaption>Each failure's downtime: detection (fault to the first process exit), restart "
+            "(restart to the first step), lost work (steps lost x step time).</figcaption></figure>"
+        )
     return "\n".join(out)

@@ -18,7 +18,10 @@ from chaos.audit.findings import AREAS, FINDING, NOT_MEASURED, OK, Finding
 
 # (lowest share, letter), best first.
 LETTERS: tuple[tuple[Fraction, str], ...] = (
-    (Fraction(1), "A"), (Fraction(3, 4), "B"), (Fraction(1, 2), "C"), (Fraction(0), "D"),
+    (Fraction(1), "A"),
+    (Fraction(3, 4), "B"),
+    (Fraction(1, 2), "C"),
+    (Fraction(0), "D"),
 )
 NOT_GRADED = "not graded"
 

@@ -173,8 +173,9 @@ def next_restart(timeline: Timeline, after: float) -> float:
 def _done_in_life(timeline: Timeline, inject: InjectEvent) -> dict[int, float]:
     """Per worker: when it reported training done after the inject, before any restart."""
     restart = next_restart(timeline, inject.t)
-    return {w: d.t for w, d in first_by_worker([d for d in timeline.of(DoneEvent)
-                                                if inject.t <= d.t < restart]).items()}
+    return {
+        w: d.t for w, d in first_by_worker([d for d in timeline.of(DoneEvent) if inject.t <= d.t < restart]).items()
+    }
 
 
 def finished_after(timeline: Timeline, inject: InjectEvent) -> set[int]:
@@ -193,8 +194,11 @@ def noticing_exits(timeline: Timeline, inject: InjectEvent, until: float) -> lis
     """The exits from the inject up to ``until`` that can be a fault's sign: not a worker's exit
     after it finished training."""
     done = _done_in_life(timeline, inject)
-    return [e for e in timeline.of(ExitEvent) if inject.t <= e.t <= until
-            and not (e.worker in done and done[e.worker] <= e.t)]
+    return [
+        e
+        for e in timeline.of(ExitEvent)
+        if inject.t <= e.t <= until and not (e.worker in done and done[e.worker] <= e.t)
+    ]
 
 
 def detection_by_worker(timeline: Timeline, inject: InjectEvent) -> dict[str, Figure]:
@@ -204,17 +208,24 @@ def detection_by_worker(timeline: Timeline, inject: InjectEvent) -> dict[str, Fi
     after it finished training)."""
     restart = next_restart(timeline, inject.t)
     killed = watchdog_kills(timeline, inject)
-    signs = [e for e in [*timeline.of(ErrorEvent), *noticing_exits(timeline, inject, restart)]
-             if inject.t <= e.t < restart and not any(e is k for k in killed)]
+    signs = [
+        e
+        for e in [*timeline.of(ErrorEvent), *noticing_exits(timeline, inject, restart)]
+        if inject.t <= e.t < restart and not any(e is k for k in killed)
+    ]
     first = first_by_worker(sorted(signs, key=lambda e: e.t))
     finished = finished_after(timeline, inject)
     out: dict[str, Figure] = {}
     for w in timeline.workers():
         e = first.get(w)
         if e is None:
-            why = ("no error: the runner's stall watchdog killed it" if any(k.worker == w for k in killed)
-                   else "nothing to notice: it finished training (done, then its exit)" if w in finished
-                   else "no error and no exit before the restart (still waiting)")
+            why = (
+                "no error: the runner's stall watchdog killed it"
+                if any(k.worker == w for k in killed)
+                else "nothing to notice: it finished training (done, then its exit)"
+                if w in finished
+                else "no error and no exit before the restart (still waiting)"
+            )
             out[f"worker-{w}"] = Figure.missing(why)
         elif isinstance(e, ExitEvent):
             out[f"worker-{w}"] = Figure.of(e.t - inject.t, f"exit {e.exit_code}", how_noticed(e))
@@ -234,8 +245,9 @@ SIGTERM_POLL_S = 1.0
 
 
 def sends_sigterm(inject: InjectEvent) -> bool:
-    return inject.fault == "preempt_worker" or (inject.fault == "kill_worker"
-                                                and inject.params.get("signal") == "SIGTERM")
+    return inject.fault == "preempt_worker" or (
+        inject.fault == "kill_worker" and inject.params.get("signal") == "SIGTERM"
+    )
 
 
 def sigterm_figures(timeline: Timeline, inject: InjectEvent) -> tuple[Figure, Figure]:
@@ -248,19 +260,29 @@ def sigterm_figures(timeline: Timeline, inject: InjectEvent) -> tuple[Figure, Fi
         return none, none
     restart = next_restart(timeline, inject.t)
     targets = inject.target_workers(timeline.info.num_workers)
-    caught = next((e for e in timeline.of(LogLine) if e.worker in targets and inject.t <= e.t < restart
-                   and SIGTERM_CAUGHT.search(e.text)), None)
+    caught = next(
+        (
+            e
+            for e in timeline.of(LogLine)
+            if e.worker in targets and inject.t <= e.t < restart and SIGTERM_CAUGHT.search(e.text)
+        ),
+        None,
+    )
     if caught is None:
         none = Figure.missing("no target worker logged TF's `SIGTERM caught`")
         return none, none
-    noticed = Figure.of(caught.t - inject.t, f"fault -> worker-{caught.worker}'s `SIGTERM caught` "
-                                             f"(TF polls for it every {SIGTERM_POLL_S:g} s)")
+    noticed = Figure.of(
+        caught.t - inject.t,
+        f"fault -> worker-{caught.worker}'s `SIGTERM caught` (TF polls for it every {SIGTERM_POLL_S:g} s)",
+    )
     exit_ = next((e for e in timeline.of(ExitEvent, caught.worker) if caught.t <= e.t <= restart), None)
     if exit_ is None:
         return noticed, Figure.missing(f"worker-{caught.worker} did not exit before the restart")
     if caught.worker in finished_after(timeline, inject):
-        return noticed, Figure.missing(f"worker-{caught.worker} trained to the end first (done, then exit "
-                                       f"{exit_.exit_code}): its exit was not its answer to the SIGTERM")
+        return noticed, Figure.missing(
+            f"worker-{caught.worker} trained to the end first (done, then exit "
+            f"{exit_.exit_code}): its exit was not its answer to the SIGTERM"
+        )
     return noticed, Figure.of(exit_.t - caught.t, f"`SIGTERM caught` -> exit {exit_.exit_code}")
 
 
@@ -296,8 +318,11 @@ def exit_lags(timeline: Timeline, inject: InjectEvent) -> dict[str, Figure]:
     out: dict[str, Figure] = {}
     for w, error in errors.items():
         exit_ = next((e for e in timeline.of(ExitEvent, w) if error.t <= e.t <= restart), None)
-        out[f"worker-{w}"] = (Figure.of(exit_.t - error.t, f"error -> exit {exit_.exit_code}") if exit_
-                              else Figure.missing("did not exit before the restart"))
+        out[f"worker-{w}"] = (
+            Figure.of(exit_.t - error.t, f"error -> exit {exit_.exit_code}")
+            if exit_
+            else Figure.missing("did not exit before the restart")
+        )
     return out
 
 
@@ -308,11 +333,15 @@ def detect_figure(timeline: Timeline, inject: InjectEvent, round_: list[RestartE
     until = round_[0].t if round_ else float("inf")
     exits = noticing_exits(timeline, inject, until)
     if exits and any(exits[0] is k for k in watchdog_kills(timeline, inject)):
-        return Figure.of(exits[0].t - inject.t, f"fault -> the runner's stall watchdog killed {exits[0].source} "
-                                                f"({round_[0].reason}): the job itself never noticed")
+        return Figure.of(
+            exits[0].t - inject.t,
+            f"fault -> the runner's stall watchdog killed {exits[0].source} "
+            f"({round_[0].reason}): the job itself never noticed",
+        )
     if exits:
-        return Figure.of(exits[0].t - inject.t, f"fault -> the first process exit ({exits[0].source}, "
-                                                f"code {exits[0].exit_code})")
+        return Figure.of(
+            exits[0].t - inject.t, f"fault -> the first process exit ({exits[0].source}, code {exits[0].exit_code})"
+        )
     if round_:
         return Figure.of(until - inject.t, "fault -> the runner's restart (no process exited before it)")
     if all_finished(timeline, inject):
@@ -347,13 +376,16 @@ def restart_figures(timeline: Timeline, after: float) -> tuple[Figure, dict[str,
         up = max(e.t for e in starts.values())
         parts["process_start_s"] = Figure.of(up - t0, "restart -> the last worker's start event")
         if restores:
-            parts["restore_s"] = Figure.of(max(e.t for e in restores.values()) - up,
-                                           "last start -> the last restored event (cluster rendezvous + restore)")
+            parts["restore_s"] = Figure.of(
+                max(e.t for e in restores.values()) - up,
+                "last start -> the last restored event (cluster rendezvous + restore)",
+            )
     if first is None:
         return Figure.missing("no step after the restart"), parts, None
     if restores:
-        parts["first_step_s"] = Figure.of(first.t - max(e.t for e in restores.values()),
-                                          "last restored event -> first step")
+        parts["first_step_s"] = Figure.of(
+            first.t - max(e.t for e in restores.values()), "last restored event -> first step"
+        )
     return Figure.of(first.t - t0, "first restart -> first training step after it"), parts, first.step
 
 
@@ -393,11 +425,15 @@ def save_cost(timeline: Timeline) -> tuple[Figure, list[float]]:
         if parts:
             extras.append(max(0.0, *parts))
     if not extras:
-        return Figure.missing("the job reported no checkpoint after a step (no BackupAndRestore seen, "
-                              "no report.checkpoint call, or agent: none)"), []
-    return Figure.of(statistics.median(extras),
-                     f"median over {len(extras)} saves of (step N -> its checkpoint, or step N's interval - the "
-                     "median interval: the longer)"), extras
+        return Figure.missing(
+            "the job reported no checkpoint after a step (no BackupAndRestore seen, "
+            "no report.checkpoint call, or agent: none)"
+        ), []
+    return Figure.of(
+        statistics.median(extras),
+        f"median over {len(extras)} saves of (step N -> its checkpoint, or step N's interval - the "
+        "median interval: the longer)",
+    ), extras
 
 
 def save_interval(timeline: Timeline) -> int:
@@ -424,8 +460,7 @@ def drift(timeline: Timeline, judged: Judged) -> Figure:
         return Figure.missing(judged.reason)
     if reference is None or last is None:
         return Figure.missing(f"{judged.reason}; no final loss to compare")
-    return Figure.of(abs(last.loss - reference),
-                     f"|final loss {last.loss:.6g} - uninterrupted {reference:.6g}|")
+    return Figure.of(abs(last.loss - reference), f"|final loss {last.loss:.6g} - uninterrupted {reference:.6g}|")
 
 
 def measure(entry: BatteryEntry, report: Report, symptom_window_s: float, alone: bool = True) -> RunMeasures:
@@ -437,12 +472,25 @@ def measure(entry: BatteryEntry, report: Report, symptom_window_s: float, alone:
     verdicts = _verdicts(report)
     save, extras = save_cost(timeline)
     base = dict(
-        key=entry.key, title=entry.title, kind=entry.kind, status=MEASURED, scenario=report.scenario,
-        report=artifact, workers=timeline.info.num_workers, verdicts=verdicts,
-        save_interval_steps=save_interval(timeline), step_time_s=step_time(timeline),
-        save_cost_s=save, save_extras_s=extras, symptom_window_s=symptom_window_s, alone=alone,
-        backup_dirs={f"worker-{w}": p.checkpoint_dir for w, p in first_by_worker(timeline.of(PlanEvent)).items()
-                     if p.checkpoint_dir},
+        key=entry.key,
+        title=entry.title,
+        kind=entry.kind,
+        status=MEASURED,
+        scenario=report.scenario,
+        report=artifact,
+        workers=timeline.info.num_workers,
+        verdicts=verdicts,
+        save_interval_steps=save_interval(timeline),
+        step_time_s=step_time(timeline),
+        save_cost_s=save,
+        save_extras_s=extras,
+        symptom_window_s=symptom_window_s,
+        alone=alone,
+        backup_dirs={
+            f"worker-{w}": p.checkpoint_dir
+            for w, p in first_by_worker(timeline.of(PlanEvent)).items()
+            if p.checkpoint_dir
+        },
     )
     inject = first_inject(timeline)
     if inject is None:
@@ -467,29 +515,45 @@ def measure(entry: BatteryEntry, report: Report, symptom_window_s: float, alone:
     heal_after = None
     if window is not None and window.heal is not None:
         first = next((s for s in timeline.of(StepEvent) if s.t > window.heal.t), None)
-        heal_after = (Figure.of(first.t - window.heal.t, "heal -> first step after it") if first
-                      else Figure.missing("no step after the heal"))
+        heal_after = (
+            Figure.of(first.t - window.heal.t, "heal -> first step after it")
+            if first
+            else Figure.missing("no step after the heal")
+        )
     return RunMeasures(
         **base,
         detection=detection,
         detect_s=detect,
-        inject_s=(Figure.of(inject.completed_t - inject.t, "the inject's command sent -> done")
-                  if inject.completed_t >= inject.t else Figure.missing("the inject did not say when it was done")),
+        inject_s=(
+            Figure.of(inject.completed_t - inject.t, "the inject's command sent -> done")
+            if inject.completed_t >= inject.t
+            else Figure.missing("the inject did not say when it was done")
+        ),
         exit_lag=exit_lags(timeline, inject),
         sigterm_noticed_s=sigterm_noticed,
         exit_after_sigterm_noticed_s=exit_after_noticed,
-        restart_after_s=(Figure.of(round_[0].t - inject.t, "fault -> the runner's restart (restart: all waits "
-                                   "for every worker to exit)") if round_ else Figure.missing("no restart")),
+        restart_after_s=(
+            Figure.of(
+                round_[0].t - inject.t, "fault -> the runner's restart (restart: all waits for every worker to exit)"
+            )
+            if round_
+            else Figure.missing("no restart")
+        ),
         hang=hang,
         restart_s=restart,
         restart_parts=parts,
-        steps_lost=(Figure.of(lost, "last step before the restart - the step restored")
-                    if lost is not None else Figure.missing("no restart, or no step before it")),
+        steps_lost=(
+            Figure.of(lost, "last step before the restart - the step restored")
+            if lost is not None
+            else Figure.missing("no restart, or no step before it")
+        ),
         target_exit_code=exits[0].exit_code if exits else None,
         exit_codes=codes_before,
         exit_codes_after_restart=codes_after,
-        target_done=any(d.worker in targets and inject.t <= d.t <= (exits[0].t if exits else float("inf"))
-                        for d in timeline.of(DoneEvent)),
+        target_done=any(
+            d.worker in targets and inject.t <= d.t <= (exits[0].t if exits else float("inf"))
+            for d in timeline.of(DoneEvent)
+        ),
         resumed_step=resumed,
         start_after_heal_s=heal_after or Figure.missing("the fault was not healed"),
         drift=drift(timeline, verdicts.get("matches_uninterrupted", ABSENT)),

@@ -24,8 +24,13 @@ DEADLINE = "deadline"
 _WAYS = (
     (HEARTBEATS, re.compile(r"heartbeat|unhealthy|seems down|is down|[Cc]luster check alive failed")),
     (DEADLINE, re.compile(r"DEADLINE_EXCEEDED|[Dd]eadline [Ee]xceeded|[Tt]imed out|timeout")),
-    (CONNECTION, re.compile(r"[Ss]ocket closed|[Cc]onnection reset|[Bb]roken pipe|[Cc]onnection refused|"
-                            r"[Ff]ailed to connect|Stream removed|OS Error|Connection aborted|EOF")),
+    (
+        CONNECTION,
+        re.compile(
+            r"[Ss]ocket closed|[Cc]onnection reset|[Bb]roken pipe|[Cc]onnection refused|"
+            r"[Ff]ailed to connect|Stream removed|OS Error|Connection aborted|EOF"
+        ),
+    ),
 )
 
 

@@ -110,8 +110,9 @@ def _merge(runs: list[RunMeasures]) -> FaultExits:
     codes = set().union(*(_nonzero(r.exit_codes) for r in runs))
     after = set().union(*(_nonzero(r.exit_codes_after_restart) for r in runs))
     first = runs[0]
-    return FaultExits(base_key(first.key), first.title, first.kind, tuple(sorted(codes)), tuple(sorted(after)),
-                      outcome, len(runs))
+    return FaultExits(
+        base_key(first.key), first.title, first.kind, tuple(sorted(codes)), tuple(sorted(after)), outcome, len(runs)
+    )
 
 
 def derive(runs: list[RunMeasures], retries: int = RETRIES) -> FailurePolicy:
@@ -135,17 +136,23 @@ def derive(runs: list[RunMeasures], retries: int = RETRIES) -> FailurePolicy:
     both = sorted(unfixed & retryable)
     notes = []
     if both:
-        notes.append(f"{plural(both)} {', '.join(describe(c) for c in both)} ended both a run a restart recovered and "
-                     "one it did not: kept retryable (counted against the retry limit), not failed")
+        notes.append(
+            f"{plural(both)} {', '.join(describe(c) for c in both)} ended both a run a restart recovered and "
+            "one it did not: kept retryable (counted against the retry limit), not failed"
+        )
     not_fixed = tuple(sorted(unfixed - retryable))
     if not not_fixed:
         notes.append("no exit code that a restart did not fix: the policy has no FailJob rule for exit codes")
     if 137 in retryable:
-        notes.append("137 (SIGKILL) is retried: it is also the code of a container the kernel's OOM killer ended, and "
-                     "an out-of-memory at the same step fails again after a restart; the battery killed, it did not "
-                     "run out of memory")
+        notes.append(
+            "137 (SIGKILL) is retried: it is also the code of a container the kernel's OOM killer ended, and "
+            "an out-of-memory at the same step fails again after a restart; the battery killed, it did not "
+            "run out of memory"
+        )
     hung = [f.title for f in faults if f.outcome == HANG]
     if hung:
-        notes.append(f"{'; '.join(hung)}: the job hung, no process exited, so no exit code or pod condition "
-                     "matches; only a timeout ends it (the job's collective timeout, or the Job's activeDeadlineSeconds)")
+        notes.append(
+            f"{'; '.join(hung)}: the job hung, no process exited, so no exit code or pod condition "
+            "matches; only a timeout ends it (the job's collective timeout, or the Job's activeDeadlineSeconds)"
+        )
     return FailurePolicy(workers, faults, tuple(sorted(retryable)), not_fixed, retries, tuple(notes))

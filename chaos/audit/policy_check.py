@@ -31,12 +31,19 @@ MAX_PATTERNS = 20
 ACTIONS = ("Count", "FailIndex", "FailJob", "Ignore")
 OPERATORS = ("In", "NotIn")
 STATUSES = ("False", "True", "Unknown")
-QUALIFIED = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-                       r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+QUALIFIED = re.compile(
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
 # JobSet v1alpha2 (api/jobset/v1alpha2/jobset_types.go and its failure-policy docs).
 JOBSET_ACTIONS = ("FailJobSet", "RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts")
-JOBSET_REASONS = ("BackoffLimitExceeded", "DeadlineExceeded", "FailedIndexes", "MaxFailedIndexesExceeded",
-                  "PodFailurePolicy")
+JOBSET_REASONS = (
+    "BackoffLimitExceeded",
+    "DeadlineExceeded",
+    "FailedIndexes",
+    "MaxFailedIndexesExceeded",
+    "PodFailurePolicy",
+)
 JOBSET_RULE_FIELDS = ("name", "action", "onJobFailureReasons", "onJobFailureMessagePatterns", "targetReplicatedJobs")
 JOBSET_POLICY_FIELDS = ("maxRestarts", "restartStrategy", "rules")
 RULE_NAME = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
@@ -70,8 +77,10 @@ def _exit_codes(req: dict, path: str, containers: set[str]) -> list[str]:
         out.append(f"{path}.operator: Unsupported value: {op!r}: supported values: {', '.join(OPERATORS)}")
     name = req.get("containerName")
     if name is not None and name not in containers:
-        out.append(f"{path}.containerName: Invalid value: {name!r}: must be one of the container or "
-                   "initContainer names in the pod template")
+        out.append(
+            f"{path}.containerName: Invalid value: {name!r}: must be one of the container or "
+            "initContainer names in the pod template"
+        )
     values = req.get("values") or []
     if not values:
         out.append(f"{path}.values: Invalid value: []: at least one value is required")
@@ -98,8 +107,10 @@ def _pod_conditions(patterns: list, path: str) -> list[str]:
             out.append(f"{path}[{j}].type: Invalid value: {p.get('type')!r}: must be a qualified name")
         status = p.get("status", "")
         if status == "":
-            out.append(f"{path}[{j}].status: Required value: valid values: {', '.join(STATUSES)} "
-                       "(inside a JobSet nothing defaults it)")
+            out.append(
+                f"{path}[{j}].status: Required value: valid values: {', '.join(STATUSES)} "
+                "(inside a JobSet nothing defaults it)"
+            )
         elif status not in STATUSES:
             out.append(f"{path}[{j}].status: Unsupported value: {status!r}: supported values: {', '.join(STATUSES)}")
     return out
@@ -115,8 +126,10 @@ def api_problems(spec: dict, path: str = "spec") -> list[str]:
     pod = spec.get("template", {}).get("spec", {})
     restart = pod.get("restartPolicy", "")
     if restart != "Never":
-        out.append(f"{path}.template.spec.restartPolicy: Invalid value: {restart!r}: only \"Never\" is supported "
-                   "when podFailurePolicy is specified")
+        out.append(
+            f'{path}.template.spec.restartPolicy: Invalid value: {restart!r}: only "Never" is supported '
+            "when podFailurePolicy is specified"
+        )
     containers = {c.get("name") for c in [*pod.get("containers", []), *pod.get("initContainers", [])]}
     rules = policy.get("rules") or []
     rules_path = f"{path}.podFailurePolicy.rules"
@@ -160,12 +173,18 @@ def _failure_policy(policy: dict, names: set[str]) -> list[str]:
         if rule.get("action") not in JOBSET_ACTIONS:
             out.append(f"{rp}.action: {rule.get('action')!r}: supported values: {', '.join(JOBSET_ACTIONS)}")
         reasons = rule.get("onJobFailureReasons") or []
-        out += [f"{rp}.onJobFailureReasons: {r!r}: valid reasons: {', '.join(JOBSET_REASONS)}"
-                for r in reasons if r not in JOBSET_REASONS]
+        out += [
+            f"{rp}.onJobFailureReasons: {r!r}: valid reasons: {', '.join(JOBSET_REASONS)}"
+            for r in reasons
+            if r not in JOBSET_REASONS
+        ]
         if len(set(reasons)) != len(reasons):
             out.append(f"{rp}.onJobFailureReasons: duplicate reasons")
-        out += [f"{rp}.targetReplicatedJobs: {t!r} is not a replicatedJob of this JobSet"
-                for t in rule.get("targetReplicatedJobs") or [] if t not in names]
+        out += [
+            f"{rp}.targetReplicatedJobs: {t!r} is not a replicatedJob of this JobSet"
+            for t in rule.get("targetReplicatedJobs") or []
+            if t not in names
+        ]
     return out
 
 
@@ -179,9 +198,12 @@ def jobset_problems(doc: dict) -> list[str]:
     names = {r.get("name") for r in spec.get("replicatedJobs", [])}
     for i, rjob in enumerate(spec.get("replicatedJobs", [])):
         template = rjob.get("template", {})
-        wrapped = {"apiVersion": "batch/v1", "kind": "Job",
-                   "metadata": {"name": f"{doc.get('metadata', {}).get('name', 'jobset')}-{rjob.get('name')}-0"},
-                   "spec": template.get("spec", {})}
+        wrapped = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": f"{doc.get('metadata', {}).get('name', 'jobset')}-{rjob.get('name')}-0"},
+            "spec": template.get("spec", {}),
+        }
         where = f"spec.replicatedJobs[{i}].template"
         out += [f"{where}: {p}" for p in schema_problems(wrapped)]
         out += api_problems(template.get("spec", {}), f"{where}.spec")
@@ -202,8 +224,10 @@ def _compose_values(doc: dict) -> list[str]:
             out.append(f"services.{name}.restart: {restart!r}: no, always, unless-stopped or on-failure[:N]")
         condition = (service.get("deploy") or {}).get("restart_policy", {}).get("condition")
         if condition is not None and condition not in COMPOSE_CONDITIONS:
-            out.append(f"services.{name}.deploy.restart_policy.condition: {condition!r}: one of "
-                       f"{', '.join(COMPOSE_CONDITIONS)}")
+            out.append(
+                f"services.{name}.deploy.restart_policy.condition: {condition!r}: one of "
+                f"{', '.join(COMPOSE_CONDITIONS)}"
+            )
     return out
 
 
@@ -212,13 +236,16 @@ def compose_problems(doc: dict) -> list[str]:
     ``restart`` and ``restart_policy.condition``."""
     try:
         import jsonschema
+
         schema_file = resources.files("check_jsonschema.builtin_schemas.vendor") / "compose-spec.json"
         schema = json.loads(schema_file.read_text(encoding="utf-8"))
     except (ImportError, FileNotFoundError, ModuleNotFoundError) as exc:
         raise SchemaUnavailable("check-jsonschema is not installed (pip install 'tfchaos[test]')") from exc
     validator = jsonschema.validators.validator_for(schema)(schema)
-    return [f"compose schema: {'.'.join(str(p) for p in e.path) or '(top)'}: {e.message}"
-            for e in validator.iter_errors(doc)] + _compose_values(doc)
+    return [
+        f"compose schema: {'.'.join(str(p) for p in e.path) or '(top)'}: {e.message}"
+        for e in validator.iter_errors(doc)
+    ] + _compose_values(doc)
 
 
 def check_all(docs: dict[str, dict]) -> dict[str, list[str]]:
@@ -234,10 +261,12 @@ def summary(docs: dict[str, dict]) -> str:
     except SchemaUnavailable as exc:
         return f"not validated: {exc}"
     bad = {k: v for k, v in problems.items() if v}
-    how = (f"validated offline (no cluster): the Job, its Service and the JobSet's Job template against the Kubernetes "
-           f"{K8S_VERSION} schema (kubernetes-validate, strict) and the API server's podFailurePolicy rules, the "
-           "JobSet's failurePolicy against JobSet v1alpha2's fields, the Compose snippet against the Compose schema "
-           "and its values")
+    how = (
+        f"validated offline (no cluster): the Job, its Service and the JobSet's Job template against the Kubernetes "
+        f"{K8S_VERSION} schema (kubernetes-validate, strict) and the API server's podFailurePolicy rules, the "
+        "JobSet's failurePolicy against JobSet v1alpha2's fields, the Compose snippet against the Compose schema "
+        "and its values"
+    )
     if not bad:
         return f"{how}: valid"
     return f"{how}: INVALID: " + "; ".join(f"{k}: {v[0]}" for k, v in bad.items())

@@ -55,13 +55,24 @@ def target_of(workload, label: str, workers: int) -> Target:
     name = dns_label(Path(label).stem) if workload is not None else "tf-train"
     if workload is None:
         return Target(name=name, workers=workers)
-    return Target(name=name, workers=workers, image=workload.image or "your-training-image:tag",
-                  command=tuple(workload.command or ("python", "train.py")), checkpoint_dir=workload.checkpoint_dir)
+    return Target(
+        name=name,
+        workers=workers,
+        image=workload.image or "your-training-image:tag",
+        command=tuple(workload.command or ("python", "train.py")),
+        checkpoint_dir=workload.checkpoint_dir,
+    )
 
 
 def _exit_rule(action: str, codes: tuple[int, ...], target: Target) -> dict:
-    return {"action": action, "onExitCodes": {"containerName": target.container, "operator": "In",
-                                              "values": sorted(set(c for c in codes if c != 0))}}
+    return {
+        "action": action,
+        "onExitCodes": {
+            "containerName": target.container,
+            "operator": "In",
+            "values": sorted(set(c for c in codes if c != 0)),
+        },
+    }
 
 
 def pod_failure_policy(policy: FailurePolicy, target: Target) -> dict:
@@ -99,13 +110,15 @@ def tf_config_snippet(target: Target, form: str = JOBSET) -> str:
     pod of an Indexed Job), the cluster listed by the pods' headless-service names."""
     host = _host(target, form, "$i")
     kind = "JobSet" if form == JOBSET else "Job"
-    return "\n".join([
-        f"# TF_CONFIG for the pods of {kind} {target.name}: worker i is {_host(target, form, 'i')}",
-        f'N={target.workers}; W=""; i=0',
-        f'while [ "$i" -lt "$N" ]; do W="$W${{W:+,}}\\"{host}\\""; i=$((i + 1)); done',
-        'export TF_CONFIG="{\\"cluster\\": {\\"worker\\": [$W]}, '
-        '\\"task\\": {\\"type\\": \\"worker\\", \\"index\\": ${JOB_COMPLETION_INDEX:?not an Indexed Job pod}}}"',
-    ])
+    return "\n".join(
+        [
+            f"# TF_CONFIG for the pods of {kind} {target.name}: worker i is {_host(target, form, 'i')}",
+            f'N={target.workers}; W=""; i=0',
+            f'while [ "$i" -lt "$N" ]; do W="$W${{W:+,}}\\"{host}\\""; i=$((i + 1)); done',
+            'export TF_CONFIG="{\\"cluster\\": {\\"worker\\": [$W]}, '
+            '\\"task\\": {\\"type\\": \\"worker\\", \\"index\\": ${JOB_COMPLETION_INDEX:?not an Indexed Job pod}}}"',
+        ]
+    )
 
 
 def tf_config_for(target: Target, index: int, form: str = JOBSET) -> dict:
@@ -114,9 +127,12 @@ def tf_config_for(target: Target, index: int, form: str = JOBSET) -> dict:
 
 
 def _pod_spec(target: Target, command: list[str] | None = None) -> dict:
-    container = {"name": target.container, "image": target.image,
-                 "ports": [{"containerPort": target.port, "name": "tf"}],
-                 "volumeMounts": [{"name": "checkpoints", "mountPath": target.checkpoint_dir}]}
+    container = {
+        "name": target.container,
+        "image": target.image,
+        "ports": [{"containerPort": target.port, "name": "tf"}],
+        "volumeMounts": [{"name": "checkpoints", "mountPath": target.checkpoint_dir}],
+    }
     if command:
         container["command"] = command
     return {
@@ -136,10 +152,15 @@ def job_service(target: Target) -> dict:
     makes its own): no cluster IP, every pod of the Job, addresses published before they are
     ready (MWMS workers connect while starting)."""
     return {
-        "apiVersion": "v1", "kind": "Service", "metadata": {"name": target.name},
-        "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
-                 "selector": {"batch.kubernetes.io/job-name": target.name},
-                 "ports": [{"name": "tf", "port": target.port}]},
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": target.name},
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,
+            "selector": {"batch.kubernetes.io/job-name": target.name},
+            "ports": [{"name": "tf", "port": target.port}],
+        },
     }
 
 
@@ -149,9 +170,13 @@ def job(policy: FailurePolicy, target: Target) -> dict:
     abort), so one failure costs up to ``workers`` pod failures: backoffLimit allows ``retries``
     such rounds."""
     return {
-        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": target.name},
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": target.name},
         "spec": {
-            "completionMode": "Indexed", "completions": target.workers, "parallelism": target.workers,
+            "completionMode": "Indexed",
+            "completions": target.workers,
+            "parallelism": target.workers,
             "backoffLimit": target.workers * policy.retries,
             "podFailurePolicy": pod_failure_policy(policy, target),
             "template": {"spec": {**_pod_spec(target, _start_command(target, JOB)), "subdomain": target.name}},
@@ -168,19 +193,28 @@ def jobset(policy: FailurePolicy, target: Target) -> dict:
         rules.append({"name": "NotRetryable", "action": "FailJobSet", "onJobFailureReasons": ["PodFailurePolicy"]})
     rules.append({"name": "Retryable", "action": "RestartJobSet", "onJobFailureReasons": ["BackoffLimitExceeded"]})
     return {
-        "apiVersion": JOBSET_API, "kind": "JobSet", "metadata": {"name": target.name},
+        "apiVersion": JOBSET_API,
+        "kind": "JobSet",
+        "metadata": {"name": target.name},
         "spec": {
             "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
             "failurePolicy": {"maxRestarts": policy.retries, "rules": rules},
-            "replicatedJobs": [{
-                "name": REPLICATED_JOB, "replicas": 1,
-                "template": {"spec": {
-                    "completionMode": "Indexed", "completions": target.workers, "parallelism": target.workers,
-                    "backoffLimit": 0,
-                    "podFailurePolicy": pod_failure_policy(policy, target),
-                    "template": {"spec": _pod_spec(target, _start_command(target, JOBSET))},
-                }},
-            }],
+            "replicatedJobs": [
+                {
+                    "name": REPLICATED_JOB,
+                    "replicas": 1,
+                    "template": {
+                        "spec": {
+                            "completionMode": "Indexed",
+                            "completions": target.workers,
+                            "parallelism": target.workers,
+                            "backoffLimit": 0,
+                            "podFailurePolicy": pod_failure_policy(policy, target),
+                            "template": {"spec": _pod_spec(target, _start_command(target, JOBSET))},
+                        }
+                    },
+                }
+            ],
         },
     }
 
@@ -188,19 +222,27 @@ def jobset(policy: FailurePolicy, target: Target) -> dict:
 def compose(policy: FailurePolicy, target: Target) -> dict:
     """Docker's restart settings for one worker service (every worker the same): ``restart`` for
     docker compose, ``deploy.restart_policy`` for a Swarm stack, both ``retries`` attempts."""
-    return {"services": {"worker-0": {
-        "image": target.image,
-        "restart": f"on-failure:{policy.retries}",
-        "deploy": {"restart_policy": {"condition": "on-failure", "max_attempts": policy.retries}},
-    }}}
+    return {
+        "services": {
+            "worker-0": {
+                "image": target.image,
+                "restart": f"on-failure:{policy.retries}",
+                "deploy": {"restart_policy": {"condition": "on-failure", "max_attempts": policy.retries}},
+            }
+        }
+    }
 
 
 def compose_note(policy: FailurePolicy) -> str:
-    base = ("Docker restarts a container on any non-zero exit and only that container; the MWMS peers "
-            "then fail and are restarted too.")
+    base = (
+        "Docker restarts a container on any non-zero exit and only that container; the MWMS peers "
+        "then fail and are restarted too."
+    )
     if policy.not_fixed:
-        return (base + f" It cannot leave out exit codes: {', '.join(describe(c) for c in policy.not_fixed)}, which "
-                f"a restart did not fix, is retried {policy.retries} times too before the container stays down.")
+        return (
+            base + f" It cannot leave out exit codes: {', '.join(describe(c) for c in policy.not_fixed)}, which "
+            f"a restart did not fix, is retried {policy.retries} times too before the container stays down."
+        )
     return base
 
 

@@ -9,8 +9,16 @@ from pathlib import Path
 from chaos.audit.card import Card
 from chaos.audit.findings import FINDING
 from chaos.audit.goodput_svg import figures_html
-from chaos.audit.render_text import (MARK, POLICY_HEADER, RUN_HEADER, model_lines, policy_rows, policy_snippets,
-                                     policy_summary, run_rows)
+from chaos.audit.render_text import (
+    MARK,
+    POLICY_HEADER,
+    RUN_HEADER,
+    model_lines,
+    policy_rows,
+    policy_snippets,
+    policy_summary,
+    run_rows,
+)
 from chaos.report.html_page import STYLE, link
 
 CARD_STYLE = """
@@ -41,9 +49,11 @@ def _policy(card: Card) -> list[str]:
         out.append('<table id="policy-exits"><tr>' + "".join(f"<th>{escape(h)}</th>" for h in POLICY_HEADER) + "</tr>")
         out += ["<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows]
         out.append("</table>")
-    out.append('<ul id="policy-summary">' + "".join(f"<li>{escape(line)}</li>" for line in policy_summary(card)) + "</ul>")
+    out.append(
+        '<ul id="policy-summary">' + "".join(f"<li>{escape(line)}</li>" for line in policy_summary(card)) + "</ul>"
+    )
     for i, (heading, _, text) in enumerate(policy_snippets(card)):
-        out.append(f"<h3>{escape(heading)}</h3><pre id=\"policy-snippet-{i}\">{escape(text)}</pre>")
+        out.append(f'<h3>{escape(heading)}</h3><pre id="policy-snippet-{i}">{escape(text)}</pre>')
     return out
 
 
@@ -56,7 +66,7 @@ def page(card: Card, page_dir: Path | None = None) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(card.overall.letter)} resilience card: {escape(card.workload)}</title>",
         f"<style>{STYLE}{CARD_STYLE}</style></head><body>",
-        f'<h1>{_grade(card.overall.letter)} Resilience card: {escape(card.workload)}</h1>',
+        f"<h1>{_grade(card.overall.letter)} Resilience card: {escape(card.workload)}</h1>",
         f'<p id="overall">Overall {escape(card.overall.letter)}: {escape(card.overall.computation)}. '
         f"Battery <code>{escape(card.battery)}</code>, {len(card.runs)} runs; {card.assumptions.nodes} nodes, "
         f"node MTBF {card.assumptions.node_mtbf_hours:g} h (assumed).</p>",
@@ -64,22 +74,33 @@ def page(card: Card, page_dir: Path | None = None) -> str:
     if card.command:
         parts.append(f'<h2>Reproduce</h2><pre id="reproduce">{escape(card.command)}</pre>')
     parts.append('<h2>Grades</h2><table id="grades"><tr><th>area</th><th>grade</th><th>how</th></tr>')
-    parts += [f"<tr><td>{escape(g.area)}</td><td>{_grade(g.letter)}</td><td>{escape(g.computation)}</td></tr>"
-              for g in card.grades]
+    parts += [
+        f"<tr><td>{escape(g.area)}</td><td>{_grade(g.letter)}</td><td>{escape(g.computation)}</td></tr>"
+        for g in card.grades
+    ]
     parts.append("</table>")
-    parts.append('<h2>Findings</h2><table id="findings"><tr><th>status</th><th>area</th><th>criterion</th>'
-                 "<th>measured</th><th>why it matters / fix</th></tr>")
+    parts.append(
+        '<h2>Findings</h2><table id="findings"><tr><th>status</th><th>area</th><th>criterion</th>'
+        "<th>measured</th><th>why it matters / fix</th></tr>"
+    )
     for f in card.findings:
         advice = ""
         if f.status == FINDING:
             advice = f"{escape(f.why)}<br><b>fix:</b> {escape(f.fix)}"
             if f.setting:
                 advice += f"<br><b>setting:</b> <code>{escape(f.setting)}</code>"
-        parts.append(f'<tr id="finding-{escape(f.id)}"><td>{_status(f.status)}</td><td>{escape(f.area)}</td>'
-                     f"<td>{escape(f.title)}</td><td>{escape(f.measured)}</td><td>{advice}</td></tr>")
+        parts.append(
+            f'<tr id="finding-{escape(f.id)}"><td>{_status(f.status)}</td><td>{escape(f.area)}</td>'
+            f"<td>{escape(f.title)}</td><td>{escape(f.measured)}</td><td>{advice}</td></tr>"
+        )
     parts.append("</table>")
-    parts.append('<h2>Modelled goodput (ETTR)</h2><div class="beside"><pre id="model">'
-                 + escape("\n".join(model_lines(card))) + "</pre><div>" + figures_html(card) + "</div></div>")
+    parts.append(
+        '<h2>Modelled goodput (ETTR)</h2><div class="beside"><pre id="model">'
+        + escape("\n".join(model_lines(card)))
+        + "</pre><div>"
+        + figures_html(card)
+        + "</div></div>"
+    )
     parts.append('<h2>Runs</h2><table id="runs"><tr>' + "".join(f"<th>{escape(h)}</th>" for h in RUN_HEADER) + "</tr>")
     for run, row in zip(card.runs, run_rows(card)):
         cells = [f"<td>{escape(cell)}</td>" for cell in row]

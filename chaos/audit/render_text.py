@@ -60,27 +60,45 @@ def run_rows(card: Card) -> list[list[str]]:
         if not r.measured:
             rows.append([r.title, "not measured", r.why, "", "", "", ""])
             continue
-        detection = ", ".join(f"{w} {seconds(f.value)}" + (f" ({f.note})" if f.known else " (none)")
-                              for w, f in r.detection.items()) if r.kind in FAILURES else "-"
+        detection = (
+            ", ".join(
+                f"{w} {seconds(f.value)}" + (f" ({f.note})" if f.known else " (none)") for w, f in r.detection.items()
+            )
+            if r.kind in FAILURES
+            else "-"
+        )
         if r.sigterm_noticed_s.known:  # the SIGTERM reached the job through TF's 1 s poll: say where it went
             answer = r.exit_after_sigterm_noticed_s
-            detection += (f"; TF noticed the SIGTERM {seconds(r.sigterm_noticed_s.value)} after it (it polls each "
-                          f"{SIGTERM_POLL_S:g} s), " + (f"the job exited {seconds(answer.value)} later" if answer.known
-                                                       else answer.note))
+            detection += (
+                f"; TF noticed the SIGTERM {seconds(r.sigterm_noticed_s.value)} after it (it polls each "
+                f"{SIGTERM_POLL_S:g} s), "
+                + (f"the job exited {seconds(answer.value)} later" if answer.known else answer.note)
+            )
         lost = "-" if not r.steps_lost.known else f"{r.steps_lost.value:g} / {r.save_interval_steps or '?'}"
         exact = r.verdict("matches_uninterrupted")
-        rows.append([
-            r.title, "measured", detection,
-            "-" if not r.detect_s.known or r.kind not in FAILURES else seconds(r.detect_s.value),
-            "-" if not r.restart_s.known else seconds(r.restart_s.value),
-            lost,
-            "-" if exact.status == "absent" else exact.status,
-        ])
+        rows.append(
+            [
+                r.title,
+                "measured",
+                detection,
+                "-" if not r.detect_s.known or r.kind not in FAILURES else seconds(r.detect_s.value),
+                "-" if not r.restart_s.known else seconds(r.restart_s.value),
+                lost,
+                "-" if exact.status == "absent" else exact.status,
+            ]
+        )
     return rows
 
 
-RUN_HEADER = ["fault", "status", "detection per worker (fault -> first error/exit)", "D: fault -> first exit",
-              "R: restart -> first step", "steps lost / interval", "bit-exact"]
+RUN_HEADER = [
+    "fault",
+    "status",
+    "detection per worker (fault -> first error/exit)",
+    "D: fault -> first exit",
+    "R: restart -> first step",
+    "steps lost / interval",
+    "bit-exact",
+]
 
 
 POLICY_HEADER = ["fault", "kind", "exit codes (signals) after the fault", "after the restart", "restart", "so"]
@@ -95,8 +113,9 @@ def policy_rows(card: Card) -> list[list[str]]:
     rows = []
     for f in card.policy.faults if card.policy else ():
         so = {RECOVERED: "retry", NOT_RECOVERED: "fail (a restart did not fix it)"}.get(f.outcome, "-")
-        rows.append([f.title + (f" (x{f.runs})" if f.runs > 1 else ""), f.kind, codes(f.codes), codes(f.after),
-                     f.outcome, so])
+        rows.append(
+            [f.title + (f" (x{f.runs})" if f.runs > 1 else ""), f.kind, codes(f.codes), codes(f.after), f.outcome, so]
+        )
     return rows
 
 
@@ -105,12 +124,17 @@ def policy_summary(card: Card) -> list[str]:
     p = card.policy
     if p is None or p.missing:
         return [f"No failure policy: {p.missing if p else 'not derived'}."]
-    lines = [f"Retry (Count, RestartJobSet): {plural(p.retryable)} {codes(p.retryable)}; a disruption (DisruptionTarget: "
-             "preemption, eviction, node drain): Ignore.",
-             (f"Fail the job (FailJob, FailJobSet): {plural(p.not_fixed)} {codes(p.not_fixed)}." if p.not_fixed else
-              "Fail the job (FailJob, FailJobSet): no exit code: no run that a restart failed to recover gave one."),
-             f"At most {p.retries} restarts; manifests for {card.target.workers} workers (one per node, --nodes), "
-             f"image {card.target.image}."]
+    lines = [
+        f"Retry (Count, RestartJobSet): {plural(p.retryable)} {codes(p.retryable)}; a disruption (DisruptionTarget: "
+        "preemption, eviction, node drain): Ignore.",
+        (
+            f"Fail the job (FailJob, FailJobSet): {plural(p.not_fixed)} {codes(p.not_fixed)}."
+            if p.not_fixed
+            else "Fail the job (FailJob, FailJobSet): no exit code: no run that a restart failed to recover gave one."
+        ),
+        f"At most {p.retries} restarts; manifests for {card.target.workers} workers (one per node, --nodes), "
+        f"image {card.target.image}.",
+    ]
     lines += [f"Note: {n}." for n in p.notes]
     if card.policy_check:
         lines.append(f"Checked: {card.policy_check}.")
@@ -123,8 +147,12 @@ def policy_snippets(card: Card) -> list[tuple[str, str, str]]:
         return []
     docs = documents(card.policy, card.target)
     return [
-        ("Kubernetes Job (batch/v1, Indexed) with its headless Service: podFailurePolicy, TF_CONFIG from the "
-         "pod's index", "yaml", docs["job"]),
+        (
+            "Kubernetes Job (batch/v1, Indexed) with its headless Service: podFailurePolicy, TF_CONFIG from the "
+            "pod's index",
+            "yaml",
+            docs["job"],
+        ),
         ("JobSet: failurePolicy, and the podFailurePolicy of its Job template", "yaml", docs["jobset"]),
         (f"TF_CONFIG in a JobSet's pods (pod 1 gets {example_tf_config(card.target)})", "sh", docs["tf_config"]),
         ("Docker / Compose restart settings. " + compose_note(card.policy), "yaml", docs["compose"]),
@@ -146,9 +174,11 @@ def policy_markdown(card: Card) -> list[str]:
 
 def markdown(card: Card) -> str:
     out = [f"# Resilience card: {card.workload}", ""]
-    out.append(f"Overall: **{card.overall.letter}** ({card.overall.computation}). "
-               f"Battery `{card.battery}`, {len(card.runs)} runs; cluster of {card.assumptions.nodes} nodes, "
-               f"node MTBF {card.assumptions.node_mtbf_hours:g} h (assumed).")
+    out.append(
+        f"Overall: **{card.overall.letter}** ({card.overall.computation}). "
+        f"Battery `{card.battery}`, {len(card.runs)} runs; cluster of {card.assumptions.nodes} nodes, "
+        f"node MTBF {card.assumptions.node_mtbf_hours:g} h (assumed)."
+    )
     if card.command:
         out += ["", f"Reproduce: `{card.command}`"]
     out += ["", "| area | grade | how |", "|---|---|---|"]

@@ -61,8 +61,10 @@ def scenario_file(planned: Planned, report_dir: Path | None) -> str:
 def run_battery(planned: list[Planned], options: RunOptions, jobs: int, show=None) -> list[Report | None]:
     """A Report per runnable entry (None for a refused one), in battery order."""
     runnable = [(i, p) for i, p in enumerate(planned) if p.scenario is not None]
-    entries = {i: Entry(p.scenario, scenario_file(p, options.report_dir.parent if options.report_dir else None))
-               for i, p in runnable}
+    entries = {
+        i: Entry(p.scenario, scenario_file(p, options.report_dir.parent if options.report_dir else None))
+        for i, p in runnable
+    }
     reports: list[Report | None] = [None] * len(planned)
     first = [i for i, p in runnable if p.entry.kind == "reference"]
     rest = [i for i, p in runnable if p.entry.kind != "reference"]
@@ -93,20 +95,30 @@ def card_of(request: AuditRequest, measures: list[RunMeasures], wall_s: float | 
     label = request.workload_file or "the built-in harness"
     notes = [f"The battery took {wall_s:.0f} s of wall time on this machine."] if wall_s is not None else []
     if request.repeat > 1:
-        notes.append(f"Each fault ran {request.repeat} times (--repeat): every run is a row; the model's R and D "
-                     "are medians over all of them, and a criterion fails when any run fails it.")
+        notes.append(
+            f"Each fault ran {request.repeat} times (--repeat): every run is a row; the model's R and D "
+            "are medians over all of them, and a criterion fails when any run fails it."
+        )
     if request.jobs > 1:
-        notes.append(f"Up to {request.jobs} fault runs went side by side (-j {request.jobs}): restart and detection "
-                     "times include the battery's own load (restarts measured 2-4x a lone run's; docs/audit.md). "
-                     "-j 1, the default, measures each run alone.")
+        notes.append(
+            f"Up to {request.jobs} fault runs went side by side (-j {request.jobs}): restart and detection "
+            "times include the battery's own load (restarts measured 2-4x a lone run's; docs/audit.md). "
+            "-j 1, the default, measures each run alone."
+        )
     notes += [
         "Restart times are this framework's: its standby workers import TensorFlow before they are told to go "
         "(docs/speed.md), so R excludes the import a real orchestrator's restart pays.",
     ]
-    card = build_card(measures, request.assumptions, workload=label, battery=request.battery,
-                      checkpoint_dir=request.workload.checkpoint_dir if request.workload else "",
-                      command=request.command, notes=notes,
-                      target=target_of(request.workload, label, request.assumptions.nodes))
+    card = build_card(
+        measures,
+        request.assumptions,
+        workload=label,
+        battery=request.battery,
+        checkpoint_dir=request.workload.checkpoint_dir if request.workload else "",
+        command=request.command,
+        notes=notes,
+        target=target_of(request.workload, label, request.assumptions.nodes),
+    )
     return with_policy_check(card)
 
 
@@ -114,8 +126,12 @@ def with_policy_check(card: Card) -> Card:
     """The card with its failure-policy manifests validated offline (chaos.audit.policy_check)."""
     if card.policy is None or card.policy.missing:
         return card
-    docs = {"service": policy_yaml.job_service(card.target), "job": policy_yaml.job(card.policy, card.target),
-            "jobset": policy_yaml.jobset(card.policy, card.target), "compose": policy_yaml.compose(card.policy, card.target)}
+    docs = {
+        "service": policy_yaml.job_service(card.target),
+        "job": policy_yaml.job(card.policy, card.target),
+        "jobset": policy_yaml.jobset(card.policy, card.target),
+        "compose": policy_yaml.compose(card.policy, card.target),
+    }
     return replace(card, policy_check=policy_check.summary(docs))
 
 
@@ -136,8 +152,10 @@ def audit(request: AuditRequest, show=None, preflight=None) -> tuple[Card, list[
         if preflight is not None:
             preflight(options)
     except ChaosError as exc:
-        reports = [None if p.scenario is None else
-                   broken_report(p.scenario, p.entry.key, exc, _no_events(), 0.0, options) for p in planned]
+        reports = [
+            None if p.scenario is None else broken_report(p.scenario, p.entry.key, exc, _no_events(), 0.0, options)
+            for p in planned
+        ]
     else:
         reports = run_battery(planned, options, request.jobs, show)
     if options.report_dir is not None:  # runs/index.html and junit.xml, as chaos run --report-dir writes them

@@ -96,9 +96,14 @@ def snapshot(root: str, name: str) -> dict:
     dest = os.path.join(root, name)
     shutil.rmtree(dest, ignore_errors=True)
     try:
-        shutil.copytree(root, dest, ignore=lambda folder, entries: [
-            e for e in entries if folder == root and (e.startswith(SNAPSHOT_PREFIX) or e == FILLER)
-        ], copy_function=shutil.copy2)  # looked up at the call (the unit tests stand in for it)
+        shutil.copytree(
+            root,
+            dest,
+            ignore=lambda folder, entries: [
+                e for e in entries if folder == root and (e.startswith(SNAPSHOT_PREFIX) or e == FILLER)
+            ],
+            copy_function=shutil.copy2,
+        )  # looked up at the call (the unit tests stand in for it)
     except shutil.Error as exc:
         # A live worker removes its temporary save folder (workertemp_N) while
         # the copy runs: what vanished was not there to snapshot. Anything else fails.

@@ -68,7 +68,7 @@ class Cluster(ClusterControl, Protocol):
     events: EventLog  # the run's one history: worker events and runner events
 
     @abstractmethod
-    def __enter__(self) -> "Cluster":
+    def __enter__(self) -> Cluster:
         """Make what the workers share (network, proxy, checkpoint store); no worker runs yet."""
 
     @abstractmethod

@@ -29,7 +29,7 @@ def check_backend(name: str) -> str:
         raise ScenarioError(
             f"unknown backend {name!r}; valid: {', '.join(BACKENDS)}",
             hint="--backend docker (the default: one Docker host) or --backend swarm (the swarm manager "
-                 "DOCKER_HOST or the Docker context names; docs/backends.md)",
+            "DOCKER_HOST or the Docker context names; docs/backends.md)",
         )
     return name
 

@@ -22,8 +22,8 @@ from toxiproxy import Toxiproxy
 from toxiproxy.api import APIConsumer
 from toxiproxy.exceptions import NotFound
 
-from chaos.topology import ProxyRoute
 from chaos.errors import InfrastructureError
+from chaos.topology import ProxyRoute
 
 _API = threading.RLock()  # one request at a time, with its own address
 
@@ -49,7 +49,7 @@ class ProxyClient:
         with self.api():
             return list(self.server.proxies())
 
-    def proxy(self, name: str) -> "BoundProxy":
+    def proxy(self, name: str) -> BoundProxy:
         with self.api():
             try:
                 proxy = self.server.get_proxy(name)

@@ -6,8 +6,8 @@ backend's cluster class implements the ones it serves (chaos.backends.abilities)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from chaos.backends.abilities import OrchestratorRestarts, UnsupportedVerb, lacking, serves, verbs
 from chaos.backends.catalog import BACKENDS, check_backend, cluster_type
@@ -29,8 +29,10 @@ class Refusal:
         return tuple(sorted({v for a in self.abilities for v in verbs(a)}))
 
     def describe(self, backend: str) -> str:
-        return (f"fault {self.index} ({self.fault}) needs {', '.join(self.verbs)}, which the {backend} backend "
-                "cannot do yet")
+        return (
+            f"fault {self.index} ({self.fault}) needs {', '.join(self.verbs)}, which the {backend} backend "
+            "cannot do yet"
+        )
 
 
 def refusals(faults: Iterable[object], backend: str) -> list[Refusal]:
@@ -62,9 +64,11 @@ def restarter_refusal(by: str, backend: str) -> str | None:
     if by != "orchestrator" or serves(cluster_type(check_backend(backend)), OrchestratorRestarts):
         return None
     able = able_backends([OrchestratorRestarts])
-    return (f"cluster.recovery.by: orchestrator needs an orchestrator's own restart policy, which the {backend} "
-            f"backend does not have (there the runner restarts workers; valid: {' or '.join(RESTARTERS)}; "
-            f"by: orchestrator on {', '.join(able)})")
+    return (
+        f"cluster.recovery.by: orchestrator needs an orchestrator's own restart policy, which the {backend} "
+        f"backend does not have (there the runner restarts workers; valid: {' or '.join(RESTARTERS)}; "
+        f"by: orchestrator on {', '.join(able)})"
+    )
 
 
 def refusal(where: str, faults: Iterable[object], restarted_by: str, backend: str) -> UnsupportedVerb | None:

@@ -5,6 +5,7 @@ user wrote; this is what it became: images, settings, limits, topology)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from chaos.topology import Topology
 from chaos.worker.settings import WorkerSettings
 from chaos.workload.launch import Launch

@@ -13,7 +13,8 @@ exception as its reason, never a crash and never a pass.
 
 from __future__ import annotations
 
-from typing import ClassVar, Iterable
+from collections.abc import Iterable
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 

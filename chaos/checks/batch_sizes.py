@@ -64,5 +64,8 @@ class EqualLocalBatches(RecoveryCheck):
             raise Undecidable(f"no batch size reported after recovery by {names(missing)}", list(plans.values()))
         if len({e.local_batch for e in plans.values()}) > 1:
             return failed(f"batch per step still differs after recovery: {_batches(plans)}", list(plans.values()))
-        return passed(f"every worker trains with batch {next(iter(plans.values())).local_batch} per step after recovery "
-                      f"({_batches(plans)})", list(plans.values()))
+        return passed(
+            f"every worker trains with batch {next(iter(plans.values())).local_batch} per step after recovery "
+            f"({_batches(plans)})",
+            list(plans.values()),
+        )

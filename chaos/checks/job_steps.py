@@ -27,22 +27,38 @@ class JobStepCounts(RecoveryCheck):
 
     name: ClassVar[str] = "job_step_counts"
     evidence: ClassVar[frozenset[str]] = frozenset({"job_step", "steps"})
-    per_step: int = Field(1, ge=1, le=64, description="how much the counter should advance per trained step "
-                                                       "(1: it counts steps; a scenario showing a miscount names it)")
+    per_step: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="how much the counter should advance per trained step "
+        "(1: it counts steps; a scenario showing a miscount names it)",
+    )
 
     def judge(self, timeline: Timeline) -> Verdict:
-        reported = [e for e in timeline.events if isinstance(e, (CheckpointEvent, DoneEvent)) and e.job_step >= 0
-                    and e.worker is not None]
+        reported = [
+            e
+            for e in timeline.events
+            if isinstance(e, (CheckpointEvent, DoneEvent)) and e.job_step >= 0 and e.worker is not None
+        ]
         if not reported:
-            raise Undecidable("no worker reported a step counter of its own (no step_counter, no global_step "
-                              "variable in its checkpoint)")
+            raise Undecidable(
+                "no worker reported a step counter of its own (no step_counter, no global_step "
+                "variable in its checkpoint)"
+            )
         wrong = [e for e in reported if e.job_step != self.per_step * e.step]
         if wrong:
             first = wrong[0]
             ratio = f"{first.job_step / first.step:g}x" if first.step else "at step 0"
-            return failed(f"worker-{first.worker}'s own step counter read {first.job_step} at {first.kind} after "
-                          f"{first.step} trained steps ({ratio}; expected {self.per_step}x), "
-                          f"{len(wrong)} of {len(reported)} reports off", wrong[:4])
+            return failed(
+                f"worker-{first.worker}'s own step counter read {first.job_step} at {first.kind} after "
+                f"{first.step} trained steps ({ratio}; expected {self.per_step}x), "
+                f"{len(wrong)} of {len(reported)} reports off",
+                wrong[:4],
+            )
         last = reported[-1]
-        return passed(f"the job's step counter was {self.per_step}x the trained steps at all {len(reported)} "
-                      f"reports (worker-{last.worker}: {last.job_step} at step {last.step})", [reported[0], last])
+        return passed(
+            f"the job's step counter was {self.per_step}x the trained steps at all {len(reported)} "
+            f"reports (worker-{last.worker}: {last.job_step} at step {last.step})",
+            [reported[0], last],
+        )

@@ -41,8 +41,10 @@ class Rescheduled(RecoveryCheck):
             name = f"worker-{index}"
             if name not in was or name not in now:
                 when = "before" if name not in was else "after"
-                return failed(f"no address event names {name}'s node {when} the restart",
-                              [e for e in (was.get(name), now.get(name)) if e])
+                return failed(
+                    f"no address event names {name}'s node {when} the restart",
+                    [e for e in (was.get(name), now.get(name)) if e],
+                )
             proof += [was[name], now[name]]
             said.append(f"{name} {was[name].node} -> {now[name].node}")
             if was[name].node == now[name].node:

@@ -147,5 +147,8 @@ class FellBack(RecoveryCheck):
                 f"fell back: resumed at step {step}, before the newest backup written ({newest.path}, step {newest.step})",
                 [newest, *proof],
             )
-        return failed(f"no fallback: resumed at step {step}, the newest backup written ({newest.path}, step "
-                      f"{newest.step}) was restored", [newest, *proof])
+        return failed(
+            f"no fallback: resumed at step {step}, the newest backup written ({newest.path}, step "
+            f"{newest.step}) was restored",
+            [newest, *proof],
+        )

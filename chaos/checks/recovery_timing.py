@@ -48,7 +48,9 @@ class NormalSpeed(RecoveryCheck):
     # after a healed fault with other runs on the 2-core machine. The faults these
     # scenarios heal slow steps by 25 ms or more (CPU throttle 6 -> 32 ms, 100 ms latency),
     # so differences below the slack are not a slowdown left behind.
-    slack_ms: float = Field(10.0, ge=0, le=60_000, description="a difference of medians below this many ms passes whatever the ratio")
+    slack_ms: float = Field(
+        10.0, ge=0, le=60_000, description="a difference of medians below this many ms passes whatever the ratio"
+    )
 
     def judge(self, timeline: Timeline) -> Verdict:
         t0 = self.recovery_start(timeline)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, PlainValidator, WithJsonSchema, field_validator
 
@@ -11,8 +11,8 @@ from chaos.checks.base import SymptomCheck, register_check
 from chaos.checks.select import first_by_worker, names, short_class
 from chaos.checks.verdict import Verdict, failed, passed
 from chaos.events import ErrorEvent, ExitEvent
-from chaos.text import compiled_regex, kind_of, shown
 from chaos.registry import MAX_SECONDS
+from chaos.text import compiled_regex, kind_of, shown
 from chaos.timeline import Timeline
 
 CLASS_NAME = r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
@@ -44,7 +44,7 @@ def _class_names(value: Any) -> str | list[str]:
 
 
 ClassNames = Annotated[
-    Union[str, list[str]],
+    str | list[str],
     PlainValidator(_class_names),
     WithJsonSchema(
         {
@@ -64,7 +64,7 @@ def _exit_code(value: Any) -> int | str:
 
 
 ExitCodeValue = Annotated[
-    Union[int, Literal["nonzero"]],
+    int | Literal["nonzero"],
     PlainValidator(_exit_code),
     WithJsonSchema({"anyOf": [{"const": "nonzero"}, {"type": "integer", "minimum": 0, "maximum": 255}]}),
 ]
@@ -80,9 +80,13 @@ class ErrorRaised(SymptomCheck):
         alias="class", description="exception class: short (UnavailableError) or full name, or a list of them (any one)"
     )
     message: str = Field(".*", description="regular expression searched for in the message")
-    workers: list[int] | None = Field(None, min_length=1, description="each of these must raise it; default: any worker")
+    workers: list[int] | None = Field(
+        None, min_length=1, description="each of these must raise it; default: any worker"
+    )
     within_s: float = Field(
-        60.0, gt=0, le=MAX_SECONDS,
+        60.0,
+        gt=0,
+        le=MAX_SECONDS,
         description="seconds after the fault's inject (for a fault workers are created with: after they came up with it)",
     )
 
@@ -122,8 +126,9 @@ class ErrorRaised(SymptomCheck):
         if missing:
             # What the missing workers did instead: their other errors, and how they ended
             # (an exit with no Python error is a different failure from a slow one).
-            ended = first_by_worker([e for e in timeline.exits()
-                                     if e.worker in missing and window.start <= e.t <= clock + self.within_s])
+            ended = first_by_worker(
+                [e for e in timeline.exits() if e.worker in missing and window.start <= e.t <= clock + self.within_s]
+            )
             return failed(
                 f"{names(missing)} raised no {wanted} within {self.within_s:g} s of {since}",
                 proof + [e for e in seen if e.worker in missing][:3] + list(ended.values()),

@@ -9,8 +9,9 @@ weights from before the all-reduce)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 from chaos.checks.base import SymptomCheck, register_check
 from chaos.checks.select import first_by_worker, last_by_worker, names, short_digest
@@ -32,7 +33,9 @@ def weights_not_finite(e: StepEvent) -> bool:
     return e.weights_finite is False  # None: not reported
 
 
-def first_non_finite(steps: list[StepEvent], bad: Callable[[StepEvent], bool] = loss_not_finite) -> dict[int, StepEvent]:
+def first_non_finite(
+    steps: list[StepEvent], bad: Callable[[StepEvent], bool] = loss_not_finite
+) -> dict[int, StepEvent]:
     """worker -> its first step event that is ``bad`` (by default: its global loss is not finite)."""
     out: dict[int, StepEvent] = {}
     for e in steps:
@@ -85,8 +88,9 @@ LOSS = Watched("a non-finite loss", "it stayed finite", "step", "loss", lambda e
 WEIGHTS = Watched("non-finite weights", "they stayed finite", "weights check", "weights", lambda e: "")
 
 
-def not_every_worker(timeline: Timeline, window, steps: list[StepEvent], bad: dict[int, StepEvent],
-                     watched: Watched) -> Verdict | None:
+def not_every_worker(
+    timeline: Timeline, window, steps: list[StepEvent], bad: dict[int, StepEvent], watched: Watched
+) -> Verdict | None:
     """Fail when the non-finite value reached only some workers; unknown when a
     worker said nothing in the window; None when it reached every worker."""
     seen = {e.worker for e in steps}
@@ -205,19 +209,24 @@ class StoppedAtNonFiniteLoss(SymptomCheck):
             raise Undecidable(f"{names(silent)} reported no step in the fault window", [window.inject])
         finite_only = [w for w in timeline.workers() if w not in bad]
         if finite_only:
-            return failed(f"the loss of {names(finite_only)} never became non-finite: nothing to stop at",
-                          [window.inject, *(last[w] for w in finite_only)])
+            return failed(
+                f"the loss of {names(finite_only)} never became non-finite: nothing to stop at",
+                [window.inject, *(last[w] for w in finite_only)],
+            )
         went_on = {w: e for w, e in last.items() if e.step > bad[w].step}
         if went_on:
-            detail = ", ".join(f"worker-{w} to step {e.step} (non-finite from step {bad[w].step})"
-                               for w, e in sorted(went_on.items()))
+            detail = ", ".join(
+                f"worker-{w} to step {e.step} (non-finite from step {bad[w].step})" for w, e in sorted(went_on.items())
+            )
             return failed(f"training went on past the non-finite loss: {detail}", [*bad.values(), *went_on.values()])
         done = first_by_worker(inside.of(DoneEvent))
         exits = first_by_worker(inside.of(ExitEvent))
         not_done = [w for w in timeline.workers() if w not in done]
         if not_done:
-            return failed(f"{names(not_done)} stopped at the non-finite loss but never reported done",
-                          [*bad.values(), *exits.values()])
+            return failed(
+                f"{names(not_done)} stopped at the non-finite loss but never reported done",
+                [*bad.values(), *exits.values()],
+            )
         unexited = [w for w in timeline.workers() if w not in exits]
         if unexited:
             raise Undecidable(f"{names(unexited)} did not exit in the fault window", [*bad.values(), *done.values()])
@@ -225,8 +234,10 @@ class StoppedAtNonFiniteLoss(SymptomCheck):
         if failing:
             detail = ", ".join(f"worker-{w} exit {e.exit_code}" for w, e in sorted(failing.items()))
             return failed(f"stopped at the non-finite loss, but not as a success: {detail}", list(failing.values()))
-        where = ", ".join(f"worker-{w} at step {bad[w].step} (done, weights {short_digest(done[w].weights_digest)})"
-                          for w in sorted(bad))
+        where = ", ".join(
+            f"worker-{w} at step {bad[w].step} (done, weights {short_digest(done[w].weights_digest)})"
+            for w in sorted(bad)
+        )
         return passed(
             f"every worker stopped at its first non-finite loss, reported done there and exited 0: {where}",
             [*bad.values(), *done.values(), *exits.values()],
@@ -243,11 +254,16 @@ def non_finite_at_end(timeline: Timeline) -> tuple[str, list[StepEvent]]:
     for e in timeline.of(StepEvent):
         if e.worker is not None:
             last[e.worker] = e
-    bad = {w: e for w, e in sorted(last.items())
-           if (e.loss_reported and not (finite(e.loss) and finite(e.local_loss))) or weights_not_finite(e)}
+    bad = {
+        w: e
+        for w, e in sorted(last.items())
+        if (e.loss_reported and not (finite(e.loss) and finite(e.local_loss))) or weights_not_finite(e)
+    }
     if not bad:
         return "", []
     detail = ", ".join(
-        f"worker-{w}'s last step {e.step} had loss {e.loss}" + (" and non-finite weights" if weights_not_finite(e) else "")
-        for w, e in bad.items())
+        f"worker-{w}'s last step {e.step} had loss {e.loss}"
+        + (" and non-finite weights" if weights_not_finite(e) else "")
+        for w, e in bad.items()
+    )
     return detail, list(bad.values())

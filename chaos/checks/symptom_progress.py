@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import statistics
-from typing import ClassVar, Literal, Optional
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
 from chaos.checks.base import SymptomCheck, register_check
 from chaos.checks.select import first_by_worker
-from chaos.stragglers import describe_stragglers, missing_tasks
 from chaos.checks.verdict import Undecidable, Verdict, failed, passed, unknown
 from chaos.events import ErrorEvent, Event, ExitEvent, LogLine, StartEvent, StepEvent
+from chaos.stragglers import describe_stragglers, missing_tasks
 from chaos.timeline import FaultWindow, Timeline
 
 
@@ -19,7 +19,11 @@ def longest_gap(steps: list[StepEvent], window: FaultWindow) -> tuple[float, Ste
     """The longest time inside the window with none of these steps, and the
     steps bounding it (None where the window's edge bounds it)."""
     inside = [s for s in steps if window.contains(s.t)]
-    bounds: list[tuple[float, StepEvent | None]] = [(window.start, None), *[(s.t, s) for s in inside], (window.end, None)]
+    bounds: list[tuple[float, StepEvent | None]] = [
+        (window.start, None),
+        *[(s.t, s) for s in inside],
+        (window.end, None),
+    ]
     best = (0.0, None, None)
     for (t0, s0), (t1, s1) in zip(bounds, bounds[1:]):
         if t1 - t0 > best[0]:
@@ -58,7 +62,10 @@ class Stall(SymptomCheck):
             worker, (gap, before, after) = max(gaps.items(), key=lambda item: item[1][0])
             who = f"worker-{worker}"
         if gap >= self.min_s:
-            return passed(f"no step from {who} for {gap:.1f} s in the fault window (>= {self.min_s:g} s)", _proof(window, before, after))
+            return passed(
+                f"no step from {who} for {gap:.1f} s in the fault window (>= {self.min_s:g} s)",
+                _proof(window, before, after),
+            )
         if window.duration < self.min_s:
             return unknown(
                 f"the fault window lasted {window.duration:.1f} s, shorter than {self.min_s:g} s", _proof(window)
@@ -101,7 +108,9 @@ class Slowdown(SymptomCheck):
         landed = max(window.start, window.inject.completed_t or window.start)
         during = [(e, d) for e, d in durations if e.t - d >= landed and e.t <= window.end]
         if len(before) < self.min_samples:
-            raise Undecidable(f"only {len(before)} step times before the fault (need {self.min_samples}) for a baseline")
+            raise Undecidable(
+                f"only {len(before)} step times before the fault (need {self.min_samples}) for a baseline"
+            )
         if len(during) < self.min_samples:
             raise Undecidable(
                 f"only {len(during)} step times inside the fault window (need {self.min_samples})", _proof(window)
@@ -110,7 +119,9 @@ class Slowdown(SymptomCheck):
         slow = statistics.median(d for _, d in during)
         ratio = slow / base if base > 0 else float("inf")
         proof = _proof(window, during[0][0], during[-1][0])
-        summary = f"{who}median step time {slow * 1000:.0f} ms in the window vs {base * 1000:.0f} ms before ({ratio:.1f}x)"
+        summary = (
+            f"{who}median step time {slow * 1000:.0f} ms in the window vs {base * 1000:.0f} ms before ({ratio:.1f}x)"
+        )
         if ratio >= self.factor:
             return passed(f"{summary} >= {self.factor:g}x", proof)
         return failed(f"{summary} < {self.factor:g}x", proof)
@@ -123,7 +134,7 @@ class HangAtBringUp(SymptomCheck):
     name: ClassVar[str] = "hang_at_bring_up"
     evidence: ClassVar[frozenset[str]] = frozenset({"steps", "start"})
     min_s: float = Field(gt=0, description="seconds without any step after every worker started")
-    missing: Optional[list[int]] = Field(
+    missing: list[int] | None = Field(
         None,
         description="these worker indices (and no other) must be the tasks TF's coordination service still "
         "waits for (its 'Example stragglers' log lines); default: not judged",
@@ -175,7 +186,9 @@ class HangAtBringUp(SymptomCheck):
             expected = {f"worker-{w}" for w in self.missing}
             named = missing_tasks(lines)
             if not named:
-                raise Undecidable(f"{what}, but no worker logged which tasks it waits for (TF's 'Example stragglers')", proof)
+                raise Undecidable(
+                    f"{what}, but no worker logged which tasks it waits for (TF's 'Example stragglers')", proof
+                )
             if named != expected:
                 return failed(f"{what}, but {said}; expected {', '.join(sorted(expected))}", proof)
         return passed(what + (f" ({said}, TF's log)" if said else ""), proof)

@@ -44,7 +44,8 @@ def restart_rounds(events: list[Event]) -> list[list[RestartEvent]]:
             restarted.add(event.worker)
             open_round = True
         elif isinstance(event, _GENERATION) and (
-                isinstance(event, (StepEvent, DoneEvent)) or event.worker in restarted):
+            isinstance(event, (StepEvent, DoneEvent)) or event.worker in restarted
+        ):
             open_round = False
     return rounds
 
@@ -118,20 +119,26 @@ class RestartsExhausted(SymptomCheck):
         proof = [window.inject, *[r[0] for r in rounds]]
         if len(rounds) != self.restarts:
             more = "kept restarting" if len(rounds) > self.restarts else "stopped early"
-            return failed(f"{len(rounds)} restart rounds after the inject, expected {self.restarts}: the runner {more}",
-                          proof)
+            return failed(
+                f"{len(rounds)} restart rounds after the inject, expected {self.restarts}: the runner {more}", proof
+            )
         last = [e for e in timeline.events if e.t >= rounds[-1][0].t]
         done = [e for e in last if isinstance(e, DoneEvent)]
         if done:
-            return failed(f"training completed after restart {len(rounds)} ({names(sorted({d.worker for d in done}))} "
-                          "reported done): the restart budget was not what stopped it", [*proof, done[0]])
+            return failed(
+                f"training completed after restart {len(rounds)} ({names(sorted({d.worker for d in done}))} "
+                "reported done): the restart budget was not what stopped it",
+                [*proof, done[0]],
+            )
         exits = {e.worker: e for e in last if isinstance(e, ExitEvent)}
         bad = {w: e for w, e in exits.items() if e.exit_code != 0}
         if not bad:
             return failed(f"no worker failed after restart {len(rounds)}: nothing exhausted the restarts", proof)
         codes = ", ".join(f"worker-{w} exit {e.exit_code}" for w, e in sorted(bad.items()))
-        return passed(f"restarted {len(rounds)} time(s), then stopped: the last generation failed ({codes})",
-                      [*proof, *bad.values()])
+        return passed(
+            f"restarted {len(rounds)} time(s), then stopped: the last generation failed ({codes})",
+            [*proof, *bad.values()],
+        )
 
 
 @register_check

@@ -146,8 +146,10 @@ class NoError(SymptomCheck):
         inside = timeline.between(window.start, window.end)
         loud = [e for e in inside.events if isinstance(e, ErrorEvent) or (isinstance(e, ExitEvent) and e.exit_code)]
         if loud:
-            return failed(f"{len(loud)} errors or failed exits in the fault window, the first from {loud[0].source}",
-                          [window.inject, *loud[:3]])
+            return failed(
+                f"{len(loud)} errors or failed exits in the fault window, the first from {loud[0].source}",
+                [window.inject, *loud[:3]],
+            )
         steps = inside.of(StepEvent)
         if not steps:
             raise Undecidable("no training step in the fault window: silence proves nothing", [window.inject])
@@ -175,6 +177,8 @@ class WeightsDiverged(SymptomCheck):
             )
         digests = ", ".join(f"worker-{w} {e.weights_digest[:12]}" for w, e in sorted(done.items()))
         if len({e.weights_digest for e in done.values()}) == 1:
-            return failed(f"every worker finished with the same weights ({digests}): they trained together",
-                          [window.inject, *done.values()])
+            return failed(
+                f"every worker finished with the same weights ({digests}): they trained together",
+                [window.inject, *done.values()],
+            )
         return passed(f"workers finished with different weights: {digests}", [window.inject, *done.values()])

@@ -98,8 +98,9 @@ def _environment_diff(baseline: list[Report], candidate: list[Report]) -> dict[s
     return {k: (env_b.get(k, "-"), env_c.get(k, "-")) for k in keys if env_b.get(k) != env_c.get(k)}
 
 
-def compare_scenario(name: str, baseline: list[Report], candidate: list[Report],
-                     thresholds: Thresholds) -> ScenarioComparison:
+def compare_scenario(
+    name: str, baseline: list[Report], candidate: list[Report], thresholds: Thresholds
+) -> ScenarioComparison:
     figs_b = [figures(r) for r in baseline if r.status is not Status.ERROR]
     figs_c = [figures(r) for r in candidate if r.status is not Status.ERROR]
     metrics = []
@@ -108,21 +109,44 @@ def compare_scenario(name: str, baseline: list[Report], candidate: list[Report],
         c = [f[metric] for f in figs_c if metric in f]
         if b or c:
             metrics.append(MetricChange(metric, b, c, shift(b, c, unit, thresholds)))
-    reasons = sorted({
-        (f"run error: {r.error}" if r.error else
-         "; ".join(f"{label} {v.status.value}: {v.reason}" for label, v in r.numbered() if not v.passed))
-        for r in candidate if r.status is not Status.PASS
-    })
-    return ScenarioComparison(name, _status_counts(baseline), _status_counts(candidate), metrics,
-                              _environment_diff(baseline, candidate), reasons)
+    reasons = sorted(
+        {
+            (
+                f"run error: {r.error}"
+                if r.error
+                else "; ".join(f"{label} {v.status.value}: {v.reason}" for label, v in r.numbered() if not v.passed)
+            )
+            for r in candidate
+            if r.status is not Status.PASS
+        }
+    )
+    return ScenarioComparison(
+        name,
+        _status_counts(baseline),
+        _status_counts(candidate),
+        metrics,
+        _environment_diff(baseline, candidate),
+        reasons,
+    )
 
 
-def compare(baseline: list[Report], candidate: list[Report], *, baseline_name: str = "baseline",
-            candidate_name: str = "candidate", thresholds: Thresholds = Thresholds()) -> Comparison:
+def compare(
+    baseline: list[Report],
+    candidate: list[Report],
+    *,
+    baseline_name: str = "baseline",
+    candidate_name: str = "candidate",
+    thresholds: Thresholds = Thresholds(),  # noqa: B008 - a frozen value
+) -> Comparison:
     names = list(dict.fromkeys([r.scenario for r in baseline] + [r.scenario for r in candidate]))
     return Comparison(
-        baseline_name, candidate_name,
-        [compare_scenario(n, [r for r in baseline if r.scenario == n], [r for r in candidate if r.scenario == n],
-                          thresholds) for n in names],
+        baseline_name,
+        candidate_name,
+        [
+            compare_scenario(
+                n, [r for r in baseline if r.scenario == n], [r for r in candidate if r.scenario == n], thresholds
+            )
+            for n in names
+        ],
         thresholds,
     )

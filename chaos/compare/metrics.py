@@ -21,8 +21,11 @@ def figures(report: Report) -> dict[str, float]:
     """Each metric the report can give (a metric it cannot give is absent, never 0)."""
     out: dict[str, float] = {}
     t = report.timings
-    for name, value in (("time_to_symptom_s", t.time_to_symptom_s), ("time_to_recover_s", t.time_to_recover_s),
-                        ("bring_up_s", t.bring_up_s)):
+    for name, value in (
+        ("time_to_symptom_s", t.time_to_symptom_s),
+        ("time_to_recover_s", t.time_to_recover_s),
+        ("bring_up_s", t.bring_up_s),
+    ):
         if value is not None:
             out[name] = value
     lost = steps_lost(report)

@@ -28,8 +28,10 @@ def _metric(m: MetricChange, alpha: float) -> str:
     if s.p_value is not None and _underpowered(m, alpha):
         p += " (too few runs to reach alpha)"
     flag = "  << beyond noise" if s.beyond_noise else ""
-    return (f"{m.label}: {s.baseline_median:.2f} -> {s.candidate_median:.2f} {m.unit}{rel}, "
-            f"{p}, n={len(m.baseline)}/{len(m.candidate)}{flag}")
+    return (
+        f"{m.label}: {s.baseline_median:.2f} -> {s.candidate_median:.2f} {m.unit}{rel}, "
+        f"{p}, n={len(m.baseline)}/{len(m.candidate)}{flag}"
+    )
 
 
 def _power_note(c: Comparison) -> str | None:
@@ -39,13 +41,17 @@ def _power_note(c: Comparison) -> str | None:
         return None
     n_b = max(len(m.baseline) for m in compared)
     n_c = max(len(m.candidate) for m in compared)
-    return (f"note: with {n_b} and {n_c} runs the smallest possible p is {smallest_p(n_b, n_c):.3f} > alpha "
-            f"{c.thresholds.alpha}: no timing change can be called beyond noise; use --repeat 4 or more")
+    return (
+        f"note: with {n_b} and {n_c} runs the smallest possible p is {smallest_p(n_b, n_c):.3f} > alpha "
+        f"{c.thresholds.alpha}: no timing change can be called beyond noise; use --repeat 4 or more"
+    )
 
 
 def terminal(c: Comparison) -> str:
-    lines = [f"compare: baseline {c.baseline_name} vs candidate {c.candidate_name} "
-             f"(Mann-Whitney U, alpha {c.thresholds.alpha}, median change >= {c.thresholds.min_relative:.0%})"]
+    lines = [
+        f"compare: baseline {c.baseline_name} vs candidate {c.candidate_name} "
+        f"(Mann-Whitney U, alpha {c.thresholds.alpha}, median change >= {c.thresholds.min_relative:.0%})"
+    ]
     for s in c.scenarios:
         lines.append(f"{s.outcome:28} {s.scenario}")
         lines.append(f"    verdicts: baseline {_counts(s.baseline)}; candidate {_counts(s.candidate)}")
@@ -62,24 +68,30 @@ def terminal(c: Comparison) -> str:
 
 
 def markdown(c: Comparison) -> str:
-    out = [f"### tfchaos compare: `{c.candidate_name}` against `{c.baseline_name}`", "",
-           f"{len(c.regressions)} of {len(c.scenarios)} scenarios regressed "
-           f"(Mann-Whitney U, alpha {c.thresholds.alpha}, median change >= {c.thresholds.min_relative:.0%}).", "",
-           "| scenario | outcome | verdicts (baseline / candidate) | time to symptom s | time to recover s | steps lost | step time ms |",
-           "|---|---|---|---|---|---|---|"]
+    out = [
+        f"### tfchaos compare: `{c.candidate_name}` against `{c.baseline_name}`",
+        "",
+        f"{len(c.regressions)} of {len(c.scenarios)} scenarios regressed "
+        f"(Mann-Whitney U, alpha {c.thresholds.alpha}, median change >= {c.thresholds.min_relative:.0%}).",
+        "",
+        "| scenario | outcome | verdicts (baseline / candidate) | time to symptom s | time to recover s | steps lost | step time ms |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for s in c.scenarios:
         by = {m.metric: m for m in s.metrics}
 
-        def cell(name: str) -> str:
+        def cell(name: str, by=by) -> str:
             m = by.get(name)
             if m is None or m.shift is None:
                 return "-"
             mark = " **!**" if m.worse else ""
             return f"{m.shift.baseline_median:.2f} → {m.shift.candidate_median:.2f}{mark}"
 
-        out.append(f"| {s.scenario} | {s.outcome} | {_counts(s.baseline)} / {_counts(s.candidate)} | "
-                   f"{cell('time_to_symptom_s')} | {cell('time_to_recover_s')} | {cell('steps_lost')} | "
-                   f"{cell('step_time_ms')} |")
+        out.append(
+            f"| {s.scenario} | {s.outcome} | {_counts(s.baseline)} / {_counts(s.candidate)} | "
+            f"{cell('time_to_symptom_s')} | {cell('time_to_recover_s')} | {cell('steps_lost')} | "
+            f"{cell('step_time_ms')} |"
+        )
     diffs = {k: v for s in c.scenarios for k, v in s.environment_diff.items()}
     if diffs:
         out += ["", "Environment differences (worker-0):", ""]
@@ -93,27 +105,49 @@ def markdown(c: Comparison) -> str:
 def to_dict(c: Comparison) -> dict:
     def metric(m: MetricChange) -> dict:
         s = m.shift
-        return {"metric": m.metric, "unit": m.unit, "baseline": m.baseline, "candidate": m.candidate,
-                "baseline_median": s.baseline_median if s else None,
-                "candidate_median": s.candidate_median if s else None,
-                "p_value": s.p_value if s else None, "beyond_noise": bool(s and s.beyond_noise), "worse": m.worse}
+        return {
+            "metric": m.metric,
+            "unit": m.unit,
+            "baseline": m.baseline,
+            "candidate": m.candidate,
+            "baseline_median": s.baseline_median if s else None,
+            "candidate_median": s.candidate_median if s else None,
+            "p_value": s.p_value if s else None,
+            "beyond_noise": bool(s and s.beyond_noise),
+            "worse": m.worse,
+        }
 
     def scenario(s: ScenarioComparison) -> dict:
-        return {"scenario": s.scenario, "outcome": s.outcome, "regression": s.regression,
-                "verdicts": {"baseline": dict(s.baseline), "candidate": dict(s.candidate)},
-                "metrics": [metric(m) for m in s.metrics],
-                "environment_diff": {k: list(v) for k, v in s.environment_diff.items()},
-                "candidate_reasons": s.reasons}
+        return {
+            "scenario": s.scenario,
+            "outcome": s.outcome,
+            "regression": s.regression,
+            "verdicts": {"baseline": dict(s.baseline), "candidate": dict(s.candidate)},
+            "metrics": [metric(m) for m in s.metrics],
+            "environment_diff": {k: list(v) for k, v in s.environment_diff.items()},
+            "candidate_reasons": s.reasons,
+        }
 
-    return {"baseline": c.baseline_name, "candidate": c.candidate_name,
-            "test": {"name": "Mann-Whitney U, two-sided, exact", "alpha": c.thresholds.alpha,
-                     "min_relative_change": c.thresholds.min_relative},
-            "regressions": len(c.regressions), "scenarios": [scenario(s) for s in c.scenarios]}
+    return {
+        "baseline": c.baseline_name,
+        "candidate": c.candidate_name,
+        "test": {
+            "name": "Mann-Whitney U, two-sided, exact",
+            "alpha": c.thresholds.alpha,
+            "min_relative_change": c.thresholds.min_relative,
+        },
+        "regressions": len(c.regressions),
+        "scenarios": [scenario(s) for s in c.scenarios],
+    }
 
 
 def junit(c: Comparison) -> str:
-    suite = ET.Element("testsuite", name=f"compare {c.candidate_name} vs {c.baseline_name}",
-                       tests=str(len(c.scenarios)), failures=str(len(c.regressions)))
+    suite = ET.Element(
+        "testsuite",
+        name=f"compare {c.candidate_name} vs {c.baseline_name}",
+        tests=str(len(c.scenarios)),
+        failures=str(len(c.regressions)),
+    )
     for s in c.scenarios:
         case = ET.SubElement(suite, "testcase", classname="tfchaos.compare", name=s.scenario)
         if s.regression:

@@ -46,7 +46,13 @@ INLINE = {
     "proxy_image": ("proxy_image",),
 }
 FILE_KEYS = ("name", "cluster", "proxy_image")
-NUMERIC = {"heartbeat_timeout_s", "collective_timeout_s", "max_restarts", "cpus", "memory_mb"}  # the others stay text: tf=2.20 is not 2.2
+NUMERIC = {
+    "heartbeat_timeout_s",
+    "collective_timeout_s",
+    "max_restarts",
+    "cpus",
+    "memory_mb",
+}  # the others stay text: tf=2.20 is not 2.2
 
 
 @dataclass(frozen=True)
@@ -76,8 +82,9 @@ class ChangeSpec:
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
-            raise ScenarioError(f"spec {self.name} on scenario {scenario.name}: {where}: {first['msg']}",
-                                hint=HINT) from None
+            raise ScenarioError(
+                f"spec {self.name} on scenario {scenario.name}: {where}: {first['msg']}", hint=HINT
+            ) from None
         changed._source = scenario._source
         return changed
 

@@ -15,19 +15,35 @@ from __future__ import annotations
 
 import itertools
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from chaos.backends.abilities import (
-    CheckpointDamage, CheckpointFill, CheckpointSnapshots, Freezing, NodeDrain, NodeLinks, NodeLoss, PacketNamespaces,
-    Partitions, ProxyLinks, ResourceLimits, SpareAddresses, StorageWriteLimits, UnsupportedVerb, WorkerCommands,
-    WorkerOverrides, lacking, verbs,
+    CheckpointDamage,
+    CheckpointFill,
+    CheckpointSnapshots,
+    Freezing,
+    NodeDrain,
+    NodeLinks,
+    NodeLoss,
+    PacketNamespaces,
+    Partitions,
+    ProxyLinks,
+    ResourceLimits,
+    SpareAddresses,
+    StorageWriteLimits,
+    UnsupportedVerb,
+    WorkerCommands,
+    WorkerOverrides,
+    lacking,
+    verbs,
 )
 from chaos.backends.docker import api as docker_api
 from chaos.backends.docker.container_workers import ContainerVerbs
 from chaos.backends.proxy_client import ProxyClient
-from chaos.topology import PROXY_API_PORT
 from chaos.errors import ScenarioError
 from chaos.events import Event
+from chaos.topology import PROXY_API_PORT
 from chaos.worker.control import WorkerCommand, control_file_script, params_of
 
 COMPOSE_NETWORK = "com.docker.compose.network"
@@ -65,8 +81,13 @@ class ComposeControl(ContainerVerbs, ProxyLinks, Partitions, Freezing, ResourceL
     """Faults against the running compose project's ``worker-i`` containers (signals,
     pause, proxy routes and limits as chaos.backends.docker.container_workers acts on them)."""
 
-    def __init__(self, workers: dict[str, Any], say: Callable[[Event], None],
-                 api_host: str = "127.0.0.1", api_port: int = PROXY_API_PORT) -> None:
+    def __init__(
+        self,
+        workers: dict[str, Any],
+        say: Callable[[Event], None],
+        api_host: str = "127.0.0.1",
+        api_port: int = PROXY_API_PORT,
+    ) -> None:
         self.workers = workers  # service name ("worker-1") -> container
         self.say = say
         self.proxies = ProxyClient(api_host, api_port)
@@ -93,8 +114,10 @@ class ComposeControl(ContainerVerbs, ProxyLinks, Partitions, Freezing, ResourceL
         """The TF_CONFIG the worker's container was created with (docker-compose.yml's)."""
         env = dict(e.split("=", 1) for e in self.container(index).attrs["Config"].get("Env") or [] if "=" in e)
         if "TF_CONFIG" not in env:
-            raise ScenarioError(f"{self.worker_name(index)} was created without TF_CONFIG",
-                                hint="regenerate docker-compose.yml: `chaos compose --write`")
+            raise ScenarioError(
+                f"{self.worker_name(index)} was created without TF_CONFIG",
+                hint="regenerate docker-compose.yml: `chaos compose --write`",
+            )
         return env["TF_CONFIG"]
 
     def preempt(self, index: int, grace_s: float) -> None:
@@ -130,9 +153,11 @@ class ComposeControl(ContainerVerbs, ProxyLinks, Partitions, Freezing, ResourceL
     def command(self, index: int, command: WorkerCommand) -> None:
         result = self.container(index).exec_run(control_file_script(next(self._seq), command.name, params_of(command)))
         if result.exit_code != 0:
-            raise ScenarioError(f"{self.worker_name(index)} did not take the command {command.name!r}: "
-                                f"{result.output.decode(errors='replace').strip()[-300:]}",
-                                hint="is the worker training? (`chaos compose --watch`)")
+            raise ScenarioError(
+                f"{self.worker_name(index)} did not take the command {command.name!r}: "
+                f"{result.output.decode(errors='replace').strip()[-300:]}",
+                hint="is the worker training? (`chaos compose --watch`)",
+            )
 
     def log_tail(self, index: int) -> list[str]:
         return self.container(index).logs(tail=20).decode(errors="replace").splitlines()

@@ -15,10 +15,10 @@ import yaml
 from chaos import LABEL_PROJECT, PROJECT, SESSION_ENV
 from chaos.backends.docker.ownership import LABEL_SESSION
 from chaos.images.versions import DEFAULT_TF_VERSION
-from chaos.workload.launch import BUILTIN_CHECKPOINT_DIR as BACKUP_MOUNT
 from chaos.topology import PROXY_ALIAS, PROXY_API_PORT, Topology
 from chaos.worker.emit import WORKER_INDEX_ENV
 from chaos.worker.settings import WorkerSettings
+from chaos.workload.launch import BUILTIN_CHECKPOINT_DIR as BACKUP_MOUNT
 
 COMPOSE_FILE = "docker-compose.yml"
 ROUTES_FILE = "docker/compose/proxies.json"

@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import ValidationError
 
 from chaos.compose.control import ComposeControl, unsupported_here
 from chaos.compose.watch import COMPOSE_PROJECT
-from chaos.events_text import live_line
-from chaos.topology import PROXY_ALIAS, PROXY_API_PORT
 from chaos.errors import ScenarioError
 from chaos.events import Event
+from chaos.events_text import live_line
 from chaos.faults import FAULTS, Fault
 from chaos.faults.undo import Undo
 from chaos.scenario.loader import parse_yaml
 from chaos.scenario.problems import ScenarioProblems, problems_of
+from chaos.topology import PROXY_ALIAS, PROXY_API_PORT
 
 SOURCE = "--inject"
 EXAMPLE = "--inject 'latency: {worker: 1, latency_ms: 100}' --for 30"
@@ -34,9 +35,11 @@ def parse_fault(text: str) -> Fault:
     if isinstance(data, str):
         data = {data: {}}
     if not isinstance(data, dict) or len(data) != 1:
-        raise ScenarioError(f"{SOURCE} takes one fault as `NAME: {{params}}`; got {text!r}",
-                            hint=f"e.g. {EXAMPLE}; `chaos list` shows every fault")
-    (name, params), = data.items()
+        raise ScenarioError(
+            f"{SOURCE} takes one fault as `NAME: {{params}}`; got {text!r}",
+            hint=f"e.g. {EXAMPLE}; `chaos list` shows every fault",
+        )
+    ((name, params),) = data.items()
     cls = FAULTS.get(str(name))
     if cls.applies_at_create:
         raise ScenarioError(
@@ -47,12 +50,18 @@ def parse_fault(text: str) -> Fault:
         return cls.model_validate(params or {}, strict=True)
     except ValidationError as exc:
         problems, more = problems_of(exc, cls)
-        raise ScenarioProblems(problems, more=more, source=f"{SOURCE} {name}",
-                               hint="`chaos list` shows every fault with its parameters") from None
+        raise ScenarioProblems(
+            problems, more=more, source=f"{SOURCE} {name}", hint="`chaos list` shows every fault with its parameters"
+        ) from None
 
 
-def inject_for(fault: Fault, cluster: ComposeControl, for_s: float | None,
-               say: Callable[[str], None], stop: threading.Event | None = None) -> None:
+def inject_for(
+    fault: Fault,
+    cluster: ComposeControl,
+    for_s: float | None,
+    say: Callable[[str], None],
+    stop: threading.Event | None = None,
+) -> None:
     """Inject, wait ``for_s`` seconds (None: until Ctrl-C or ``stop``), heal in any case; a fault
     needing an ability the cluster lacks is refused before it acts."""
     refused = unsupported_here(fault, cluster)
@@ -85,18 +94,22 @@ def say_event(say: Callable[[str], None]) -> Callable[[Event], None]:
 def proxy_api(proxy_container: Any) -> tuple[str, int]:
     """Where the compose project's proxy API is published on this host."""
     if proxy_container is None:
-        raise ScenarioError("the compose cluster has no proxy container",
-                            hint="start the whole cluster: `docker-compose up -d`")
+        raise ScenarioError(
+            "the compose cluster has no proxy container", hint="start the whole cluster: `docker-compose up -d`"
+        )
     proxy_container.reload()
     bound = (proxy_container.attrs["NetworkSettings"].get("Ports") or {}).get(f"{PROXY_API_PORT}/tcp") or []
     if not bound:
-        raise ScenarioError(f"the compose cluster's proxy publishes no port for its API ({PROXY_API_PORT}/tcp)",
-                            hint="is the proxy running? `docker-compose ps`")
+        raise ScenarioError(
+            f"the compose cluster's proxy publishes no port for its API ({PROXY_API_PORT}/tcp)",
+            hint="is the proxy running? `docker-compose ps`",
+        )
     return bound[0].get("HostIp") or "127.0.0.1", int(bound[0]["HostPort"])
 
 
-def run_inject(client: Any, text: str, project: str | None, for_s: float | None,
-               say: Callable[[str], None] = print) -> int:
+def run_inject(
+    client: Any, text: str, project: str | None, for_s: float | None, say: Callable[[str], None] = print
+) -> int:
     from chaos.compose.watch import compose_containers
 
     fault = parse_fault(text)
@@ -109,8 +122,10 @@ def run_inject(client: Any, text: str, project: str | None, for_s: float | None,
         )
     projects = {c.labels.get(COMPOSE_PROJECT) for c in containers.values()}
     if len(projects) > 1:
-        raise ScenarioError(f"several compose clusters of tfchaos are running: {', '.join(sorted(map(str, projects)))}",
-                            hint="pick one with --project NAME")
+        raise ScenarioError(
+            f"several compose clusters of tfchaos are running: {', '.join(sorted(map(str, projects)))}",
+            hint="pick one with --project NAME",
+        )
     host, port = proxy_api(containers.get(PROXY_ALIAS))
     inject_for(fault, ComposeControl(workers, say_event(say), host, port), for_s, say)
     return 0

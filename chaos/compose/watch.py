@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from chaos import LABEL_PROJECT, PROJECT
-from chaos.events_text import error_text
 from chaos.errors import InfrastructureError
 from chaos.events import DoneEvent, ErrorEvent, Event, LogLine, RestoredEvent, StartEvent, StepEvent, parse_line
+from chaos.events_text import error_text
 
 COMPOSE_PROJECT = "com.docker.compose.project"
 COMPOSE_SERVICE = "com.docker.compose.service"

@@ -1,8 +1,8 @@
 """``chaos diagnose``: which measured failure do a job's logs show?
 
-    logs -> observations (chaos.diagnose.logs, .observe; one pass, lines not kept)
-    scenario files + docs/findings.md -> catalogue (.catalogue, .signatures)
-    catalogue x observations -> ranked matches (.match) -> text (.render)
+logs -> observations (chaos.diagnose.logs, .observe; one pass, lines not kept)
+scenario files + docs/findings.md -> catalogue (.catalogue, .signatures)
+catalogue x observations -> ranked matches (.match) -> text (.render)
 """
 
 from __future__ import annotations
@@ -32,12 +32,28 @@ def diagnose(paths: list[str | Path], scenarios: list[str | Path] | None = None,
     fits in bounded memory): the catalogue is built first, so that its
     scenario patterns are searched as the lines go by."""
     check_paths(list(paths))  # a missing file is told before the catalogue is built
-    entries, more = build(scenarios or [default_scenarios()], findings if findings is not None else default_findings(), field=True)
+    entries, more = build(
+        scenarios or [default_scenarios()], findings if findings is not None else default_findings(), field=True
+    )
     workers, notes = observe_files(list(paths), watch_for(entries))
     return workers, rank(entries, workers), notes + more
 
 
 __all__ = [
-    "DiagnoseError", "Entry", "Match", "WorkerLog", "WorkerObservations", "build", "diagnose",
-    "diagnose_logs", "observe", "observe_all", "observe_files", "rank", "read_logs", "split_dump", "tied_first", "watch_for",
+    "DiagnoseError",
+    "Entry",
+    "Match",
+    "WorkerLog",
+    "WorkerObservations",
+    "build",
+    "diagnose",
+    "diagnose_logs",
+    "observe",
+    "observe_all",
+    "observe_files",
+    "rank",
+    "read_logs",
+    "split_dump",
+    "tied_first",
+    "watch_for",
 ]

@@ -38,7 +38,7 @@ image).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from chaos.diagnose.missing import who_is_missing
 from chaos.diagnose.observe import Evidence, ExitSeen, Generation, WorkerObservations
@@ -63,7 +63,9 @@ _OWN_WORDS = re.compile(r"\bOOM\b|[Oo]ut of memory|Resource exhausted|RESOURCE_E
 # A task named in a line; one followed by /device: is the op's own device, not a peer.
 _TASK_ANY = re.compile(r"/job:(?P<job>\w+)/(?:replica:\d+/)?task:(?P<task>\d+)\b")
 # The lines TF prints right after an error to say which peer it came from.
-_PEER_LINE = re.compile(r"remote target /job:|Error reported from /job:|send_device=\"/job:|^\s*/job:\w+/replica:\d+/task:\d+\s*$")
+_PEER_LINE = re.compile(
+    r"remote target /job:|Error reported from /job:|send_device=\"/job:|^\s*/job:\w+/replica:\d+/task:\d+\s*$"
+)
 NEAR_LINES = 1  # TF prints the peer right on the next line; further down is the next record's
 KILL_CODES = (137, 134)
 GONE_REASONS = ("evicted", "preempted")
@@ -144,7 +146,9 @@ def task_name(job: str, task: int) -> str:
 
 
 # The contexts that say a task named is the peer an error came from, and those that say it is the reporter.
-_PEER_BEFORE = re.compile(r"(?:remote target|[Rr]eported from|\bTask|\bFrom|send_device=\"|unhealthy[^/]{0,60}:\s*)\s*$")
+_PEER_BEFORE = re.compile(
+    r"(?:remote target|[Rr]eported from|\bTask|\bFrom|send_device=\"|unhealthy[^/]{0,60}:\s*)\s*$"
+)
 _REPORTER_AFTER = re.compile(r"^\s*(?:encountered|failed\b)")
 _REPORTER_BEFORE = re.compile(r"(?:on worker|on task)\s*$")
 
@@ -159,7 +163,7 @@ def blamed(text: str, own: int | None) -> tuple[str, ...]:
     strong, weak = [], []
     for m in _TASK_ANY.finditer(text):
         name = task_name(m["job"], int(m["task"]))
-        before, after = text[max(0, m.start() - 80):m.start()], text[m.end():m.end() + 20]
+        before, after = text[max(0, m.start() - 80) : m.start()], text[m.end() : m.end() + 20]
         if _PEER_BEFORE.search(before):
             strong.append(name)
         elif _REPORTER_BEFORE.search(before) or _REPORTER_AFTER.match(after) or after.startswith("/"):
@@ -190,7 +194,9 @@ def exit_text(x: ExitSeen) -> str:
         return "exit 137, killed for memory (OOM)" if x.code in (137, None) else f"exit {x.code}, OOM-killed"
     if x.reason and x.code is None:
         return x.reason
-    return {137: "exit 137 (SIGKILL)", 134: "exit 134 (SIGABRT)", 143: "exit 143 (SIGTERM)"}.get(x.code, f"exit {x.code}")
+    return {137: "exit 137 (SIGKILL)", 134: "exit 134 (SIGABRT)", 143: "exit 143 (SIGTERM)"}.get(
+        x.code, f"exit {x.code}"
+    )
 
 
 def _number(where: str) -> tuple[str, int]:
@@ -230,8 +236,19 @@ def _lines(w: WorkerObservations, g: Generation) -> list[_Line]:
             continue  # TF's "Either the leader task was preempted/died..." says nothing of this worker
         order += 1
         after_error = bool(g.errors) and (x.t is None or first_error_t is None or x.t >= first_error_t)
-        out.append(_Line(w, "kill" if _is_kill(x) else "exit", exit_text(x), x.evidence, x.t, order,
-                         own_error=after_error, hung=hung, oom=x.oom_killed))
+        out.append(
+            _Line(
+                w,
+                "kill" if _is_kill(x) else "exit",
+                exit_text(x),
+                x.evidence,
+                x.t,
+                order,
+                own_error=after_error,
+                hung=hung,
+                oom=x.oom_killed,
+            )
+        )
     return out
 
 
@@ -268,8 +285,18 @@ def _steps(gens) -> tuple[int, int | None]:
 
 def _torn(gens) -> list[Labelled]:
     """Exits after this framework's own teardown line: its kill of a job that was done or failed."""
-    return [Labelled(TEARDOWN, w.name, exit_text(x), "after the runner's teardown line: its kill, not the failure's",
-                     x.evidence, x.t) for w, g in gens for x in g.torn]
+    return [
+        Labelled(
+            TEARDOWN,
+            w.name,
+            exit_text(x),
+            "after the runner's teardown line: its kill, not the failure's",
+            x.evidence,
+            x.t,
+        )
+        for w, g in gens
+        for x in g.torn
+    ]
 
 
 def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
@@ -310,13 +337,24 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
             # hung: it only waited for its peers, and none trained (a parameter server never steps: it is
             # no hung bring-up while the workers train)
             if line.hung and not steps:
-                teardown.append(_label(TEARDOWN, line, "killed while it waited for its peers: the operator's cure "
-                                                       "for a hung bring-up, not a cause"))
+                teardown.append(
+                    _label(
+                        TEARDOWN,
+                        line,
+                        "killed while it waited for its peers: the operator's cure for a hung bring-up, not a cause",
+                    )
+                )
                 continue
             late = first_t is not None and line.t is not None and line.t - first_t > KILL_MARGIN_S
             if late:  # blamed or not: a worker its peers lost and that was killed later hung, and was stopped
-                teardown.append(_label(TEARDOWN, line, f"{line.t - first_t:.0f} s after the first failure, with no "
-                                                       "error of its own: the kill of a job that had already failed"))
+                teardown.append(
+                    _label(
+                        TEARDOWN,
+                        line,
+                        f"{line.t - first_t:.0f} s after the first failure, with no "
+                        "error of its own: the kill of a job that had already failed",
+                    )
+                )
                 continue
         if line.kind == "exit":
             rest.append(line)  # a failed exit with no error: says nothing of why
@@ -335,8 +373,10 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
         untold += more
         if root_worker is None and not any(line.kind == "effect" for line in rest):
             if any(g.hang_lines and not g.steps for _, g in gens):
-                untold.append("a hang at bring-up with no error: the waiting workers' lines say whom they waited "
-                              "for (who is missing), not whose fault it is (its own config, or a port it cannot reach)")
+                untold.append(
+                    "a hang at bring-up with no error: the waiting workers' lines say whom they waited "
+                    "for (who is missing), not whose fault it is (its own config, or a port it cannot reach)"
+                )
             else:
                 untold.append("no line states a cause: only failed exits")
     if len(_worker_logs(workers)) < 2:
@@ -344,15 +384,34 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
     taken = {r.evidence for r in roots}
     at_root = {r.worker for r in roots}
     # a root worker's exit after its own error goes with its root line; every other line is cascade
-    roots += [_label(ROOT, line, "its exit after its error") for line in rest
-              if line.kind in ("kill", "exit") and line.own_error and line.worker.name in at_root]
+    roots += [
+        _label(ROOT, line, "its exit after its error")
+        for line in rest
+        if line.kind in ("kill", "exit") and line.own_error and line.worker.name in at_root
+    ]
     taken = {r.evidence for r in roots}
-    cascade = [_label(CASCADE, line, _cascade_why(line, root_worker)) for line in (*rest, *causes)
-               if line.evidence not in taken]
+    cascade = [
+        _label(CASCADE, line, _cascade_why(line, root_worker))
+        for line in (*rest, *causes)
+        if line.evidence not in taken
+    ]
     root = roots[0] if roots else None
     before = root is not None and _before_first_step(gens, root)
-    return Attribution(k, True, root, root_worker, sure, no_root, tuple(sorted(cascade, key=_t)),
-                       tuple(teardown), tuple(dict.fromkeys(untold)), steps, top, before, tuple(roots))
+    return Attribution(
+        k,
+        True,
+        root,
+        root_worker,
+        sure,
+        no_root,
+        tuple(sorted(cascade, key=_t)),
+        tuple(teardown),
+        tuple(dict.fromkeys(untold)),
+        steps,
+        top,
+        before,
+        tuple(roots),
+    )
 
 
 def _finished(gens) -> bool:
@@ -377,10 +436,14 @@ def _label(role: str, line: _Line, why: str) -> Labelled:
 
 def _one_log(w: WorkerObservations) -> str:
     if w.index is None:
-        return (f"one log ({w.name}) whose name says no worker: which worker printed each line, and whether a peer "
-                "failed first, would show in one log per worker")
-    return (f"only {w.name}'s log: its own failure is the root as far as its lines go; the peers' logs would show "
-            "whether one failed first")
+        return (
+            f"one log ({w.name}) whose name says no worker: which worker printed each line, and whether a peer "
+            "failed first, would show in one log per worker"
+        )
+    return (
+        f"only {w.name}'s log: its own failure is the root as far as its lines go; the peers' logs would show "
+        "whether one failed first"
+    )
 
 
 def _cascade_why(line: _Line, root_worker: str | None) -> str:
@@ -402,38 +465,59 @@ def _from_causes(causes: list[_Line], workers: list[WorkerObservations]):
     if len(workers) > 1 and len(by_worker) == len(workers):
         keys = {_key(line.what) for line in by_worker.values()}
         if len(keys) == 1:
-            why = (f"every worker raised the same error of its own ({first.what}): a fault that touches all "
-                   "(a shared backup, a config, an image), not one worker's")
-            return [_label(ROOT, line, "its own error, as every worker's") for line in by_worker.values()], \
-                None, True, why, untold
+            why = (
+                f"every worker raised the same error of its own ({first.what}): a fault that touches all "
+                "(a shared backup, a config, an image), not one worker's"
+            )
+            return (
+                [_label(ROOT, line, "its own error, as every worker's") for line in by_worker.values()],
+                None,
+                True,
+                why,
+                untold,
+            )
         if all(line.kind == "kill" for line in by_worker.values()):
             why = "every worker was killed, none with an error of its own first: a node, the orchestrator or the runner"
-            return [_label(ROOT, line, "killed, as every worker was") for line in by_worker.values()], \
-                None, False, why, untold
+            return (
+                [_label(ROOT, line, "killed, as every worker was") for line in by_worker.values()],
+                None,
+                False,
+                why,
+                untold,
+            )
     others = [line for name, line in by_worker.items() if name != first.worker.name]
     sure = not others
     if others:
         other = others[0]
         gap = f" {other.t - first.t:.1f} s later" if other.t is not None and first.t is not None else " too"
-        untold.append(f"{other.worker.name} failed on its own{gap} ({other.what}): read as a consequence, "
-                      "which its lines do not say")
+        untold.append(
+            f"{other.worker.name} failed on its own{gap} ({other.what}): read as a consequence, "
+            "which its lines do not say"
+        )
     if first.t is None and len(by_worker) > 1:
         sure = False
-    why = ("killed from outside, with no error of its own before it" if first.kind == "kill"
-           else "the first error that is not a peer's")
+    why = (
+        "killed from outside, with no error of its own before it"
+        if first.kind == "kill"
+        else "the first error that is not a peer's"
+    )
     worker: str | None = first.worker.name
     if len(workers) == 1 and first.worker.index is None:
         # one stream that names no worker: only the line itself can say who printed it
         worker = _tagged(first.evidence.text, first.text)
-        untold.append("the root line is in one stream whose name says no worker: " + (
-            f"{worker} from the line's own tag" if worker else "which worker printed it cannot be told"))
+        untold.append(
+            "the root line is in one stream whose name says no worker: "
+            + (f"{worker} from the line's own tag" if worker else "which worker printed it cannot be told")
+        )
     return [_label(ROOT, first, why)], worker, sure, "", untold
 
 
 _FROM_TASK = re.compile(r"\bFrom /job:(?P<job>\w+)/(?:replica:\d+/)?task:(?P<task>\d+)")
 _MPI_RANK = re.compile(r"process rank (?P<rank>\d+)\b")
 _RANK_TAG = re.compile(r"^\s*(?:\S+\s+\S+\s+\d+\s+[\d:]+\s+\d{4})?\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:")
-_DEVICE_TASK = re.compile(r"/job:(?P<job>(?!localhost\b)\w+)/(?:replica:\d+/)?task:(?P<task>\d+)/(?:device:)?[A-Za-z]+:\d")
+_DEVICE_TASK = re.compile(
+    r"/job:(?P<job>(?!localhost\b)\w+)/(?:replica:\d+/)?task:(?P<task>\d+)/(?:device:)?[A-Za-z]+:\d"
+)
 
 
 def _tagged(line: str, text: str = "") -> str | None:
@@ -454,13 +538,18 @@ MISSING_STRENGTH = 3
 
 def _from_missing(workers: list[WorkerObservations], untold: list[str]) -> tuple[str | None, list[str]]:
     """The task the lines show the others lost or waited for in a collective, as likely."""
-    found = [m for m in who_is_missing(workers) if m.strength >= MISSING_STRENGTH and "connected" not in m.what
-             and not re.match(r"^[\d.:]+$", m.who)]
+    found = [
+        m
+        for m in who_is_missing(workers)
+        if m.strength >= MISSING_STRENGTH and "connected" not in m.what and not re.match(r"^[\d.:]+$", m.who)
+    ]
     if not found or (len(found) > 1 and found[0].strength == found[1].strength and found[0].who != found[1].who):
         return None, untold
     m = found[0]
-    return m.who, [f"no line states a cause: {m.who} {m.what} ({m.evidence.where}), as likely, not sure: "
-                   "the lines show whom the others lost, not why"]
+    return m.who, [
+        f"no line states a cause: {m.who} {m.what} ({m.evidence.where}), as likely, not sure: "
+        "the lines show whom the others lost, not why"
+    ]
 
 
 def _from_effects(effects: list[_Line], workers: list[WorkerObservations]) -> tuple[str | None, list[str]]:
@@ -474,16 +563,22 @@ def _from_effects(effects: list[_Line], workers: list[WorkerObservations]) -> tu
     suspect = first.blames[0]
     near = [line for line in named if line.t is not None and first.t is not None and line.t - first.t <= BLAME_WINDOW_S]
     if any(line.blames[0] != suspect for line in near):
-        return None, [f"the first peers' errors name different tasks within {BLAME_WINDOW_S:g} s "
-                      f"({', '.join(sorted({line.blames[0] for line in near}))}): which worker it began at cannot be told"]
+        return None, [
+            f"the first peers' errors name different tasks within {BLAME_WINDOW_S:g} s "
+            f"({', '.join(sorted({line.blames[0] for line in near}))}): which worker it began at cannot be told"
+        ]
     if suspect == first.worker.name:
-        return None, [f"the first peer error names {suspect}'s own task: another process with its task index "
-                      "(a duplicate in TF_CONFIG) or an error passed back to it: which worker it began at cannot be told"]
+        return None, [
+            f"the first peer error names {suspect}'s own task: another process with its task index "
+            "(a duplicate in TF_CONFIG) or an error passed back to it: which worker it began at cannot be told"
+        ]
     known = {w.name for w in workers}
     where = "" if suspect in known or len(workers) == 1 else " (no log of that name was given)"
-    return suspect, [f"no line states a cause: {suspect}{where} is the task {first.worker.name}'s first peer error "
-                     "names, as likely, not sure: a link cut into one side and a worker that stopped answering "
-                     "look the same from the lines"]
+    return suspect, [
+        f"no line states a cause: {suspect}{where} is the task {first.worker.name}'s first peer error "
+        "names, as likely, not sure: a link cut into one side and a worker that stopped answering "
+        "look the same from the lines"
+    ]
 
 
 def _before_first_step(gens, root: Labelled) -> bool:

@@ -101,8 +101,11 @@ def _expects_loop(report) -> bool:
     is no loop yet: unshared-backup-dir-... has a budget of 1)."""
     checks = {v.check: v for v in report.verdicts}
     exhausted = checks.get("restarts_exhausted")
-    return ("restore_failed" in checks and exhausted is not None
-            and int((exhausted.params or {}).get("restarts", 1)) >= LOOP_CYCLES)
+    return (
+        "restore_failed" in checks
+        and exhausted is not None
+        and int((exhausted.params or {}).get("restarts", 1)) >= LOOP_CYCLES
+    )
 
 
 def judge(report, logs: list[WorkerLog]) -> tuple[bool | None, str]:
@@ -132,10 +135,12 @@ def judge(report, logs: list[WorkerLog]) -> tuple[bool | None, str]:
     if recovered and first is not None and not said.helps and not _redeployed(report):
         problems.append(f"recovered after a restart, but the outlook says: {said.said()}")
     want = "the faulted " + (", ".join(sorted(expected)) if expected else "every worker")
-    line = (f"attribution: {_said(first)} ({want}); "
-            f"{len(first.cascade) if first else 0} cascade, {len(first.teardown) if first else 0} teardown; "
-            f"outlook: {'restart helps' if said.helps else 'restart will not help'}; "
-            + (f"loop: {loop.said()}" if loop else "no restart loop"))
+    line = (
+        f"attribution: {_said(first)} ({want}); "
+        f"{len(first.cascade) if first else 0} cascade, {len(first.teardown) if first else 0} teardown; "
+        f"outlook: {'restart helps' if said.helps else 'restart will not help'}; "
+        + (f"loop: {loop.said()}" if loop else "no restart loop")
+    )
     if problems:
         return False, line + " -- " + "; ".join(problems)
     if not verified:

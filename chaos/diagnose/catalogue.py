@@ -61,10 +61,15 @@ class Entry:
 # The framework's own evidence, not a log's: these symptom checks read weights
 # digests and backups that only the harness reports.
 # So do the harness's plan and step fields: initial weights, dropout masks, batch sizes.
-FRAMEWORK_ONLY = frozenset({
-    "weights_diverged", "checkpoints_disagree",
-    "identical_initial_weights", "distinct_dropout_masks", "unequal_local_batches",
-})
+FRAMEWORK_ONLY = frozenset(
+    {
+        "weights_diverged",
+        "checkpoints_disagree",
+        "identical_initial_weights",
+        "distinct_dropout_masks",
+        "unequal_local_batches",
+    }
+)
 
 
 def unseen_checks(scenario: Scenario) -> tuple[str, ...]:
@@ -146,7 +151,9 @@ def _shown_file(path: Path | None, name: str) -> str:
         return str(path)
 
 
-def build(scenario_paths: list[str | Path], findings: Path | None, field: bool = False) -> tuple[list[Entry], list[str]]:
+def build(
+    scenario_paths: list[str | Path], findings: Path | None, field: bool = False
+) -> tuple[list[Entry], list[str]]:
     """The catalogue from scenario files and folders (then, with ``field``, the
     entries known from the field), and a note per file that did not load (it
     is left out, the others still count)."""
@@ -154,7 +161,8 @@ def build(scenario_paths: list[str | Path], findings: Path | None, field: bool =
     if not loaded.scenarios:
         problems = "; ".join(e.message.splitlines()[0] for e in loaded.errors[:3])
         raise DiagnoseError(
-            f"no scenario to match against in {', '.join(map(str, scenario_paths))}" + (f": {problems}" if problems else ""),
+            f"no scenario to match against in {', '.join(map(str, scenario_paths))}"
+            + (f": {problems}" if problems else ""),
             hint="give the folder of scenario files with --scenarios (default: scenarios/)",
         )
     sections = []
@@ -163,7 +171,9 @@ def build(scenario_paths: list[str | Path], findings: Path | None, field: bool =
     shown_findings = _shown_file(findings, "") if findings else ""
     entries = []
     for scenario in loaded.scenarios:
-        measured = tuple(f"{shown_findings} § {heading}" for heading, body in sections if _mentions(body, scenario.name))
+        measured = tuple(
+            f"{shown_findings} § {heading}" for heading, body in sections if _mentions(body, scenario.name)
+        )
         entries.append(
             Entry(
                 name=scenario.name,

@@ -43,10 +43,22 @@ def register(subparsers) -> None:
         "that reproduces each here. Exit 0: a match; 1: nothing matches, or no confident match (failures "
         "of different families fit equally well: the candidates and the suspicious lines are shown); 2: bad input.",
     )
-    p.add_argument("logs", nargs="+", metavar="LOG",
-                   help="worker log files, folders of them, or a `kubectl logs` dump with several pods in one file")
-    p.add_argument("--scenarios", action="append", metavar="PATH",
-                   help="scenario files or folders that make the catalogue (repeatable; default: scenarios/)")
-    p.add_argument("--findings", metavar="FILE", help="the measurements the catalogue cites (default: docs/findings.md)")
-    p.add_argument("--top", type=_top, default=3, metavar="N", help="show this many failures (default 3; ties are all shown)")
+    p.add_argument(
+        "logs",
+        nargs="+",
+        metavar="LOG",
+        help="worker log files, folders of them, or a `kubectl logs` dump with several pods in one file",
+    )
+    p.add_argument(
+        "--scenarios",
+        action="append",
+        metavar="PATH",
+        help="scenario files or folders that make the catalogue (repeatable; default: scenarios/)",
+    )
+    p.add_argument(
+        "--findings", metavar="FILE", help="the measurements the catalogue cites (default: docs/findings.md)"
+    )
+    p.add_argument(
+        "--top", type=_top, default=3, metavar="N", help="show this many failures (default 3; ties are all shown)"
+    )
     p.set_defaults(func=cmd_diagnose)

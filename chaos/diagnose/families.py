@@ -122,25 +122,48 @@ class Outlook:
 
 
 OUTLOOKS: dict[str, Outlook] = {
-    "killed": Outlook(True, "the worker was taken away from outside; restarted, every worker resumes from the last backup"),
-    "parameter_server": Outlook(True, "a restarted job brings the parameter server back and resumes from the last backup"),
-    "port_blocked": Outlook(True, "once the port answers again a restart connects (a port that stays closed fails the same way)"),
+    "killed": Outlook(
+        True, "the worker was taken away from outside; restarted, every worker resumes from the last backup"
+    ),
+    "parameter_server": Outlook(
+        True, "a restarted job brings the parameter server back and resumes from the last backup"
+    ),
+    "port_blocked": Outlook(
+        True, "once the port answers again a restart connects (a port that stays closed fails the same way)"
+    ),
     "transport": Outlook(True, "a broken connection is made anew by the restarted workers"),
     "timeout": Outlook(True, "a link or worker that answers again lets the restarted job train on"),
-    "hang": Outlook(True, "restarted together, every rank comes up again (a rank that never starts hangs the same way)"),
-    "host_oom": Outlook(True, "a passing demand (a neighbour, a spike) is gone after the restart; "
-                              "the same OOM at the same step again says the job itself needs more memory"),
-    "gpu_oom": Outlook(True, "a passing demand is gone after the restart; the same OOM at the same step again says "
-                             "the model or batch needs more than the device has"),
+    "hang": Outlook(
+        True, "restarted together, every rank comes up again (a rank that never starts hangs the same way)"
+    ),
+    "host_oom": Outlook(
+        True,
+        "a passing demand (a neighbour, a spike) is gone after the restart; "
+        "the same OOM at the same step again says the job itself needs more memory",
+    ),
+    "gpu_oom": Outlook(
+        True,
+        "a passing demand is gone after the restart; the same OOM at the same step again says "
+        "the model or batch needs more than the device has",
+    ),
     "straggler": Outlook(False, "nothing failed: the job is slow, and restarted on the same node it is as slow"),
     "version_skew": Outlook(False, "every restart starts the same images: align the versions first"),
     "tf_config": Outlook(False, "every restart reads the same TF_CONFIG: fix the cluster spec first"),
-    "keras_api": Outlook(False, "the same code meets the same Keras on every restart: pin tf-keras "
-                                "(TF_USE_LEGACY_KERAS=1) or port the code first"),
-    "checkpoint": Outlook(True, "a failed save leaves the last good backup to restore; a backup that fails to restore "
-                                "fails the same way on every restart"),
-    "nan": Outlook(False, "restored to the same backup, the job replays the same batches into the same NaN: "
-                          "fix the data, the learning rate or the numerics first"),
+    "keras_api": Outlook(
+        False,
+        "the same code meets the same Keras on every restart: pin tf-keras "
+        "(TF_USE_LEGACY_KERAS=1) or port the code first",
+    ),
+    "checkpoint": Outlook(
+        True,
+        "a failed save leaves the last good backup to restore; a backup that fails to restore "
+        "fails the same way on every restart",
+    ),
+    "nan": Outlook(
+        False,
+        "restored to the same backup, the job replays the same batches into the same NaN: "
+        "fix the data, the learning rate or the numerics first",
+    ),
     "data_sharding": Outlook(False, "a restart builds the same input pipeline: shard the input first"),
     "other": Outlook(False, "not a failure this framework knows: nothing says a restart would help"),
 }
@@ -148,12 +171,21 @@ OUTLOOKS: dict[str, Outlook] = {
 # A family whose failure came before the first step of its generation (in the restore, or at
 # start) meets the same thing on every restart: the same backup, the same memory at the same step.
 BEFORE_FIRST_STEP: dict[str, Outlook] = {
-    "checkpoint": Outlook(False, "the restore fails before any step: every restart reads the same backup; "
-                                 "restore an older good copy or start over first"),
-    "host_oom": Outlook(False, "it ran out of memory before any step: a restart asks the same memory at the same "
-                               "point; give it more memory or a smaller batch first"),
-    "gpu_oom": Outlook(False, "the device ran out of memory before any step: a restart asks the same memory at the "
-                              "same point; lower the batch or the memory use first"),
+    "checkpoint": Outlook(
+        False,
+        "the restore fails before any step: every restart reads the same backup; "
+        "restore an older good copy or start over first",
+    ),
+    "host_oom": Outlook(
+        False,
+        "it ran out of memory before any step: a restart asks the same memory at the same "
+        "point; give it more memory or a smaller batch first",
+    ),
+    "gpu_oom": Outlook(
+        False,
+        "the device ran out of memory before any step: a restart asks the same memory at the "
+        "same point; lower the batch or the memory use first",
+    ),
 }
 
 

@@ -45,9 +45,18 @@ def B(shapes: str, weight: float, why: str) -> BringUpShapeSignature:
 
 def _entry(name, family, description, symptom, cause, fix, signatures, sources, reproduced_by="") -> Entry:
     return Entry(
-        name=name, file="", description=description,
-        symptom=symptom, cause=cause, fix=fix, signatures=tuple(signatures), measured=(),
-        family=family, origin="field", sources=tuple(sources), reproduced_by=reproduced_by,
+        name=name,
+        file="",
+        description=description,
+        symptom=symptom,
+        cause=cause,
+        fix=fix,
+        signatures=tuple(signatures),
+        measured=(),
+        family=family,
+        origin="field",
+        sources=tuple(sources),
+        reproduced_by=reproduced_by,
     )
 
 
@@ -55,7 +64,8 @@ def _entry(name, family, description, symptom, cause, fix, signatures, sources, 
 def _entries() -> tuple[Entry, ...]:
     return (
         _entry(
-            "field-gpu-out-of-memory", "gpu_oom",
+            "field-gpu-out-of-memory",
+            "gpu_oom",
             "A worker's GPU runs out of memory: the CUDA driver or TF's BFC allocator cannot allocate",
             "`failed to allocate ... from device: CUDA_ERROR_OUT_OF_MEMORY` (the CUDA driver, often at start-up, "
             "often logged at level I), or `ResourceExhaustedError: OOM when allocating tensor with shape[...] ... "
@@ -70,17 +80,25 @@ def _entries() -> tuple[Entry, ...]:
             "for other processes on the device.",
             [
                 S("cuda_oom", 4, "the CUDA driver's out-of-memory (CUDA_ERROR_OUT_OF_MEMORY)"),
-                S("tf_oom_device", 4, "TF's allocator out of memory on a GPU (OOM when allocating tensor ... GPU / _bfc)"),
+                S(
+                    "tf_oom_device",
+                    4,
+                    "TF's allocator out of memory on a GPU (OOM when allocating tensor ... GPU / _bfc)",
+                ),
                 S("dst_tensor", 3, "Dst tensor is not initialized (TF 1.x's way of saying the GPU is full)"),
                 S("bfc_stats", 2, "the BFC allocator's memory statistics, printed when an allocation fails"),
                 S("tf_oom", 2, "OOM when allocating tensor (no device named)"),
                 S("gpu_memory_full", 1, "nvidia-smi's memory column"),
             ],
-            ["https://github.com/cortexlabs/cortex/pull/853",
-             "https://github.com/keras-team/keras/issues/9643", "https://github.com/horovod/horovod/issues/552"],
+            [
+                "https://github.com/cortexlabs/cortex/pull/853",
+                "https://github.com/keras-team/keras/issues/9643",
+                "https://github.com/horovod/horovod/issues/552",
+            ],
         ),
         _entry(
-            "field-host-out-of-memory", "host_oom",
+            "field-host-out-of-memory",
+            "host_oom",
             "A worker runs out of host memory: the kernel's OOM killer or a container memory limit kills it",
             "The process ends with `Killed` (the shell), exit code 137, `OOMKilled` (Kubernetes), the kernel's "
             "`invoked oom-killer`, or YARN's `Container killed by YARN for exceeding memory limits` / `is running "
@@ -95,21 +113,33 @@ def _entries() -> tuple[Entry, ...]:
             [
                 S("oom_killer oomkilled", 4, "the kernel's OOM killer or Kubernetes' OOMKilled"),
                 S("yarn_memory_kill", 5, "YARN's node manager killed the container for exceeding its memory limit"),
-                S("cloud_replica_oom", 5, "the cloud training service: a replica ran out of memory and was killed (SIGKILL)"),
+                S(
+                    "cloud_replica_oom",
+                    5,
+                    "the cloud training service: a replica ran out of memory and was killed (SIGKILL)",
+                ),
                 S("bad_alloc", 3, "std::bad_alloc / Cannot allocate memory"),
                 S("tf_oom_cpu", 3, "TF's allocator out of memory on the host (by allocator cpu)"),
                 S("shell_killed", 3, "the shell's `Killed` (SIGKILL: on one host, most often the kernel's OOM killer)"),
                 S("exit_137", 2, "exit code 137 (SIGKILL)"),
                 S("system_memory_warning", 1, "TF: Allocation of N exceeds 10% of system memory"),
                 S("slurm_memory", 4, "Slurm killed the step for exceeding its memory request"),
-                FieldExitSignature(137), FieldExitSignature("nonzero", True), FieldExitSignature(134),
+                FieldExitSignature(137),
+                FieldExitSignature("nonzero", True),
+                FieldExitSignature(134),
             ],
-            ["https://github.com/tensorflow/tensorflow/issues/9419", "https://github.com/keras-team/keras/issues/3476",
-             "https://github.com/IBM/FfDL/issues/127", "https://github.com/tensorflow/tensorflow/issues/59383",
-             "https://github.com/yahoo/TensorFlowOnSpark/issues/426", "https://github.com/tensorflow/models/issues/5591"],
+            [
+                "https://github.com/tensorflow/tensorflow/issues/9419",
+                "https://github.com/keras-team/keras/issues/3476",
+                "https://github.com/IBM/FfDL/issues/127",
+                "https://github.com/tensorflow/tensorflow/issues/59383",
+                "https://github.com/yahoo/TensorFlowOnSpark/issues/426",
+                "https://github.com/tensorflow/models/issues/5591",
+            ],
         ),
         _entry(
-            "field-worker-evicted-or-preempted", "killed",
+            "field-worker-evicted-or-preempted",
+            "killed",
             "A worker is evicted, preempted or restarted by its orchestrator or cloud",
             "`kubectl` shows the pod `Evicted` (`The node was low on resource: memory`), a preempted node, a "
             "`CrashLoopBackOff`, or the TFJob `has failed because 1 Worker replica(s) failed`; mpirun says a rank "
@@ -130,15 +160,24 @@ def _entries() -> tuple[Entry, ...]:
                 S("backoff", 2, "the container is restarting in a loop"),
                 S("pod_restarted", 2, "kubectl shows a pod restarted"),
                 S("slurm_cancelled", 4, "Slurm cancelled the job step (time limit, preemption, node failure)"),
-                S("pod_terminated", 3, "the kubelet ended the pod (node shutdown, active deadline, failed liveness probe)"),
+                S(
+                    "pod_terminated",
+                    3,
+                    "the kubelet ended the pod (node shutdown, active deadline, failed liveness probe)",
+                ),
                 S("signal_9", 1, "SIGKILL"),
-                FieldExitSignature(137), FieldExitSignature(143),
+                FieldExitSignature(137),
+                FieldExitSignature(143),
             ],
-            ["https://github.com/kubeflow/trainer/issues/301", "https://github.com/kubeflow/pipelines/issues/4275",
-             "https://github.com/kubeflow/trainer/issues/999"],
+            [
+                "https://github.com/kubeflow/trainer/issues/301",
+                "https://github.com/kubeflow/pipelines/issues/4275",
+                "https://github.com/kubeflow/trainer/issues/999",
+            ],
         ),
         _entry(
-            "field-nccl-setup-or-transport-fails", "transport",
+            "field-nccl-setup-or-transport-fails",
+            "transport",
             "NCCL cannot set up or keep its transport between GPUs or hosts",
             "NCCL's own `NCCL WARN` lines (`Call to connect failed`, `Socket creation failed`, `Call to ibv_create_qp "
             "failed`, `socket progress error`) followed by `NCCL INFO ... -> 2` chains, then `ncclCommInitRank "
@@ -151,15 +190,24 @@ def _entries() -> tuple[Entry, ...]:
             "the NCCL build matches the CUDA runtime.",
             [
                 S("nccl_warn", 4, "NCCL's own warning"),
-                S("nccl_failed", 4, "NCCL failed to initialise or aborted (ncclCommInitRank failed, unhandled system error)"),
+                S(
+                    "nccl_failed",
+                    4,
+                    "NCCL failed to initialise or aborted (ncclCommInitRank failed, unhandled system error)",
+                ),
                 S("ibv_failed", 3, "an InfiniBand verbs call failed"),
                 S("nccl_error_chain", 2, "NCCL INFO lines returning an error code"),
             ],
-            ["https://github.com/horovod/horovod/issues/110", "https://github.com/NVIDIA/nccl/issues/224",
-             "https://github.com/tensorflow/tensorflow/issues/51760", "https://github.com/horovod/horovod/issues/3611"],
+            [
+                "https://github.com/horovod/horovod/issues/110",
+                "https://github.com/NVIDIA/nccl/issues/224",
+                "https://github.com/tensorflow/tensorflow/issues/51760",
+                "https://github.com/horovod/horovod/issues/3611",
+            ],
         ),
         _entry(
-            "field-mpi-tcp-on-unroutable-interface", "transport",
+            "field-mpi-tcp-on-unroutable-interface",
+            "transport",
             "Open MPI's TCP transport connects on an interface the peer cannot route (a Docker bridge, a second NIC)",
             "mpirun's ranks print `btl_tcp_endpoint.c:...] connect() to 172.17.0.1 failed: Connection refused (111)` / "
             "`No route to host (113)`, `btl: tcp: Match incoming connection from ... failed`, or `received unexpected "
@@ -172,7 +220,8 @@ def _entries() -> tuple[Entry, ...]:
             ["https://github.com/horovod/horovod/issues/397", "https://github.com/horovod/horovod/issues/281"],
         ),
         _entry(
-            "field-grpc-message-limit", "transport",
+            "field-grpc-message-limit",
+            "transport",
             "A message between tasks is larger than gRPC's or protobuf's limit",
             "`Received message larger than max (N vs. 4194304)`, `exceeded maximum protobuf size of 2GB`, or "
             "`A protocol message was rejected because it was too big`; the peer that should receive it then "
@@ -182,11 +231,14 @@ def _entries() -> tuple[Entry, ...]:
             "Partition large variables (tf.fixed_size_partitioner / more parameter servers), send smaller "
             "pieces, or raise the channel's max message size where the framework lets you.",
             [S("grpc_limit", 6, "a gRPC/protobuf message size limit was hit")],
-            ["https://github.com/tensorflow/tensorflow/issues/2233",
-             "https://github.com/tensorflow/recommenders/issues/274"],
+            [
+                "https://github.com/tensorflow/tensorflow/issues/2233",
+                "https://github.com/tensorflow/recommenders/issues/274",
+            ],
         ),
         _entry(
-            "field-connection-to-a-peer-breaks", "transport",
+            "field-connection-to-a-peer-breaks",
+            "transport",
             "A gRPC connection between tasks breaks in the middle of training",
             "`UnavailableError: Socket closed`, `Connection reset by peer` or `OS Error` on the survivors, "
             "aborting the all-reduce (`Aborting RingReduce with Unavailable: Socket closed`).",
@@ -201,10 +253,14 @@ def _entries() -> tuple[Entry, ...]:
                 S("too_many_pings", 3, "gRPC closed the connection for too many keep-alive pings"),
                 S("grpc_transport_closed", 2, "gRPC's transport closed under the call (GOAWAY, keep-alive timeout)"),
             ],
-            ["https://github.com/mlcommons/training/issues/272", "https://github.com/tensorflow/tensorflow/issues/12080"],
+            [
+                "https://github.com/mlcommons/training/issues/272",
+                "https://github.com/tensorflow/tensorflow/issues/12080",
+            ],
         ),
         _entry(
-            "field-peer-port-unreachable", "port_blocked",
+            "field-peer-port-unreachable",
+            "port_blocked",
             "A task cannot reach a peer's port: refused, timed out, or no route",
             "`failed to connect to 'ipv4:10.0.0.5:2222': socket error: connection refused` / `timeout occurred`, "
             "`Connect failed ... Connection refused`, `failed to connect to all addresses`; the job waits at "
@@ -226,18 +282,27 @@ def _entries() -> tuple[Entry, ...]:
                 S("mpi_tcp_daemon", 5, "Open MPI: a daemon could not complete a TCP connection (a firewall, it says)"),
                 S("orte_daemons", 1, "Open MPI could not start its daemons on every host"),
                 S("horovodrun_start_timeout", 3, "horovodrun timed out reaching its task services on the other hosts"),
-                S("horovod_no_valid_addresses", 4, "Horovod's tasks could not reach its driver or task service on any address"),
+                S(
+                    "horovod_no_valid_addresses",
+                    4,
+                    "Horovod's tasks could not reach its driver or task service on any address",
+                ),
                 # as likely as a TF_CONFIG that gives two tasks one port (field-task-port-already-in-use): tied
                 # across families unless a printed cluster shows the duplicate, so "no confident match" with both
                 S("port_in_use", 4, "a task's own port is held by another process: it never listens for its peers"),
                 S("server_start_failed", 1.5, "gRPC could not start the task's server"),
                 B("dns_failed", 3, "a peer's host name did not resolve before training began"),
             ],
-            ["https://github.com/caicloud/tensorflow-demo/issues/13", "https://github.com/tensorflow/tensorflow/issues/12745",
-             "https://github.com/open-mpi/ompi/issues/12103", "https://github.com/horovod/horovod/issues/2547"],
+            [
+                "https://github.com/caicloud/tensorflow-demo/issues/13",
+                "https://github.com/tensorflow/tensorflow/issues/12745",
+                "https://github.com/open-mpi/ompi/issues/12103",
+                "https://github.com/horovod/horovod/issues/2547",
+            ],
         ),
         _entry(
-            "field-heartbeat-or-collective-timeout", "timeout",
+            "field-heartbeat-or-collective-timeout",
+            "timeout",
             "A heartbeat, collective or coordination-service deadline fires: a task stopped answering",
             "`Task /job:worker/replica:0/task:N heartbeat timeout` / `has been set to ERROR in coordination "
             "service`, `Barrier timed out ... Wait_for_all_tasks_to_register`, `/job:worker/replica:0/task:1 "
@@ -255,11 +320,15 @@ def _entries() -> tuple[Entry, ...]:
                 S("gloo_timeout", 4, "Gloo (Horovod's controller) timed out waiting for a peer or a rendezvous key"),
                 S("deadline", 1, "DEADLINE_EXCEEDED"),
             ],
-            ["https://github.com/EleutherAI/architecture-objective/issues/26",
-             "https://github.com/AI-Hypercomputer/gpu-recipes/issues/2", "https://github.com/ray-project/ray/issues/25866"],
+            [
+                "https://github.com/EleutherAI/architecture-objective/issues/26",
+                "https://github.com/AI-Hypercomputer/gpu-recipes/issues/2",
+                "https://github.com/ray-project/ray/issues/25866",
+            ],
         ),
         _entry(
-            "field-ranks-stall-in-a-collective", "hang",
+            "field-ranks-stall-in-a-collective",
+            "hang",
             "A collective or a session waits for ranks that never come, with no peer dead",
             "Horovod: `One or more tensors were submitted to be reduced, gathered or broadcasted by subset of "
             "ranks` with `[missing ranks: N]` or `Stalled ranks:`; TF 1.x: `Waiting for model to be ready`; no "
@@ -278,11 +347,15 @@ def _entries() -> tuple[Entry, ...]:
                 S("horovod_mismatch", 4, "Horovod: the ranks submitted different collectives under one name"),
                 S("model_not_ready", 3, "TF 1.x: the session waits for the model to be initialised"),
             ],
-            ["https://github.com/horovod/horovod/issues/534", "https://github.com/horovod/horovod/issues/1442",
-             "https://github.com/tensorflow/tensorflow/issues/20585"],
+            [
+                "https://github.com/horovod/horovod/issues/534",
+                "https://github.com/horovod/horovod/issues/1442",
+                "https://github.com/tensorflow/tensorflow/issues/20585",
+            ],
         ),
         _entry(
-            "field-keras2-code-on-keras3", "keras_api",
+            "field-keras2-code-on-keras3",
+            "keras_api",
             "Keras 2 code run on Keras 3: tf.keras of TF >= 2.16 is Keras 3 unless TF_USE_LEGACY_KERAS=1",
             "Under MultiWorkerMirroredStrategy, Keras 3's fit fails before its first step with `ValueError: Attempt "
             "to convert a value (PerReplica:{...}) with an unsupported type` (measured here: the scenario "
@@ -303,11 +376,15 @@ def _entries() -> tuple[Entry, ...]:
                 S("keras3_saving_format", 4, "Keras 3's saving wants .keras / .weights.h5 file names"),
                 S("keras3_optimizer_args", 4, "a Keras 2 optimizer argument (lr=, ...) Keras 3 does not take"),
             ],
-            ["https://www.tensorflow.org/guide/keras", "https://keras.io/getting_started/#tensorflow--keras-2-backwards-compatibility"],
+            [
+                "https://www.tensorflow.org/guide/keras",
+                "https://keras.io/getting_started/#tensorflow--keras-2-backwards-compatibility",
+            ],
             reproduced_by="chaos run examples/keras-mwms/chaos_suite/keras3-*.yaml (the example job, fit and custom loop)",
         ),
         _entry(
-            "field-version-or-environment-mismatch", "version_skew",
+            "field-version-or-environment-mismatch",
+            "version_skew",
             "Versions or environments do not match: TF vs. Horovod's build, the driver vs. CUDA, worker vs. worker",
             "`HorovodVersionMismatchError: Framework tensorflow installed with version X but found version Y`, "
             "`undefined symbol: _ZN10tensorflow...` (or a CUDA runtime symbol: `cudaLaunch`), `CUDA driver version is insufficient for CUDA runtime "
@@ -321,23 +398,36 @@ def _entries() -> tuple[Entry, ...]:
             "`nvidia-smi` across workers.",
             [
                 S("horovod_version", 6, "Horovod built against another TensorFlow"),
-                S("protobuf_version", 5, "code generated for one protobuf version loaded with another protobuf runtime"),
+                S(
+                    "protobuf_version",
+                    5,
+                    "code generated for one protobuf version loaded with another protobuf runtime",
+                ),
                 S("undefined_symbol", 4, "a TensorFlow or CUDA runtime symbol missing when a library loads"),
                 S("driver_insufficient", 4, "the CUDA driver is older than the runtime"),
                 S("cudnn_mismatch", 5, "the cuDNN loaded at run time is not the one TensorFlow was built with"),
                 S("collective_mismatch", 3, "the members of a collective disagree"),
                 S("library_missing", 2, "a CUDA library could not be loaded"),
-                S("illegal_instruction", 4, "the CPU lacks an instruction the TensorFlow build uses (SIGILL, exit 132)"),
+                S(
+                    "illegal_instruction",
+                    4,
+                    "the CPU lacks an instruction the TensorFlow build uses (SIGILL, exit 132)",
+                ),
                 S("cuda_arch_mismatch", 4, "the binary has no kernel for this GPU's architecture"),
                 S("nccl_version", 5, "the ranks run different NCCL versions"),
                 S("horovod_not_built", 4, "Horovod's extension for the framework was not built"),
             ],
-            ["https://github.com/horovod/horovod/issues/2619", "https://github.com/horovod/horovod/issues/939",
-             "https://github.com/horovod/horovod/issues/2224",
-             "https://github.com/tensorflow/tensorflow/issues/8526", "https://github.com/protocolbuffers/protobuf/issues/9086"],
+            [
+                "https://github.com/horovod/horovod/issues/2619",
+                "https://github.com/horovod/horovod/issues/939",
+                "https://github.com/horovod/horovod/issues/2224",
+                "https://github.com/tensorflow/tensorflow/issues/8526",
+                "https://github.com/protocolbuffers/protobuf/issues/9086",
+            ],
         ),
         _entry(
-            "field-checkpoint-save-or-restore-fails", "checkpoint",
+            "field-checkpoint-save-or-restore-fails",
+            "checkpoint",
             "A checkpoint cannot be saved or restored: corrupt, partial, not shared, or of another model",
             "`DataLossError: Checksum does not match`, `file is too short to be an sstable`, `Unsuccessful "
             "TensorSliceReader constructor: Failed to find any matching files`, `MergeV2Checkpoints ... _temp_ "
@@ -354,17 +444,26 @@ def _entries() -> tuple[Entry, ...]:
                 S("checkpoint_corrupt", 4, "a checkpoint file is corrupt or partial"),
                 S("checkpoint_missing", 4, "checkpoint files are missing where a task looks for them"),
                 S("checkpoint_shape", 4, "the checkpoint does not fit the model"),
-                S("checkpoint_write", 4, "a checkpoint file could not be written or renamed (full, read-only or I/O error)"),
+                S(
+                    "checkpoint_write",
+                    4,
+                    "a checkpoint file could not be written or renamed (full, read-only or I/O error)",
+                ),
                 S("save_op_failed", 2, "the saver's SaveV2/RestoreV2 op failed"),
                 S("hdf5_io", 3, "HDF5 could not create, open or write the model's .h5 file"),
                 S("checkpoint_frame", 1.5, "the error was raised in the code that saves or restores a checkpoint"),
             ],
-            ["https://github.com/tensorflow/tensorflow/issues/39033", "https://github.com/tensorflow/ecosystem/issues/28",
-             "https://github.com/tensorflow/models/issues/803", "https://github.com/google-research/bert/issues/703",
-             "https://github.com/Unity-Technologies/ml-agents/issues/799"],
+            [
+                "https://github.com/tensorflow/tensorflow/issues/39033",
+                "https://github.com/tensorflow/ecosystem/issues/28",
+                "https://github.com/tensorflow/models/issues/803",
+                "https://github.com/google-research/bert/issues/703",
+                "https://github.com/Unity-Technologies/ml-agents/issues/799",
+            ],
         ),
         _entry(
-            "field-loss-becomes-nan", "nan",
+            "field-loss-becomes-nan",
+            "nan",
             "The loss or the gradients become NaN or Inf",
             "`Model diverged with loss = NaN`, `NanLossDuringTrainingError`, `Loss is inf or nan : Tensor had NaN "
             "values` (CheckNumerics), `Found Inf or NaN global norm`, `loss = nan` in the step lines; or a loss "
@@ -380,11 +479,15 @@ def _entries() -> tuple[Entry, ...]:
                 S("check_numerics", 2, "a CheckNumerics op fired"),
                 LossExplodesSignature(),
             ],
-            ["https://github.com/tensorflow/tensor2tensor/issues/1074", "https://github.com/guanlinchao/bert-dst/issues/2",
-             "https://github.com/tensorflow/tensorflow/issues/57893"],
+            [
+                "https://github.com/tensorflow/tensor2tensor/issues/1074",
+                "https://github.com/guanlinchao/bert-dst/issues/2",
+                "https://github.com/tensorflow/tensorflow/issues/57893",
+            ],
         ),
         _entry(
-            "field-input-not-sharded-as-meant", "data_sharding",
+            "field-input-not-sharded-as-meant",
+            "data_sharding",
             "The input is not split over the workers as meant",
             "`AUTO sharding policy will apply DATA sharding policy as it failed to apply FILE sharding`, `There "
             "aren't enough elements in this dataset for each shard`, or one worker's data running out first: "
@@ -401,11 +504,15 @@ def _entries() -> tuple[Entry, ...]:
                 S("end_of_sequence_collective", 4, "a worker's input ended inside a collective"),
                 S("end_of_sequence", 2, "an input iterator ran out of data"),
             ],
-            ["https://github.com/tensorflow/tensorflow/issues/42146", "https://github.com/tensorflow/tensorflow/issues/36846",
-             "https://github.com/tensorflow/tensorflow/issues/25254"],
+            [
+                "https://github.com/tensorflow/tensorflow/issues/42146",
+                "https://github.com/tensorflow/tensorflow/issues/36846",
+                "https://github.com/tensorflow/tensorflow/issues/25254",
+            ],
         ),
         _entry(
-            "field-parameter-server-down-or-unreachable", "parameter_server",
+            "field-parameter-server-down-or-unreachable",
+            "parameter_server",
             "A parameter server is down, unreachable, restarted or out of memory",
             "Workers wait for it (`CreateSession still waiting for response from worker: /job:ps/replica:0/"
             "task:0`), or their calls to it fail (`remote target /job:ps/... Socket closed`, `Master init: "
@@ -417,24 +524,37 @@ def _entries() -> tuple[Entry, ...]:
             "after a ps failure; partition large variables over more parameter servers.",
             [
                 S("ps_oom", 5, "a parameter server ran out of memory"),
-                S("ps_pod_restarted", 4, "kubectl shows a parameter server's pod restarted: the variables it held are gone"),
+                S(
+                    "ps_pod_restarted",
+                    4,
+                    "kubectl shows a parameter server's pod restarted: the variables it held are gone",
+                ),
                 S("ps_unreachable", 4, "a parameter server fails its calls"),
                 S("ps_waited", 3, "a worker waits at bring-up for a parameter server that does not answer"),
                 S("master_init", 3, "TF 1.x's master cannot reach a task at init"),
                 S("graph_handle", 3, "a task lost its graphs: it restarted"),
                 S("closure_error", 2, "ParameterServerStrategy's coordinator cancels closures"),
-                S("session_preemption_retry", 3, "MonitoredTrainingSession recreates its session after a ps/worker failure"),
+                S(
+                    "session_preemption_retry",
+                    3,
+                    "MonitoredTrainingSession recreates its session after a ps/worker failure",
+                ),
                 S("ps_recv_failed", 2, "a failed op was receiving from a parameter server"),
             ],
-            ["https://github.com/yahoo/TensorFlowOnSpark/issues/240", "https://github.com/tensorflow/tensorflow/issues/57760",
-             "https://github.com/tensorflow/tensorflow/issues/62880", "https://github.com/alibaba/euler/issues/98",
-             "https://github.com/tensorflow/benchmarks/issues/380"],
+            [
+                "https://github.com/yahoo/TensorFlowOnSpark/issues/240",
+                "https://github.com/tensorflow/tensorflow/issues/57760",
+                "https://github.com/tensorflow/tensorflow/issues/62880",
+                "https://github.com/alibaba/euler/issues/98",
+                "https://github.com/tensorflow/benchmarks/issues/380",
+            ],
         ),
         _entry(
-            "field-tf-config-mistake", "tf_config",
+            "field-tf-config-mistake",
+            "tf_config",
             "TF_CONFIG or the cluster spec is wrong",
-            "TF's own validation (`worker is not a valid task_type in the cluster_spec`, `If \"cluster\" is set "
-            "in TF_CONFIG, it must have one \"chief\" node`, `Task 2 was not defined in job \"worker\"`, `No "
+            'TF\'s own validation (`worker is not a valid task_type in the cluster_spec`, `If "cluster" is set '
+            'in TF_CONFIG, it must have one "chief" node`, `Task 2 was not defined in job "worker"`, `No '
             "worker known as /job:chief/...`), or a printed TF_CONFIG that shows the mistake: a task type the "
             "cluster lacks, an index past the end, a job name TF does not know, two tasks at one address, "
             "two workers claiming one task, every task on localhost while the peers cannot connect.",
@@ -448,11 +568,16 @@ def _entries() -> tuple[Entry, ...]:
                 TfConfigMistakeSignature(),
                 SingleHostClusterSignature(),
             ],
-            ["https://github.com/yahoo/TensorFlowOnSpark/issues/386", "https://github.com/tensorflow/tensorflow/issues/17854",
-             "https://github.com/tensorflow/models/issues/9109", "https://github.com/deepsense-ai/Distributed-BA3C/issues/2"],
+            [
+                "https://github.com/yahoo/TensorFlowOnSpark/issues/386",
+                "https://github.com/tensorflow/tensorflow/issues/17854",
+                "https://github.com/tensorflow/models/issues/9109",
+                "https://github.com/deepsense-ai/Distributed-BA3C/issues/2",
+            ],
         ),
         _entry(
-            "field-task-port-already-in-use", "tf_config",
+            "field-task-port-already-in-use",
+            "tf_config",
             "A task's own gRPC server cannot bind its port: another task or process holds it",
             "`bind addr=[::]:2223: Address already in use`, `Failed to add port to server`, `No address added out of "
             "total 1 resolved`, `Could not start gRPC server`, as the task starts its server.",

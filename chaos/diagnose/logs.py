@@ -14,9 +14,10 @@ import io
 import itertools
 import os
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO
 
 from chaos.errors import ChaosError
 
@@ -56,7 +57,10 @@ _PREFIXES = [
 _HEADERS = [
     re.compile(r"^==> (?P<name>.+?) <==\s*$"),
     re.compile(r"^[-=#*]{3,}\s*(?:pod[:/ ]\s*)?(?P<name>[\w.:/-]+?)\s*[-=#*]{3,}\s*$", re.IGNORECASE),
-    re.compile(r"^(?:[$#>] )?kubectl logs\s+(?:(?:-[-\w]+(?:[= ][\w.=-]+)?)\s+)*(?:pods?/)?(?P<name>[a-z0-9][\w.-]*)", re.IGNORECASE),
+    re.compile(
+        r"^(?:[$#>] )?kubectl logs\s+(?:(?:-[-\w]+(?:[= ][\w.=-]+)?)\s+)*(?:pods?/)?(?P<name>[a-z0-9][\w.-]*)",
+        re.IGNORECASE,
+    ),
     re.compile(r"^pod(?: name)?:\s*(?P<name>[a-z0-9][\w.-]*)\s*$", re.IGNORECASE),
 ]
 
@@ -277,7 +281,10 @@ def unique_names(keys: list[tuple[str, str]]) -> list[str]:
 
 def _unique_names(logs: list[WorkerLog]) -> list[WorkerLog]:
     names = unique_names([(log.origin, log.name) for log in logs])
-    return [log if log.name == name else WorkerLog(name, log.origin, log.lines, log.line_numbers) for log, name in zip(logs, names)]
+    return [
+        log if log.name == name else WorkerLog(name, log.origin, log.lines, log.line_numbers)
+        for log, name in zip(logs, names)
+    ]
 
 
 _INDEX = re.compile(r"(?:^|[-_.])(?:worker|replica|task)[-_]?(\d+)(?:$|[-_.])", re.IGNORECASE)

@@ -41,8 +41,10 @@ class Loop:
 
     def said(self) -> str:
         where = f" on {self.root_worker}" if self.root_worker else " on every worker"
-        return (f"stop retrying: restart loop: {self.cause}{where} again after each of the last "
-                f"{len(self.cycles)} restarts, with no step of progress")
+        return (
+            f"stop retrying: restart loop: {self.cause}{where} again after each of the last "
+            f"{len(self.cycles)} restarts, with no step of progress"
+        )
 
 
 def _progress(cycle: Attribution, best: int | None) -> bool:
@@ -67,8 +69,9 @@ def restart_loop(attributions: list[Attribution], n: int = LOOP_CYCLES) -> Loop 
         return None
     last = tail[-1]
     said = last.root.what if last.root is not None else last.no_root
-    return Loop(said, last.root_worker, tuple(c.cycle for c in tail),
-                tuple(c.root.evidence for c in tail if c.root is not None))
+    return Loop(
+        said, last.root_worker, tuple(c.cycle for c in tail), tuple(c.root.evidence for c in tail if c.root is not None)
+    )
 
 
 def worker_logs_of(events: list[Event], scenario: str) -> list[WorkerLog]:
@@ -77,7 +80,8 @@ def worker_logs_of(events: list[Event], scenario: str) -> list[WorkerLog]:
     worker's (the self-check reads the ``worker-N log`` artifacts only, and so does this)."""
     return [
         WorkerLog(source, f"{scenario}/{source}.log", tuple(text), tuple(range(1, len(text) + 1)))
-        for source, text in sorted(log_lines(events).items()) if source.startswith("worker-")
+        for source, text in sorted(log_lines(events).items())
+        if source.startswith("worker-")
     ]
 
 

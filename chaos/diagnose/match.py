@@ -93,8 +93,12 @@ def _kill_exits(workers: list[WorkerObservations]) -> list:
     """Kill-type exits of a worker that was training: killing a worker that
     hangs at bring-up is the operator's cure, not a symptom."""
     return [
-        e for w in workers for g in w.generations if g.steps or not g.hang_lines
-        for e in g.exits if e.code in KILL_CODES or e.oom_killed
+        e
+        for w in workers
+        for g in w.generations
+        if g.steps or not g.hang_lines
+        for e in g.exits
+        if e.code in KILL_CODES or e.oom_killed
     ]
 
 
@@ -118,8 +122,14 @@ def judge_entry(entry: Entry, workers: list[WorkerObservations]) -> Match:
     )
     distinct = len({(e.code, e.oom_killed) for e in _kill_exits(workers) if e.evidence in unexplained})
     # and the other way round: the kill it expects, where the logs show how those workers exited and none was killed
-    absent = tuple(r.signature for r in results if isinstance(r.signature, ExitSignature) and r.judged.matched is False
-                   and (r.signature.code in KILL_CODES or r.signature.oom_killed) and _exits_known(r.signature, workers))
+    absent = tuple(
+        r.signature
+        for r in results
+        if isinstance(r.signature, ExitSignature)
+        and r.judged.matched is False
+        and (r.signature.code in KILL_CODES or r.signature.oom_killed)
+        and _exits_known(r.signature, workers)
+    )
     missing = len({(s.code, bool(s.oom_killed)) for s in absent})
     return Match(entry, results, earned * coverage - distinct - missing, coverage, unexplained, kills_absent=absent)
 
@@ -152,8 +162,11 @@ def rank(entries: list[Entry], workers: list[WorkerObservations]) -> list[Match]
         ceiling = max(ceiling, best_field.get(family, 0.0))
         if m.entry.from_field and m.score > ceiling - FIELD_BELOW:
             m = replace(m, score=ceiling - FIELD_BELOW, capped_from=m.score)
-        elif (not m.entry.from_field and best_field.get(family, 0.0) > m.score
-              and abs(m.score - best_scenario[family]) <= TIE):
+        elif (
+            not m.entry.from_field
+            and best_field.get(family, 0.0) > m.score
+            and abs(m.score - best_scenario[family]) <= TIE
+        ):
             m = replace(m, lifted_to=best_field[family])
         adjusted.append(m)
     return sorted(adjusted, key=lambda m: (-round(m.ranked_at / TIE), -m.coverage))

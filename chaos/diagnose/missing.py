@@ -22,8 +22,8 @@ import re
 from dataclasses import dataclass
 
 from chaos.diagnose.observe import Evidence, WorkerObservations, _core, line_time
-from chaos.stragglers import waiting_for
 from chaos.events import LogLine
+from chaos.stragglers import waiting_for
 
 _T = r"/job:(?P<job>\w+)/replica:\d+/task:(?P<task>\d+)"
 
@@ -33,7 +33,11 @@ _TASK_FORMS: list[tuple[re.Pattern, str, int]] = [
     (re.compile(_T + r" (?:seems down|is down)"), "stopped answering: declared down", 4),
     (re.compile(r"Task " + _T + r" heartbeat timeout"), "stopped sending heartbeats", 4),
     (re.compile(_T + r" has been set to ERROR"), "set to ERROR by the coordination service", 4),
-    (re.compile(r"Device " + _T + r"/device:\S+ current incarnation doesn't match"), "restarted while the others ran on", 4),
+    (
+        re.compile(r"Device " + _T + r"/device:\S+ current incarnation doesn't match"),
+        "restarted while the others ran on",
+        4,
+    ),
     (re.compile(r"Remote function on worker " + _T + r" failed"), "its remote calls failed", 2),
     (re.compile(r"remote target " + _T), "a call to it failed", 1),
 ]
@@ -41,8 +45,10 @@ _MISSING_RANKS = re.compile(r"\[missing ranks: (?P<ranks>[\d, ]+)\]")
 _READY_RANKS = re.compile(r"\[ready ranks: (?P<ranks>[\d, ]+)\]")
 _STALLED_RANK = re.compile(r"^\s*(?:\[[^\]]*\]<std\w+>:)?\s*(?P<rank>\d+): \[")
 _MPI_RANK = re.compile(r"process rank (?P<rank>\d+) .*exited on signal (?P<signal>\d+)")
-_ADDRESS = re.compile(r"failed to connect to '?ipv4:(?P<addr>[\d.]+:\d+)|target_address\"?:\"?ipv4:(?P<addr2>[\d.]+:\d+)|"
-                      r"(?:connect|recv|send)(?: to| from)? (?P<addr3>\d+\.\d+\.\d+\.\d+)(?:<\d+>)? failed")
+_ADDRESS = re.compile(
+    r"failed to connect to '?ipv4:(?P<addr>[\d.]+:\d+)|target_address\"?:\"?ipv4:(?P<addr2>[\d.]+:\d+)|"
+    r"(?:connect|recv|send)(?: to| from)? (?P<addr3>\d+\.\d+\.\d+\.\d+)(?:<\d+>)? failed"
+)
 
 
 @dataclass(frozen=True)
@@ -68,8 +74,15 @@ def who_is_missing(workers: list[WorkerObservations]) -> list[Missing]:
         if report:
             header, tasks = report
             where = next(e for e in report_lines if e.text == header.text)
-            found += [Missing(task, "had not connected: the coordination service listed it as a straggler while the others waited", where, 4)
-                      for task in tasks]
+            found += [
+                Missing(
+                    task,
+                    "had not connected: the coordination service listed it as a straggler while the others waited",
+                    where,
+                    4,
+                )
+                for task in tasks
+            ]
         stalled = False
         for e in lines:
             text = e.text
@@ -80,12 +93,18 @@ def who_is_missing(workers: list[WorkerObservations]) -> list[Missing]:
                     break
             match = _MISSING_RANKS.search(text)
             if match:
-                found += [Missing(f"rank {r}", "never submitted its part of a collective", e, 3) for r in _ranks(match["ranks"])]
+                found += [
+                    Missing(f"rank {r}", "never submitted its part of a collective", e, 3)
+                    for r in _ranks(match["ranks"])
+                ]
             match = _READY_RANKS.search(text)
             if match:
                 ready = set(_ranks(match["ranks"]))
-                found += [Missing(f"rank {r}", "not among the ranks ready for a collective", e, 2)
-                          for r in range(max(ready)) if r not in ready]
+                found += [
+                    Missing(f"rank {r}", "not among the ranks ready for a collective", e, 2)
+                    for r in range(max(ready))
+                    if r not in ready
+                ]
             if "Stalled ranks:" in text:
                 stalled = True
                 continue

@@ -21,18 +21,30 @@ import functools
 import heapq
 import re
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 try:  # Python >= 3.11 names them so (sre_parse warns there)
-    from re import _constants as sre_constants, _parser as sre_parse  # type: ignore[attr-defined]
+    from re import _constants as sre_constants  # type: ignore[attr-defined]
+    from re import _parser as sre_parse
 except ImportError:  # pragma: no cover
-    import sre_constants, sre_parse  # type: ignore[no-redef]
+    import sre_constants
+    import sre_parse  # type: ignore[no-redef]
 
 from chaos.diagnose.logs import PREAMBLE, Splitter, WorkerLog, empty_logs_error, iter_files, unique_names, worker_index
-from chaos.diagnose.shapes import _TOKEN as _WORD, ALWAYS_WORDS, KEY_TOKENS, TASK_LINE, error_class, shapes_in
-from chaos.events import (DoneEvent, ErrorEvent, ExitEvent, LogLine, PhaseEvent, RestartEvent, StartEvent, StepEvent,
-                          parse_line)
+from chaos.diagnose.shapes import _TOKEN as _WORD
+from chaos.diagnose.shapes import ALWAYS_WORDS, KEY_TOKENS, TASK_LINE, error_class, shapes_in
+from chaos.events import (
+    DoneEvent,
+    ErrorEvent,
+    ExitEvent,
+    LogLine,
+    PhaseEvent,
+    RestartEvent,
+    StartEvent,
+    StepEvent,
+    parse_line,
+)
 from chaos.events_text import evidence_text
 from chaos.workload.logparse import NEW_RECORD
 
@@ -129,7 +141,9 @@ class Generation:
     last_t: float | None = None
     fingerprint: dict[str, str] | None = None
     start: Evidence | None = None
-    notable: list[Evidence] = field(default_factory=list)  # this generation's flagged lines (shapes, errors, exits, waits)
+    notable: list[Evidence] = field(
+        default_factory=list
+    )  # this generation's flagged lines (shapes, errors, exits, waits)
     done_t: float | None = None  # when it said training was done (the framework's own logs)
     redeployed: bool = False  # begun by the runner's redeploy: until its start, lines are the old process's
     # A redeployed generation: when the runner's stop of the old process was seen in this
@@ -150,14 +164,14 @@ class Generation:
         after_done = self.done_t is not None and t is not None and t > self.done_t
         return after_done or (self.redeployed and self.start is None) or self._torn_down(t)
 
-    def add_error(self, error: "ErrorSeen") -> None:
+    def add_error(self, error: ErrorSeen) -> None:
         if not self._aftermath(error.t):
             if len(self.errors) < MAX_KEPT:
                 self.errors.append(error)
             else:
                 self.more_errors += 1
 
-    def add_exit(self, exit_: "ExitSeen") -> None:
+    def add_exit(self, exit_: ExitSeen) -> None:
         if self.redeployed and self.start is None:
             # the old process's exit, after the restart line: the runner's stop (kept only as its time)
             if exit_.code == STOP_CODE and exit_.t is not None:
@@ -176,7 +190,7 @@ class Generation:
     def _torn_down(self, t: float | None) -> bool:
         return self.torn_down_t is not None and t is not None and t >= self.torn_down_t
 
-    def _after_done_failed(self, exit_: "ExitSeen") -> bool:
+    def _after_done_failed(self, exit_: ExitSeen) -> bool:
         """A failed exit after the worker said training was done: its shutdown
         failing (its peer left first), or the runner's teardown killing a process
         that lingered past the symptom timeout (137), or TF's line about it
@@ -203,9 +217,13 @@ class WorkerObservations:
     index: int | None  # the task index its name gives; 0 is the chief
     generations: list[Generation]
     log: WorkerLog | None = None  # every line, when it was read whole (``observe``)
-    flagged: list[tuple[Evidence, tuple[str, ...]]] = field(default_factory=list)  # lines with known shapes (chaos.diagnose.shapes)
+    flagged: list[tuple[Evidence, tuple[str, ...]]] = field(
+        default_factory=list
+    )  # lines with known shapes (chaos.diagnose.shapes)
     first: Evidence | None = None  # its first line
-    watched: dict[str, list[Evidence]] | None = None  # the lines each watched pattern matched (``Watch``), up to MAX_EVIDENCE
+    watched: dict[str, list[Evidence]] | None = (
+        None  # the lines each watched pattern matched (``Watch``), up to MAX_EVIDENCE
+    )
     losses: dict[str, LossSeries] = field(default_factory=dict)  # the loss values it printed, by name
     coordination: list[Evidence] = field(default_factory=list)  # the coordination service's last lines (Observer)
 
@@ -272,7 +290,15 @@ _STATUS_WORDS = re.compile(
 )
 # gRPC's own detail: {"grpc_message":"Socket closed","grpc_status":14} (quoted, escaped, or bare keys)
 _GRPC_DETAIL = re.compile(r'grpc_message\\?"?:\s*\\?"(?P<msg>[^"\\]+)\\?",\s*\\?"?grpc_status\\?"?:\s*(?P<code>\d+)')
-GRPC_CODES = {1: "CANCELLED", 2: "UNKNOWN", 4: "DEADLINE_EXCEEDED", 8: "RESOURCE_EXHAUSTED", 10: "ABORTED", 13: "INTERNAL", 14: "UNAVAILABLE"}
+GRPC_CODES = {
+    1: "CANCELLED",
+    2: "UNKNOWN",
+    4: "DEADLINE_EXCEEDED",
+    8: "RESOURCE_EXHAUSTED",
+    10: "ABORTED",
+    13: "INTERNAL",
+    14: "UNAVAILABLE",
+}
 STATUS_CLASSES = {
     "UNAVAILABLE": "UnavailableError",
     "DEADLINE_EXCEEDED": "DeadlineExceededError",
@@ -293,10 +319,14 @@ _ERROR_PHRASES = re.compile(  # case-sensitive, in TF's and gRPC's casings: IGNO
     r"[Dd]eadline [Ee]xceeded|DEADLINE_EXCEEDED|stopped sending heartbeats|[Hh]eartbeat timeout|[Bb]roken pipe|"
     r"OS Error|[Cc]onnection timed out"
 )
+
+
 def _severity(levels: str) -> re.Pattern:
     """A TF C++ log line of those levels: ``2026-11-25 09:18:55.85: E external/x.cc:1]``
     (TF 2.x), ``E tensorflow/core/x.cc:1]`` (TF 1.x), ``E1125 09:18:55.85 42 x.cc:1]`` (absl)."""
-    return re.compile(rf"^(?:\d{{4}}-\d\d-\d\d[T ][\d:.,]+Z?:?\s*)?(?:[{levels}]\d{{4}} |[{levels}]\s+(?:\d+\s+)?\S+\.(?:cc|h):\d+\])")
+    return re.compile(
+        rf"^(?:\d{{4}}-\d\d-\d\d[T ][\d:.,]+Z?:?\s*)?(?:[{levels}]\d{{4}} |[{levels}]\s+(?:\d+\s+)?\S+\.(?:cc|h):\d+\])"
+    )
 
 
 _WARN_OR_WORSE = _severity("WEF")
@@ -308,12 +338,34 @@ _EXIT_PATTERNS = [
     re.compile(r"^\s*Exit Code:\s+(?P<code>\d+)"),
 ]
 # Words without which no exit shape below can match: one cheap scan spares the rest.
-_EXIT_WORDS = ("xit", "Kill", "kill", "OOM", "oom", "Out of memory", "signal", "Aborted", "Evict", "node was",
-               "node had", "reempt", "lame workers", "Disruption", "BackOff", "Back-off", "replica(s) failed")
+_EXIT_WORDS = (
+    "xit",
+    "Kill",
+    "kill",
+    "OOM",
+    "oom",
+    "Out of memory",
+    "signal",
+    "Aborted",
+    "Evict",
+    "node was",
+    "node had",
+    "reempt",
+    "lame workers",
+    "Disruption",
+    "BackOff",
+    "Back-off",
+    "replica(s) failed",
+)
 _OOM = re.compile(r"\bOOMKilled\b|Out of memory: Kill(?:ed)? process|oom-kill|OOM-kill")
 _SIGNAL_EXITS = [
-    (re.compile(r"(?<![A-Za-z])[Kk]illed\s*$|\b\d+\s+Killed\s+\S|terminated by signal (?:SIGKILL|9)\b|"
-                r"[Ss]ignal: killed|exited on signal 9\b"), 137),
+    (
+        re.compile(
+            r"(?<![A-Za-z])[Kk]illed\s*$|\b\d+\s+Killed\s+\S|terminated by signal (?:SIGKILL|9)\b|"
+            r"[Ss]ignal: killed|exited on signal 9\b"
+        ),
+        137,
+    ),
     (re.compile(r"Aborted \(core dumped\)|terminated by signal (?:SIGABRT|6)\b|exited on signal 6\b"), 134),
     (re.compile(r"exited on signal 15\b|terminated by signal (?:SIGTERM|15)\b"), 143),
 ]
@@ -337,7 +389,9 @@ _OUTER = re.compile(
     r"^(?:\s*(?:\[\d+(?:,\d+)?\]<std(?:out|err)>:|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+|>+ ?|\d+ \| \d+ \| ))+"
 )
 # gRPC's Python client: "status = StatusCode.UNAVAILABLE"
-_GRPC_PY_STATUS = re.compile(r"\bstatus = StatusCode\.(?P<code>[A-Z_]+)|\(StatusCode\.(?P<code2>[A-Z_]+), (?P<msg>[^)]*)\)")
+_GRPC_PY_STATUS = re.compile(
+    r"\bstatus = StatusCode\.(?P<code>[A-Z_]+)|\(StatusCode\.(?P<code2>[A-Z_]+), (?P<msg>[^)]*)\)"
+)
 _KERAS_STEP_TIME = re.compile(r"\b(?P<value>\d+(?:\.\d+)?)(?P<unit>ms|s|us)/step\b")
 _ISO_TIME = re.compile(r"^(?:\[[^\]]*\]\s*)?(?P<date>\d{4}-\d\d-\d\d)[T ](?P<time>\d\d:\d\d:\d\d)(?P<frac>[.,]\d+)?")
 _ABSL_EPOCH = re.compile(r"^[IWEF]0000 00:00:(?P<seconds>\d{9,}\.\d+)")
@@ -377,7 +431,7 @@ def _core(text: str) -> str:
     if text[:1] not in "[0123456789> \t":
         return text
     match = _OUTER.match(text)
-    return text[match.end():] if match else text
+    return text[match.end() :] if match else text
 
 
 def _exception(text: str) -> tuple[str, str] | None:
@@ -445,9 +499,12 @@ READER_TOKENS = frozenset(
     "statuscode core dumped terminated".split()
 )
 GATE_TOKENS = READER_TOKENS | KEY_TOKENS
-GATE_SUBSTRINGS = tuple(dict.fromkeys(
-    ("rror", "xception", "TF_CONFIG", "DATA_LOSS", "Data loss", "NOT_FOUND", "Not found", "not found") + ALWAYS_WORDS
-))
+GATE_SUBSTRINGS = tuple(
+    dict.fromkeys(
+        ("rror", "xception", "TF_CONFIG", "DATA_LOSS", "Data loss", "NOT_FOUND", "Not found", "not found")
+        + ALWAYS_WORDS
+    )
+)
 
 
 def notable(text: str, low: str | None = None) -> set[str] | None:
@@ -531,7 +588,7 @@ COMMON_WORDS = frozenset("loss step steps epoch error info warning worker task g
 
 def _keyness(group: tuple[str, ...]) -> tuple[bool, int]:
     """How well a group of literals sorts lines out: not common words, then longer."""
-    return (not all(lit.strip(' "\':').lower() in COMMON_WORDS for lit in group), min(map(len, group)))
+    return (not all(lit.strip(" \"':").lower() in COMMON_WORDS for lit in group), min(map(len, group)))
 
 
 @dataclass(frozen=True)
@@ -738,11 +795,22 @@ class Observer:
 
     def finish(self, log: WorkerLog | None = None) -> WorkerObservations:
         self._flush()
-        kept = [g for g in self.generations
-                if g.steps or g.errors or g.exits or g.hang_lines or g.start or g.step_ms or g.teardown_exits]
-        return WorkerObservations(self.name, worker_index(self.name), kept or [Generation()], log, self.flagged,
-                                  first=self.first, watched=self.watched, losses=self.losses,
-                                  coordination=self.coordination)
+        kept = [
+            g
+            for g in self.generations
+            if g.steps or g.errors or g.exits or g.hang_lines or g.start or g.step_ms or g.teardown_exits
+        ]
+        return WorkerObservations(
+            self.name,
+            worker_index(self.name),
+            kept or [Generation()],
+            log,
+            self.flagged,
+            first=self.first,
+            watched=self.watched,
+            losses=self.losses,
+            coordination=self.coordination,
+        )
 
 
 def observe(log: WorkerLog, watch: Watch | None = None) -> WorkerObservations:
@@ -768,7 +836,9 @@ def observe_files(paths: list, watch: Watch | None = None) -> tuple[list[WorkerO
         for name, number, text in splitter.split(lines):
             observer = observers.get((origin, name))
             if observer is None:
-                observer = observers[(origin, name)] = Observer(name if name is not PREAMBLE else file.stem, origin, watch)
+                observer = observers[(origin, name)] = Observer(
+                    name if name is not PREAMBLE else file.stem, origin, watch
+                )
             observer.feed(number, text)
         preambles[origin] = splitter.preamble_name
     if not any(o.nonblank for o in observers.values()):
@@ -790,6 +860,7 @@ def observe_files(paths: list, watch: Watch | None = None) -> tuple[list[WorkerO
 def renamed(w: WorkerObservations, name: str) -> WorkerObservations:
     """The observations of a log whose name was settled after it was read
     (a dump's preamble, two files of the same name), every evidence line with it."""
+
     def ev(e: Evidence | None) -> Evidence | None:
         return None if e is None else Evidence(e.where, name, e.text)
 
@@ -883,14 +954,17 @@ def _event(event, evidence: Evidence, generations: list[Generation]) -> None:
     restarted = isinstance(event, RestartEvent) or (isinstance(event, StartEvent) and gen.start is not None)
     if restarted and (gen.start or gen.steps or gen.errors or gen.exits or gen.hang_lines):
         redeploy = isinstance(event, RestartEvent) and event.reason.startswith("redeploy")
-        generations.append(Generation(first_t=event.t, last_t=event.t, redeployed=redeploy,
-                                      stopped_t=stopped_t if redeploy else None))
+        generations.append(
+            Generation(first_t=event.t, last_t=event.t, redeployed=redeploy, stopped_t=stopped_t if redeploy else None)
+        )
         gen = generations[-1]
     if isinstance(event, StartEvent):
         gen.start = evidence
         gen.fingerprint = {"tf_version": event.tf_version, **event.fingerprint}
     elif isinstance(event, StepEvent):
-        gen.steps.append(StepSeen(event.step, event.t, event.batch_digest, evidence, tuple(event.replica_batch_digests)))
+        gen.steps.append(
+            StepSeen(event.step, event.t, event.batch_digest, evidence, tuple(event.replica_batch_digests))
+        )
     elif isinstance(event, ErrorEvent):
         short = event.error_class.rsplit(".", 1)[-1]
         # the traceback printed beside the event says the same: keep one
@@ -947,7 +1021,7 @@ def read_line(body: str) -> LineReading:
 def _text_line(text: str, t: float | None, evidence: Evidence, gen: Generation) -> LineReading:
     """Read one log line into ``gen``."""
     stamp = _LEADING_STAMP.match(text) if text[:1].isdigit() else None
-    reading = read_line(text[stamp.end():] if stamp else text)
+    reading = read_line(text[stamp.end() :] if stamp else text)
     if reading.hang:
         gen.add_hang(t, evidence)
     if reading.error:

@@ -26,17 +26,19 @@ def summary(workers: list[WorkerObservations]) -> str:
     names = ", ".join(w.name for w in workers[:6]) + (f", ... ({len(workers)} in all)" if len(workers) > 6 else "")
     gone = sorted({e.reason for e in exits if e.reason})
     torn = sum(g.teardown_exits for w in workers for g in w.generations)
-    return (f"read {len(workers)} log(s): {names}; {errors} error(s), {len(exits)} exit(s)"
-            + (f" ({', '.join(gone)})" if gone else "")
-            + (f" and {torn} by the runner's teardown (not read as the failure's)" if torn else "")
-            + f", {steps} step event(s)")
+    return (
+        f"read {len(workers)} log(s): {names}; {errors} error(s), {len(exits)} exit(s)"
+        + (f" ({', '.join(gone)})" if gone else "")
+        + (f" and {torn} by the runner's teardown (not read as the failure's)" if torn else "")
+        + f", {steps} step event(s)"
+    )
 
 
 MAX_MISSING = 6
 
 
 def missing_lines(workers: list[WorkerObservations]) -> list[str]:
-    """"Who is missing": the tasks or ranks the logs show the others waiting for or losing."""
+    """ "Who is missing": the tasks or ranks the logs show the others waiting for or losing."""
     found = who_is_missing(workers)
     if not found:
         return []
@@ -53,7 +55,11 @@ def _match(rank: int, match: Match, tied_with: list[Match], about: list[str] | N
     entry = match.entry
     origin = ""
     if entry.from_field:
-        origin = "  [from the field, reproduced with a user's job]" if entry.reproduced_by else "  [from the field, not reproduced here]"
+        origin = (
+            "  [from the field, reproduced with a user's job]"
+            if entry.reproduced_by
+            else "  [from the field, not reproduced here]"
+        )
     out = [
         f"{rank}. {entry.name}  (score {match.score:.2f}; {len(match.matched)} of "
         f"{len(match.matched) + len(match.missed)} symptoms the logs can show){origin}"
@@ -65,15 +71,20 @@ def _match(rank: int, match: Match, tied_with: list[Match], about: list[str] | N
     if match.lifted_to is not None:
         out.append(f"   (ranked at {match.lifted_to:.2f}, the score of the evidence from the field for its family)")
     if tied_with:
-        out.append("   equally likely: the logs show the same symptoms as " + ", ".join(m.entry.name for m in tied_with))
+        out.append(
+            "   equally likely: the logs show the same symptoms as " + ", ".join(m.entry.name for m in tied_with)
+        )
     out.append(f"   {entry.description}")
     out.append("   evidence from your logs:")
     for result in match.matched:
         out.append(f"     + {result.signature.label()}")
         out.extend(f"         {e.shown()}" for e in result.judged.evidence)
     for result in match.missed:
-        against = " (the logs show how the workers exited: a kill that did not happen counts against it)" \
-            if result.signature in match.kills_absent else ""
+        against = (
+            " (the logs show how the workers exited: a kill that did not happen counts against it)"
+            if result.signature in match.kills_absent
+            else ""
+        )
         out.append(f"     - not seen: {result.signature.label()}{against}")
     if not entry.from_field:  # a field entry's lines are each enough: those absent are not missing evidence
         for result in match.untold:
@@ -85,8 +96,11 @@ def _match(rank: int, match: Match, tied_with: list[Match], about: list[str] | N
         out.append(f"   measured: {where}")
     if entry.from_field:
         out.append("   seen in: " + ", ".join(entry.sources))
-        out.append(f"   reproduce: {entry.reproduced_by}" if entry.reproduced_by else
-                   "   reproduce: not here (no GPU, NCCL, cloud or orchestrator on this machine): see the threads above")
+        out.append(
+            f"   reproduce: {entry.reproduced_by}"
+            if entry.reproduced_by
+            else "   reproduce: not here (no GPU, NCCL, cloud or orchestrator on this machine): see the threads above"
+        )
     else:
         out.append(f"   reproduce: {entry.command}")
     return out
@@ -110,25 +124,33 @@ def render(workers: list[WorkerObservations], ranked: list[Match], top: int, not
         lines.append("")
         lines.append("no failure in the catalogue matches these logs.")
         lines += _worth_a_look(workers)
-        lines.append("hint: `chaos list` shows every scenario; a failure not in the catalogue is worth a new scenario (docs/diagnose.md)")
+        lines.append(
+            "hint: `chaos list` shows every scenario; a failure not in the catalogue is worth a new scenario (docs/diagnose.md)"
+        )
         return "\n".join(lines)
     first = tied_first(ranked)
     shown = ranked[: max(top, len(first))]
     if not confident(ranked):
         families = sorted({m.entry.family for m in first})
         lines.append("")
-        lines.append(f"no confident match: these logs fit {len(families)} families of failure equally well "
-                     f"({', '.join(families)}), and show nothing that tells them apart.")
+        lines.append(
+            f"no confident match: these logs fit {len(families)} families of failure equally well "
+            f"({', '.join(families)}), and show nothing that tells them apart."
+        )
         lines += _worth_a_look(workers)
         lines.append("")
         lines.append(f"the candidates, equally likely ({len(ranked)} of the catalogue match):")
     else:
-        lines.append(f"most likely failure{'s' if len(first) > 1 else ''} first ({len(ranked)} of the catalogue match):")
+        lines.append(
+            f"most likely failure{'s' if len(first) > 1 else ''} first ({len(ranked)} of the catalogue match):"
+        )
     for i, match in enumerate(shown, 1):
         tied = [m for m in first if m is not match] if match in first else []
         lines.append("")
         lines.extend(_match(i, match, tied, family_lines(match.entry.family, cycles, loop)))
     if len(ranked) > len(shown):
         lines.append("")
-        lines.append("also matching, less likely: " + ", ".join(f"{m.entry.name} ({m.score:.2f})" for m in ranked[len(shown):]))
+        lines.append(
+            "also matching, less likely: " + ", ".join(f"{m.entry.name} ({m.score:.2f})" for m in ranked[len(shown) :])
+        )
     return "\n".join(lines)

@@ -21,7 +21,10 @@ def root_said(a: Attribution) -> str:
 
 
 def _line(label: Labelled) -> list[str]:
-    return [f"    {label.role:8} {label.worker}: {label.what}  ({label.why})", f"             {label.evidence.shown(140)}"]
+    return [
+        f"    {label.role:8} {label.worker}: {label.what}  ({label.why})",
+        f"             {label.evidence.shown(140)}",
+    ]
 
 
 def _cycle(a: Attribution) -> list[str]:

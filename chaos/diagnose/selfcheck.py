@@ -45,7 +45,11 @@ from chaos.diagnose.signatures import CANNOT_TELL, Judged, Signature, SlowdownSi
 def report_logs(report) -> list[WorkerLog]:
     """The run's worker logs: the report's artifact files when it wrote them,
     else the same lines rebuilt from its timeline."""
-    files = [path for label, path in sorted(report.artifacts.items()) if label.startswith("worker-") and label.endswith(" log")]
+    files = [
+        path
+        for label, path in sorted(report.artifacts.items())
+        if label.startswith("worker-") and label.endswith(" log")
+    ]
     if files and all(Path(f).is_file() for f in files):
         return read_logs(files)[0]
     # as the report writes them: with the runner's teardown line, so its kill is not read as the failure's
@@ -68,8 +72,12 @@ class StepTimesUntold(Signature):
 
 def without_step_times(entries: list[Entry]) -> list[Entry]:
     """The catalogue with every slowdown signature judging "cannot tell"."""
-    return [replace(e, signatures=tuple(StepTimesUntold(s) if isinstance(s, SlowdownSignature) else s
-                                         for s in e.signatures)) for e in entries]
+    return [
+        replace(
+            e, signatures=tuple(StepTimesUntold(s) if isinstance(s, SlowdownSignature) else s for s in e.signatures)
+        )
+        for e in entries
+    ]
 
 
 def _only_slower_steps(match: Match) -> bool:
@@ -81,8 +89,9 @@ def _only_slower_steps(match: Match) -> bool:
     return bool(positive) and not missed and all(isinstance(r.signature, SlowdownSignature) for r in positive)
 
 
-def verdict(name: str, logs: list[WorkerLog], entries: list[Entry], *,
-            shared_cores: bool = False) -> tuple[bool | None, str, list[Match]]:
+def verdict(
+    name: str, logs: list[WorkerLog], entries: list[Entry], *, shared_cores: bool = False
+) -> tuple[bool | None, str, list[Match]]:
     """(holds, one line saying why, the ranking) for scenario ``name``'s logs;
     holds is None when the rule cannot judge (part of the symptom is in no log).
     ``shared_cores``: the run shared the machine with other runs, so its step times are no evidence."""
@@ -97,9 +106,7 @@ def verdict(name: str, logs: list[WorkerLog], entries: list[Entry], *,
     shown = ", ".join(f"{m.entry.name} ({m.score:.2f})" for m in ranked[:4]) or "nothing"
     if own.unseen:
         # Part of its symptom is not in any log: its rank says nothing either way.
-        return None, (
-            f"not judged: {', '.join(own.unseen)} cannot be seen in a log; the logs rank {shown}"
-        ), ranked
+        return None, (f"not judged: {', '.join(own.unseen)} cannot be seen in a log; the logs rank {shown}"), ranked
     if not own.diagnosable:
         if not ranked:
             return True, "no match, as expected of a scenario with no symptom in its logs", ranked
@@ -109,10 +116,14 @@ def verdict(name: str, logs: list[WorkerLog], entries: list[Entry], *,
             # packet loss from a throttled CPU or a busy machine: a tie among silent slowdowns
             # it is not ranked in (it states no slowdown), said so, not a mismatch.
             slow = ", ".join(m.entry.name for m in first)
-            return True, (
-                f"no error in its logs, as expected; they show only slower steps, tied first with the silent "
-                f"slowdowns {slow} ({first[0].ranked_at:.2f}); {name} itself is not ranked: it states no symptom a log shows"
-            ), ranked
+            return (
+                True,
+                (
+                    f"no error in its logs, as expected; they show only slower steps, tied first with the silent "
+                    f"slowdowns {slow} ({first[0].ranked_at:.2f}); {name} itself is not ranked: it states no symptom a log shows"
+                ),
+                ranked,
+            )
         return False, f"{name} has no symptom a log shows, but its logs diagnose as {shown}", ranked
     if any(m.entry.name == name for m in first):
         tied = [m.entry.name for m in first if m.entry.name != name]

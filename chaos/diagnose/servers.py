@@ -12,7 +12,7 @@ show a server target naming another host: that TF prints configured addresses.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from chaos.diagnose.observe import Evidence, WorkerObservations
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import bisect
 import re
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from chaos.diagnose.observe import MAX_EVIDENCE, STATUS_CLASSES, Evidence, WorkerObservations, required_literals
 from chaos.diagnose.servers import only_uninformative_targets
@@ -24,7 +24,13 @@ from chaos.events import LogLine
 from chaos.stragglers import waiting_for
 
 QUIET_BEFORE_ERROR_S = 2.0
-TF_STATUS_CLASSES = frozenset(STATUS_CLASSES.values()) | {"OpError", "UnimplementedError", "OutOfRangeError", "AlreadyExistsError", "UnauthenticatedError"}
+TF_STATUS_CLASSES = frozenset(STATUS_CLASSES.values()) | {
+    "OpError",
+    "UnimplementedError",
+    "OutOfRangeError",
+    "AlreadyExistsError",
+    "UnauthenticatedError",
+}
 
 
 @dataclass(frozen=True)
@@ -162,7 +168,9 @@ class HangSignature(Signature):
                 else:
                     waited_t = gen.hang_lines[-1][0]
                     first = gen.steps[0] if gen.steps else None
-                    if not (first and waited_t is not None and first.t is not None and first.t - waited_t >= self.min_s):
+                    if not (
+                        first and waited_t is not None and first.t is not None and first.t - waited_t >= self.min_s
+                    ):
                         continue
                     hung = [gen.hang_lines[-1][1], first.evidence]
                 hits.extend(hung)
@@ -354,13 +362,20 @@ class IdenticalBatchesSignature(Signature):
             replicas = max((len(s.replica_batch_digests) for s in steps), default=0)
             if replicas > 1:
                 for r in range(replicas):
-                    digests.append({s.step: (s.replica_batch_digests[r], s.evidence)
-                                    for s in steps if len(s.replica_batch_digests) > r})
+                    digests.append(
+                        {
+                            s.step: (s.replica_batch_digests[r], s.evidence)
+                            for s in steps
+                            if len(s.replica_batch_digests) > r
+                        }
+                    )
             elif steps:
                 digests.append({s.step: (s.batch_digest, s.evidence) for s in steps})
         if len(digests) < 2:
             return CANNOT_TELL
-        same = [step for step in digests[0] if all(step in d and d[step][0] == digests[0][step][0] for d in digests[1:])]
+        same = [
+            step for step in digests[0] if all(step in d and d[step][0] == digests[0][step][0] for d in digests[1:])
+        ]
         if len(same) < self.min_steps:
             return NO
         return Judged(True, tuple(d[same[0]][1] for d in digests)[:MAX_EVIDENCE])
@@ -418,7 +433,6 @@ class PatternSignature(Signature):
     def _verdict(hits: list[Evidence], workers: list[WorkerObservations]) -> Judged:
         # A TF that names every server localhost says nothing of TF_CONFIG (chaos.diagnose.servers).
         return CANNOT_TELL if only_uninformative_targets(hits, workers) else Judged(True, tuple(hits))
-
 
 
 # --- signatures of the entries known from the field (chaos.diagnose.field) ---------

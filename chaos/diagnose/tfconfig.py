@@ -29,8 +29,19 @@ _SINGLE_HOSTS = {"localhost", "127.0.0.1", "0.0.0.0"}
 # ``TF_CONFIG='{..}' python train.py``): each such line starts a process of its own,
 # even when several are in one log (a script's trace, the commands pasted together).
 _ASSIGNED = re.compile(r"\bTF_CONFIG=['\"]?\{")
-_CONNECTIVITY = ("socket_closed", "connection_refused", "connect_timeout", "failed_connect_all", "failed_connect_address",
-                 "waiting_for_worker", "waiting_for_cluster", "task_down", "heartbeat", "connection_reset", "os_error")
+_CONNECTIVITY = (
+    "socket_closed",
+    "connection_refused",
+    "connect_timeout",
+    "failed_connect_all",
+    "failed_connect_address",
+    "waiting_for_worker",
+    "waiting_for_cluster",
+    "task_down",
+    "heartbeat",
+    "connection_reset",
+    "os_error",
+)
 
 
 @dataclass(frozen=True)
@@ -129,8 +140,13 @@ def mistakes(configs: list[tuple[str, PrintedConfig]]) -> list[tuple[str, Eviden
         for address in {a for a in addresses if addresses.count(a) > 1}:
             found.append((f"two tasks at one address, {address}", ev))
         if config.cluster.get("evaluator") and config.cluster.get("ps") and config.task_type != "evaluator":
-            found.append(("the training cluster lists an 'evaluator' next to 'ps': the evaluator is not part of the "
-                          "training cluster (ParameterServerStrategy waits for it; RunConfig expects it outside)", ev))
+            found.append(
+                (
+                    "the training cluster lists an 'evaluator' next to 'ps': the evaluator is not part of the "
+                    "training cluster (ParameterServerStrategy waits for it; RunConfig expects it outside)",
+                    ev,
+                )
+            )
         if "master" in config.cluster and "chief" not in config.cluster:
             found.append(("the cluster has a 'master' job: TF 2's strategies and Keras expect 'chief'", ev))
         if config.task_type is not None and config.cluster:
@@ -138,12 +154,19 @@ def mistakes(configs: list[tuple[str, PrintedConfig]]) -> list[tuple[str, Eviden
             if tasks is None and config.task_type != "evaluator":
                 found.append((f"this task is a {config.task_type!r}, which the cluster does not list", ev))
             elif tasks is not None and config.task_index is not None and not 0 <= config.task_index < len(tasks):
-                found.append((f"task index {config.task_index} is past the {len(tasks)} {config.task_type!r} task(s) listed", ev))
+                found.append(
+                    (f"task index {config.task_index} is past the {len(tasks)} {config.task_type!r} task(s) listed", ev)
+                )
             if config.task_index is not None:
                 key = (config.task_type, config.task_index)
                 if key in claimed and claimed[key][0] != worker:
-                    found.append((f"two workers both claim {config.task_type} {config.task_index} "
-                                  f"({claimed[key][0]} and {worker})", ev))
+                    found.append(
+                        (
+                            f"two workers both claim {config.task_type} {config.task_index} "
+                            f"({claimed[key][0]} and {worker})",
+                            ev,
+                        )
+                    )
                 claimed.setdefault(key, (worker, ev))
     return found
 
@@ -199,7 +222,9 @@ class SingleHostClusterSignature(Signature):
     weight: float = 4.0
 
     def label(self) -> str:
-        return "a printed cluster with every task on localhost or a Docker bridge address, and peers that cannot connect"
+        return (
+            "a printed cluster with every task on localhost or a Docker bridge address, and peers that cannot connect"
+        )
 
     def judge(self, workers: list[WorkerObservations]) -> Judged:
         lines = single_host(printed(workers))

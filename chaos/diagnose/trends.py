@@ -34,7 +34,7 @@ def growing(values: list[tuple[float, Evidence]]) -> Evidence | None:
     if len(values) < MIN_VALUES:
         return None
     early = values[: max(2, len(values) // 4)]
-    late = values[len(values) // 2:]
+    late = values[len(values) // 2 :]
     low = min(v for v, _ in early)
     peak, where = max(late, key=lambda item: item[0])
     if peak >= FLOOR and peak >= GROWTH * max(low, 1e-3) and peak > max(v for v, _ in early):
@@ -66,7 +66,9 @@ class LossExplodesSignature(Signature):
     weight: float = 3.0
 
     def label(self) -> str:
-        return "the loss grows a hundredfold or more over the logged steps, or one replica's is a hundredfold the others'"
+        return (
+            "the loss grows a hundredfold or more over the logged steps, or one replica's is a hundredfold the others'"
+        )
 
     def judge(self, workers: list[WorkerObservations]) -> Judged:
         hits: list[Evidence] = []

@@ -28,7 +28,7 @@ operator rolls out a new config, and BackupAndRestore resumes training.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Optional
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
@@ -140,15 +140,16 @@ class WorkerFault(Fault):
     (a TF task name, resolved through the cluster's topology when the scenario
     is validated: chaos.scenario.tasks)."""
 
-    worker: Optional[WorkerIndex] = Field(None, description="worker index; 0 is the chief (or give task)")
-    task: Optional[str] = Field(
-        None, pattern=TASK_PATTERN,
+    worker: WorkerIndex | None = Field(None, description="worker index; 0 is the chief (or give task)")
+    task: str | None = Field(
+        None,
+        pattern=TASK_PATTERN,
         description="the TF task instead of an index: chief, worker-N or ps-N (training.strategy: "
         "parameter_server); with MWMS worker-N is worker N",
     )
 
     @model_validator(mode="after")
-    def _aimed(self) -> "WorkerFault":
+    def _aimed(self) -> WorkerFault:
         if self.worker is None and self.task is None:
             raise ValueError("give worker (an index, 0 is the chief) or task (chief, worker-N, ps-N)")
         return self

@@ -8,12 +8,18 @@ worker's save (``chaos.worker.backups``). Measured outcomes: docs/findings.md.""
 from __future__ import annotations
 
 import time
-from typing import ClassVar, Literal, Optional
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
 from chaos.backends.abilities import (
-    CheckpointDamage, CheckpointFill, CheckpointSnapshots, Freezing, StorageWriteLimits, WorkerCommands, WorkerOverrides,
+    CheckpointDamage,
+    CheckpointFill,
+    CheckpointSnapshots,
+    Freezing,
+    StorageWriteLimits,
+    WorkerCommands,
+    WorkerOverrides,
 )
 from chaos.backends.backup_files import BackupDamage, BackupFile
 from chaos.backends.base import ClusterControl
@@ -21,8 +27,8 @@ from chaos.backends.spec import WriteLimit
 from chaos.events import RUNNER, NoticeEvent
 from chaos.faults.base import Fault, WorkerFault, WorkerIndex, WorkersFault, register_fault
 from chaos.faults.undo import Undo, clear_overrides
-from chaos.worker.settings import WorkerSettings
 from chaos.worker import control as worker_control
+from chaos.worker.settings import WorkerSettings
 
 
 @register_fault
@@ -49,11 +55,14 @@ class CorruptCheckpoint(Fault):
         done = cluster.damage_backup(self.file, self.mode)
         # Which files, and how: the report says what the restore met.
         what = ", ".join(f"{path}: {how}" for path, how in done.get("files", {}).items())
-        cluster.record(NoticeEvent(
-            t=time.time(), source=RUNNER, topic="checkpoint_damaged",
-            text=f"damaged checkpoint {done.get('checkpoint', '?')} ({what})",
-        ))
-
+        cluster.record(
+            NoticeEvent(
+                t=time.time(),
+                source=RUNNER,
+                topic="checkpoint_damaged",
+                text=f"damaged checkpoint {done.get('checkpoint', '?')} ({what})",
+            )
+        )
 
 
 # Where a worker with no shared backup keeps it: inside its own container,
@@ -108,7 +117,7 @@ class CheckpointDiskFull(Fault):
         return self.volume_mb
 
     @model_validator(mode="after")
-    def _fits(self) -> "CheckpointDiskFull":
+    def _fits(self) -> CheckpointDiskFull:
         if self.free_kb >= self.volume_mb * 1024:
             raise ValueError(
                 f"free_kb ({self.free_kb}) must be below the volume's size, volume_mb ({self.volume_mb}) x 1024: "
@@ -133,10 +142,14 @@ class CheckpointDiskFull(Fault):
         finally:
             for index in frozen:
                 cluster.unpause(index)
-        cluster.record(NoticeEvent(
-            t=time.time(), source=RUNNER, topic="checkpoint_disk_full",
-            text=f"backup volume filled: {done.get('filled', 0)} bytes written, {done.get('free', '?')} bytes free",
-        ))
+        cluster.record(
+            NoticeEvent(
+                t=time.time(),
+                source=RUNNER,
+                topic="checkpoint_disk_full",
+                text=f"backup volume filled: {done.get('filled', 0)} bytes written, {done.get('free', '?')} bytes free",
+            )
+        )
 
 
 @register_fault
@@ -150,8 +163,8 @@ class SlowCheckpointStorage(WorkersFault):
     applies_at_create: ClassVar[bool] = True
     workers: list[int] = Field([0, 1], min_length=1, description="the throttled workers (each one writes at a save)")
     write_iops: int = Field(10, ge=1, description="write operations per second on the device")
-    write_kbps: Optional[int] = Field(None, ge=1, description="also cap bytes written per second, KB/s")
-    device: Optional[str] = Field(
+    write_kbps: int | None = Field(None, ge=1, description="also cap bytes written per second, KB/s")
+    device: str | None = Field(
         None, pattern=r"^/dev/\S+$", description="block device to throttle; default: the one under the backup volume"
     )
 
@@ -171,9 +184,12 @@ class KillDuringSave(WorkerFault):
     uses_hooks: ClassVar[frozenset[str]] = frozenset({"commands"})  # the kill runs inside the save
     uses_abilities: ClassVar[tuple[type, ...]] = (WorkerCommands,)
     worker: WorkerIndex = Field(0, description="the worker killed in its save; 0, the chief, writes the backup")
-    epoch: Optional[int] = Field(
-        None, ge=0, description="kill in the first backup written in this epoch (0-based), armed from the inject on; "
-        "none: in the next backup after the inject")
+    epoch: int | None = Field(
+        None,
+        ge=0,
+        description="kill in the first backup written in this epoch (0-based), armed from the inject on; "
+        "none: in the next backup after the inject",
+    )
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         # Armed now, fired by the worker itself at the save asked for (with

@@ -9,7 +9,8 @@ healing redeploys them with the correct TF_CONFIG.
 from __future__ import annotations
 
 import json
-from typing import Callable, ClassVar, Literal
+from collections.abc import Callable
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -120,7 +121,9 @@ class TfConfig(WorkersFault):
                 # a worker that starts late restores the other's finished solo run
                 # (measured once in the suite), and which happens depends on start order.
                 own = f"{WorkerSettings.backup_dir}/{cluster.worker_name(w)}"
-                cluster.override(w, self.name, settings=WorkerSettings.change(tf_config_after_strategy=True, backup_dir=own))
+                cluster.override(
+                    w, self.name, settings=WorkerSettings.change(tf_config_after_strategy=True, backup_dir=own)
+                )
             return
         address = cluster.unused_address() if self.mode == UNREACHABLE_ADDRESS else None
         for w in self.workers:

@@ -6,15 +6,15 @@ the workers come up skewed; healing redeploys them with the healthy config.
 
 from __future__ import annotations
 
-from typing import ClassVar, Optional
+from typing import ClassVar
 
 from pydantic import Field, field_validator, model_validator
 
 from chaos.backends.abilities import WorkerOverrides
 from chaos.backends.base import ClusterControl
-from chaos.images.versions import buildable_version
 from chaos.faults.base import Fault, WorkersFault, register_fault
 from chaos.faults.undo import Undo, override_workers
+from chaos.images.versions import buildable_version
 from chaos.worker.settings import WorkerSettings
 from chaos.workload.spec import check_env
 
@@ -27,10 +27,10 @@ class VersionSkew(WorkersFault):
     applies_at_create: ClassVar[bool] = True
     uses_abilities: ClassVar[tuple[type, ...]] = (WorkerOverrides,)
     workers: list[int] = Field([1], min_length=1, description="the skewed workers; 0 is the chief")
-    tf_version: Optional[str] = Field(
+    tf_version: str | None = Field(
         None, pattern=r"^\d+\.\d+(\.\d+)?$", description="their TF version (an image is built for it), quoted: '2.15'"
     )
-    image: Optional[str] = Field(
+    image: str | None = Field(
         None, min_length=1, description="or: their image, for a user's job (e.g. the job built on another TF)"
     )
     env: dict[str, str] = Field(default_factory=dict, description="environment variables set on them only")
@@ -46,7 +46,7 @@ class VersionSkew(WorkersFault):
         return check_env(value)  # the names cluster.env accepts
 
     @model_validator(mode="after")
-    def _something_differs(self) -> "VersionSkew":
+    def _something_differs(self) -> VersionSkew:
         if self.tf_version is not None and self.image is not None:
             raise ValueError("give tf_version (the built-in harness) or image (a user's job), not both")
         if self.tf_version is None and self.image is None and not self.env:
@@ -86,4 +86,6 @@ class ReusedSeed(Fault):
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         # The data of worker i is f(seed, step, shard); shard_data off makes
         # every shard 0, as a shared seed without sharding does in tf.data.
-        override_workers(cluster, undo, self.name, range(cluster.num_workers), settings=WorkerSettings.change(shard_data=False))
+        override_workers(
+            cluster, undo, self.name, range(cluster.num_workers), settings=WorkerSettings.change(shard_data=False)
+        )

@@ -50,10 +50,12 @@ class NodeLink(WorkersFault):
     name: ClassVar[str] = "node_link"
     uses_abilities: ClassVar[tuple[type, ...]] = (NodeLinks,)
     needs_traffic: ClassVar[str | None] = "direct"
-    workers: list[int] = Field(min_length=2, max_length=2,
-                               description="the two workers whose nodes' link fails (on two different nodes)")
-    loss_percent: float = Field(100.0, gt=0, le=100,
-                                description="the share of packets between the two nodes dropped; 100 cuts the link")
+    workers: list[int] = Field(
+        min_length=2, max_length=2, description="the two workers whose nodes' link fails (on two different nodes)"
+    )
+    loss_percent: float = Field(
+        100.0, gt=0, le=100, description="the share of packets between the two nodes dropped; 100 cuts the link"
+    )
 
     @field_validator("workers")
     @classmethod

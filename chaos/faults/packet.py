@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from typing import Any, ClassVar, Literal, Optional
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, PrivateAttr
 
@@ -34,9 +34,11 @@ from chaos.faults.undo import Undo
 from chaos.netns import rules
 from chaos.netns.rules import Capabilities, Plan, Scope, Shaping
 
-DIRECTION_DOC = ("ingress: packets into the worker; egress: packets it sends; both")
-PEER_DOC = ("only this worker's connections to that worker (index), through the proxy's port for it; "
-            "none: all of the worker's traffic")
+DIRECTION_DOC = "ingress: packets into the worker; egress: packets it sends; both"
+PEER_DOC = (
+    "only this worker's connections to that worker (index), through the proxy's port for it; "
+    "none: all of the worker's traffic"
+)
 
 
 class PacketFault(WorkerFault):
@@ -46,7 +48,7 @@ class PacketFault(WorkerFault):
     uses_abilities: ClassVar[tuple[type, ...]] = (PacketNamespaces,)
 
     direction: Literal["ingress", "egress", "both"] = Field("both", description=DIRECTION_DOC)
-    peer: Optional[WorkerIndex] = Field(None, description=PEER_DOC)
+    peer: WorkerIndex | None = Field(None, description=PEER_DOC)
     # The implementation the inject chose (the inject event names it); the undo is the inject's.
     _state: dict[str, Any] = PrivateAttr(default_factory=dict)
 
@@ -129,8 +131,14 @@ def _record(cluster: Any, fault: PacketFault, plan: Plan, counted: dict[str, int
         parts.append("shaper " + ", ".join(f"{k} {v}" for k, v in stats.items() if k != "held"))
     record = getattr(cluster, "record", None)
     if record is not None and parts:
-        record(NoticeEvent(t=time.time(), source=RUNNER, topic="packet_fault",
-                           text=f"{fault.name} on {fault.target} via {plan.implementation}: {'; '.join(parts)}"))
+        record(
+            NoticeEvent(
+                t=time.time(),
+                source=RUNNER,
+                topic="packet_fault",
+                text=f"{fault.name} on {fault.target} via {plan.implementation}: {'; '.join(parts)}",
+            )
+        )
 
 
 @register_fault
@@ -140,7 +148,9 @@ class PacketLoss(PacketFault):
     name: ClassVar[str] = "packet_loss"
     percent: float = Field(gt=0, le=100, description="share of packets dropped, percent")
     correlation_pct: float = Field(
-        0.0, ge=0, lt=100,
+        0.0,
+        ge=0,
+        lt=100,
         description="how much a loss makes the next one likelier, percent (bursts at the same average rate; "
         "needs netem or NFQUEUE)",
     )
@@ -166,7 +176,8 @@ class PacketDuplicate(PacketFault):
 
     name: ClassVar[str] = "packet_duplicate"
     direction: Literal["ingress", "egress", "both"] = Field(
-        "egress", description=DIRECTION_DOC + " (without netem: egress only)")
+        "egress", description=DIRECTION_DOC + " (without netem: egress only)"
+    )
     percent: float = Field(gt=0, le=100, description="share of packets duplicated, percent")
 
     def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
@@ -182,8 +193,9 @@ class PacketReorder(PacketFault):
     delay_ms: float = Field(10.0, gt=0, le=10_000, description="how long the other packets are held, milliseconds")
 
     def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
-        return rules.plan_shaping(self.name, tag, scope, Shaping(reorder_pct=self.percent, delay_ms=self.delay_ms),
-                                  caps)
+        return rules.plan_shaping(
+            self.name, tag, scope, Shaping(reorder_pct=self.percent, delay_ms=self.delay_ms), caps
+        )
 
 
 @register_fault
@@ -193,7 +205,9 @@ class PacketDelay(PacketFault):
     name: ClassVar[str] = "packet_delay"
     delay_ms: float = Field(gt=0, le=60_000, description="added delay per packet, milliseconds")
     jitter_ms: float = Field(0.0, ge=0, le=60_000, description="random ± variation, milliseconds")
-    correlation_pct: float = Field(0.0, ge=0, lt=100, description="how much one packet's jitter follows the last's, percent")
+    correlation_pct: float = Field(
+        0.0, ge=0, lt=100, description="how much one packet's jitter follows the last's, percent"
+    )
 
     def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
         shaping = Shaping(delay_ms=self.delay_ms, jitter_ms=self.jitter_ms, delay_correlation_pct=self.correlation_pct)

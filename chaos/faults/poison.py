@@ -34,4 +34,10 @@ class PoisonInput(WorkerFault):
     value: Literal["nan", "inf"] = Field("nan", description="what one feature of one record becomes: nan or inf")
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
-        override_workers(cluster, undo, self.name, [self.worker], settings=WorkerSettings.change(poison_step=self.step, poison_value=self.value))
+        override_workers(
+            cluster,
+            undo,
+            self.name,
+            [self.worker],
+            settings=WorkerSettings.change(poison_step=self.step, poison_value=self.value),
+        )

@@ -33,7 +33,7 @@ class DeviceOOM(WorkerFault):
     demand_mb: int = Field(2048, ge=1, description="memory each step asks for from the trigger on, MB")
 
     @model_validator(mode="after")
-    def _outgrows(self) -> "DeviceOOM":
+    def _outgrows(self) -> DeviceOOM:
         if self.demand_mb <= self.device_memory_mb:
             raise ValueError(f"demand_mb ({self.demand_mb}) must exceed device_memory_mb ({self.device_memory_mb})")
         return self
@@ -54,7 +54,7 @@ class HostOOM(WorkerFault):
     demand_mb: int = Field(1024, ge=1, description="memory each step asks for from the trigger on, MB")
 
     @model_validator(mode="after")
-    def _outgrows(self) -> "HostOOM":
+    def _outgrows(self) -> HostOOM:
         if self.demand_mb <= self.headroom_mb:
             raise ValueError(f"demand_mb ({self.demand_mb}) must exceed headroom_mb ({self.headroom_mb})")
         return self
@@ -82,4 +82,6 @@ class CpuThrottle(WorkerFault):
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         cluster.limit_cpu(self.worker, self.cpus)
-        undo.add(lambda c: c.restore_cpu(self.worker) if c.is_running(self.worker) else None)  # the scenario's own quota
+        undo.add(
+            lambda c: c.restore_cpu(self.worker) if c.is_running(self.worker) else None
+        )  # the scenario's own quota

@@ -36,7 +36,7 @@ def add_toxics(proxy: Any, prefix: str, toxic_type: str, stream: Streams, attrib
         proxy.add_toxic(name=name, type=toxic_type, stream=s, toxicity=1.0, attributes=dict(attributes))
 
 
-def undo_toxics(undo: "Undo", worker: int, prefix: str, stream: Streams) -> None:
+def undo_toxics(undo: Undo, worker: int, prefix: str, stream: Streams) -> None:
     """Remove these toxics at the undo; added before them, since removing one
     never added is harmless and a half-done add is then undone too."""
     undo.add(lambda cluster: remove_toxics(cluster.proxy(worker), prefix, stream))

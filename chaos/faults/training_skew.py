@@ -35,7 +35,9 @@ class SeedSkew(Fault):
         return "all workers"
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
-        override_workers(cluster, undo, self.name, range(cluster.num_workers), settings=WorkerSettings.change(seeding=self.mode))
+        override_workers(
+            cluster, undo, self.name, range(cluster.num_workers), settings=WorkerSettings.change(seeding=self.mode)
+        )
 
 
 @register_fault
@@ -49,4 +51,6 @@ class BatchSizeSkew(WorkerFault):
     local_batch: int = Field(ge=1, le=65536, description="its batch per step (the others keep global_batch / workers)")
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
-        override_workers(cluster, undo, self.name, [self.worker], settings=WorkerSettings.change(local_batch_size=self.local_batch))
+        override_workers(
+            cluster, undo, self.name, [self.worker], settings=WorkerSettings.change(local_batch_size=self.local_batch)
+        )

@@ -8,7 +8,8 @@ later ``undo(cluster)``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from chaos.backends.base import ClusterControl
 

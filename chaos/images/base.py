@@ -66,8 +66,14 @@ def find_base(client, base_image: str | None = None) -> BaseRef | None:
     return None
 
 
-def ensure_base(client, base_image: str | None = None, *, force: bool = False,
-                progress: Progress = engine.noop, arch: str | None = None) -> BaseRef:
+def ensure_base(
+    client,
+    base_image: str | None = None,
+    *,
+    force: bool = False,
+    progress: Progress = engine.noop,
+    arch: str | None = None,
+) -> BaseRef:
     """The base to build on: the configured stock image if present locally (a
     stock image is never "rebuilt", even with ``force``), else the bootstrapped
     Debian base if current, else a pull of the configured image, else debootstrap."""
@@ -107,7 +113,7 @@ def _refuse_other_arch(arch: str | None, configured: str) -> None:
             f"the Docker engine at {engine.engine_address()[0]} is {arch} and has no base image; the Debian base "
             f"bootstrapped here would be {here}",
             hint=f"give the engine a Python 3.11 base of its own architecture (`docker pull {configured}` on it, "
-                 "or --base-image IMAGE that it holds)",
+            "or --base-image IMAGE that it holds)",
         )
 
 
@@ -118,7 +124,9 @@ def _debootstrap_path() -> str:
     if os.geteuid() == 0 and shutil.which("apt-get"):
         proc = subprocess.run(
             ["apt-get", "install", "-y", "--no-install-recommends", "debootstrap"],
-            capture_output=True, text=True, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+            capture_output=True,
+            text=True,
+            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
         )
         if proc.returncode == 0 and os.path.exists("/usr/sbin/debootstrap"):
             return "/usr/sbin/debootstrap"
@@ -157,7 +165,7 @@ def bootstrap_base(client, *, progress: Progress = engine.noop) -> BaseRef:
     if os.geteuid() != 0:
         raise InfrastructureError(
             "bootstrapping the Debian base image needs root (debootstrap)",
-            hint=f"run `chaos images build --only base` as root once, or pass --base-image with a local Python 3.11 image",
+            hint="run `chaos images build --only base` as root once, or pass --base-image with a local Python 3.11 image",
         )
     debootstrap = _debootstrap_path()
     mirror_url = mirror.resolve_mirror(DEBIAN_SUITE)
@@ -165,8 +173,14 @@ def bootstrap_base(client, *, progress: Progress = engine.noop) -> BaseRef:
     rootfs = os.path.join(tmp, "rootfs")
     t0 = time.monotonic()
     try:
-        cmd = [debootstrap, "--variant=minbase", "--include=" + ",".join(DEBOOTSTRAP_INCLUDE),
-               DEBIAN_SUITE, rootfs, mirror_url]
+        cmd = [
+            debootstrap,
+            "--variant=minbase",
+            "--include=" + ",".join(DEBOOTSTRAP_INCLUDE),
+            DEBIAN_SUITE,
+            rootfs,
+            mirror_url,
+        ]
         progress(f"base: debootstrap {DEBIAN_SUITE} from {mirror_url} (about a minute)")
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         tail: list[str] = []
@@ -194,7 +208,7 @@ def bootstrap_base(client, *, progress: Progress = engine.noop) -> BaseRef:
             raise InfrastructureError(
                 f"debootstrap of Debian {DEBIAN_SUITE} from {mirror_url} failed (exit {rc}): {last.strip()[:200]}",
                 hint="check that the mirror in /etc/apt/sources.list(.d) is reachable (`apt-get update`), "
-                     "or set TFCHAOS_DEBIAN_MIRROR",
+                "or set TFCHAOS_DEBIAN_MIRROR",
             )
         _unmount_under(rootfs)
         for pattern in ("var/cache/apt/archives", "var/lib/apt/lists"):
@@ -206,11 +220,13 @@ def bootstrap_base(client, *, progress: Progress = engine.noop) -> BaseRef:
                         os.unlink(p)
         tarball = os.path.join(tmp, "rootfs.tar")
         progress("base: packing the rootfs")
-        subprocess.run(["tar", "--numeric-owner", "-C", rootfs, "-cf", tarball, "."], check=True,
-                       capture_output=True)
+        subprocess.run(["tar", "--numeric-owner", "-C", rootfs, "-cf", tarball, "."], check=True, capture_output=True)
         progress(f"base: docker import as {FALLBACK_BASE_TAG}")
-        changes = BASE_CHANGES + [f"LABEL {LABEL_PROJECT}={PROJECT}", f"LABEL {LABEL_INPUTS}={base_recipe_hash()}",
-                                  f"LABEL {LABEL_KIND}=base"]
+        changes = BASE_CHANGES + [
+            f"LABEL {LABEL_PROJECT}={PROJECT}",
+            f"LABEL {LABEL_INPUTS}={base_recipe_hash()}",
+            f"LABEL {LABEL_KIND}=base",
+        ]
         out = client.api.import_image_from_file(tarball, changes=changes)
         image_id = engine.import_result_id(out)
         engine.retag(client, image_id, FALLBACK_BASE_TAG, progress)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 from chaos import resources
 from chaos.errors import InfrastructureError
@@ -27,8 +27,15 @@ from chaos.images import commit_build, docker_build, engine, wheelhouse
 from chaos.images.base import BaseRef, ensure_base
 from chaos.images.engine import Progress
 from chaos.images.plans import (
-    DEFAULT_TF_VERSIONS, LABEL_INPUTS, ImagePlan, app_files, app_inputs, deps_inputs, deps_lock_dir,
-    proxy_plans, worker_plans,
+    DEFAULT_TF_VERSIONS,
+    LABEL_INPUTS,
+    ImagePlan,
+    app_files,
+    app_inputs,
+    deps_inputs,
+    deps_lock_dir,
+    proxy_plans,
+    worker_plans,
 )
 from chaos.images.versions import parse_tf_version
 
@@ -38,8 +45,10 @@ BUILD_METHODS = ("commit", "dockerfile")
 def build_method() -> str:
     method = os.environ.get("TFCHAOS_BUILD_METHOD", "commit")
     if method not in BUILD_METHODS:
-        raise InfrastructureError(f"TFCHAOS_BUILD_METHOD={method!r} is not a build method",
-                                  hint=f"use one of: {', '.join(BUILD_METHODS)} (or unset it)")
+        raise InfrastructureError(
+            f"TFCHAOS_BUILD_METHOD={method!r} is not a build method",
+            hint=f"use one of: {', '.join(BUILD_METHODS)} (or unset it)",
+        )
     return method
 
 
@@ -50,15 +59,15 @@ def up_to_date(client, plan: ImagePlan) -> bool:
 
 def _prepare_deps(plan: ImagePlan, base: BaseRef, progress: Progress) -> tuple[str, str, list[str]]:
     """Fill the wheelhouse and compute the deps hash. Returns (wheel dir, lock dir, wheel files)."""
-    wheel_dir, lock, files = wheelhouse.ensure_wheelhouse(plan.wheelhouse_name, plan.lock, plan.unlocked,
-                                                          progress=progress, arch=plan.arch)
+    wheel_dir, lock, files = wheelhouse.ensure_wheelhouse(
+        plan.wheelhouse_name, plan.lock, plan.unlocked, progress=progress, arch=plan.arch
+    )
     plan.lock = lock
     plan.inputs = deps_inputs(plan, base, lock, wheelhouse.wheel_manifest(wheel_dir, files))
     return wheel_dir, deps_lock_dir(plan, wheel_dir), files
 
 
-def _ensure_pair(client, deps: ImagePlan, app: ImagePlan, base: BaseRef, force: bool,
-                 progress: Progress) -> str:
+def _ensure_pair(client, deps: ImagePlan, app: ImagePlan, base: BaseRef, force: bool, progress: Progress) -> str:
     method = build_method()
     wheel_dir, lock_dir, wheels = _prepare_deps(deps, base, progress)
     app.inputs = app_inputs(app)
@@ -87,9 +96,15 @@ def _ensure_pair(client, deps: ImagePlan, app: ImagePlan, base: BaseRef, force: 
     return app.tag
 
 
-def ensure_images(tf_versions: Iterable[str] = DEFAULT_TF_VERSIONS, *, proxy: bool = True,
-                  base_image: str | None = None, only: str | None = None, force: bool = False,
-                  progress: Progress | None = None) -> dict[str, str]:
+def ensure_images(
+    tf_versions: Iterable[str] = DEFAULT_TF_VERSIONS,
+    *,
+    proxy: bool = True,
+    base_image: str | None = None,
+    only: str | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> dict[str, str]:
     """Build whatever is missing or stale; return {name: tag}.
 
     Names: ``"base"``, ``"worker:tf2.20"`` (one per TF version), ``"proxy"``.

@@ -38,8 +38,13 @@ def _progress_printer():
 
 def cmd_build(args) -> int:
     progress = _progress_printer()
-    tags = {} if args.only == "helper" else ensure_images(
-        _versions(args), base_image=args.base_image, only=args.only, force=args.force, progress=progress)
+    tags = (
+        {}
+        if args.only == "helper"
+        else ensure_images(
+            _versions(args), base_image=args.base_image, only=args.only, force=args.force, progress=progress
+        )
+    )
     if args.only in (None, "helper"):
         from chaos.images.netns_helper import ensure_helper_image  # the packet faults' helper (chaos.netns)
 
@@ -60,28 +65,39 @@ def cmd_status(args) -> int:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("images", help="build and inspect the Docker images (offline)",
-                              description="Build the base, worker and proxy images offline; "
-                                          "an image is rebuilt only when the hash of its inputs changes.")
+    p = subparsers.add_parser(
+        "images",
+        help="build and inspect the Docker images (offline)",
+        description="Build the base, worker and proxy images offline; "
+        "an image is rebuilt only when the hash of its inputs changes.",
+    )
     sub = p.add_subparsers(dest="images_command", metavar="SUBCOMMAND")
 
     def common(sp):
-        sp.add_argument("--tf", action="append", metavar="VERSION",
-                        help=f"TensorFlow version(s), repeatable or comma-separated "
-                             f"(default: {', '.join(DEFAULT_TF_VERSIONS)})")
-        sp.add_argument("--base-image", metavar="IMAGE",
-                        help="stock Python 3.11 image to build on (default python:3.11-slim-bookworm; "
-                             "if it cannot be found or pulled, a Debian base is bootstrapped)")
+        sp.add_argument(
+            "--tf",
+            action="append",
+            metavar="VERSION",
+            help=f"TensorFlow version(s), repeatable or comma-separated (default: {', '.join(DEFAULT_TF_VERSIONS)})",
+        )
+        sp.add_argument(
+            "--base-image",
+            metavar="IMAGE",
+            help="stock Python 3.11 image to build on (default python:3.11-slim-bookworm; "
+            "if it cannot be found or pulled, a Debian base is bootstrapped)",
+        )
 
     b = sub.add_parser("build", help="build missing or stale images")
     common(b)
-    b.add_argument("--only", choices=["worker", "proxy", "base", "helper"],
-                   help="build only this kind of image (helper: the packet faults' network helper)")
+    b.add_argument(
+        "--only",
+        choices=["worker", "proxy", "base", "helper"],
+        help="build only this kind of image (helper: the packet faults' network helper)",
+    )
     b.add_argument("--force", action="store_true", help="rebuild even if the inputs did not change")
     b.set_defaults(func=cmd_build)
 
-    s = sub.add_parser("status", help="show which images exist, are stale or are missing "
-                                      "(exit 1 unless all exist)")
+    s = sub.add_parser("status", help="show which images exist, are stale or are missing (exit 1 unless all exist)")
     common(s)
     s.set_defaults(func=cmd_status)
 

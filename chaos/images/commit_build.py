@@ -51,8 +51,7 @@ def _run_to_end(container, show: tuple[str, ...], progress: Progress) -> tuple[i
     return int(container.wait().get("StatusCode", 1)), tail
 
 
-def build_deps(client, plan: ImagePlan, base_tag: str, wheel_dir: str, lock_dir: str,
-               progress: Progress) -> str:
+def build_deps(client, plan: ImagePlan, base_tag: str, wheel_dir: str, lock_dir: str, progress: Progress) -> str:
     """Run add-user.sh and install-venv.sh in a throwaway container from the
     base, then commit it (labels/ENV/CMD via ``changes``)."""
     import docker.errors  # noqa: PLC0415
@@ -66,8 +65,13 @@ def build_deps(client, plan: ImagePlan, base_tag: str, wheel_dir: str, lock_dir:
         os.chmod(scratch, 0o755)
         wheels_at, build_at = DEPS_CONTAINER["mounts"]
         progress(f"  sending the wheelhouse ({send.folder_bytes(wheel_dir) / 1e6:.0f} MB) and scripts to the engine")
-        with send.read_only_volumes(client, base_tag, {wheels_at: wheel_dir, build_at: scratch},
-                                    labels=build_container_labels(), prefix=_build_container_name(plan)) as mounts:
+        with send.read_only_volumes(
+            client,
+            base_tag,
+            {wheels_at: wheel_dir, build_at: scratch},
+            labels=build_container_labels(),
+            prefix=_build_container_name(plan),
+        ) as mounts:
             try:
                 container = client.containers.create(
                     base_tag,
@@ -79,18 +83,22 @@ def build_deps(client, plan: ImagePlan, base_tag: str, wheel_dir: str, lock_dir:
                     network_disabled=True,
                     entrypoint=[],
                 )
-                status, tail = _run_to_end(container, ("Installing collected", "Successfully installed",
-                                                       "venv ready", "user "), progress)
+                status, tail = _run_to_end(
+                    container, ("Installing collected", "Successfully installed", "venv ready", "user "), progress
+                )
                 if status != 0:
                     raise InfrastructureError(
-                        f"installing the {plan.name} wheels into /opt/venv failed (exit {status}): "
-                        f"{_tail_error(tail)}",
+                        f"installing the {plan.name} wheels into /opt/venv failed (exit {status}): {_tail_error(tail)}",
                         hint=f"the wheelhouse {wheel_dir} may be incomplete or for another platform; "
-                             "delete it and build again",
+                        "delete it and build again",
                     )
                 progress(f"  committing {plan.tag}")
-                changes = [f"ENV PATH={VENV_PATH}", "ENV VIRTUAL_ENV=/opt/venv", 'CMD ["/opt/venv/bin/python"]',
-                           "WORKDIR /"]
+                changes = [
+                    f"ENV PATH={VENV_PATH}",
+                    "ENV VIRTUAL_ENV=/opt/venv",
+                    'CMD ["/opt/venv/bin/python"]',
+                    "WORKDIR /",
+                ]
                 changes += [f"ENV {k}={v}" for k, v in sorted(plan.env.items())]
                 changes += commit_labels(plan)
                 return client.api.commit(container.id, changes=changes)["Id"]
@@ -126,7 +134,7 @@ def code_tar(files: list[str], dest: str, src_prefix: str) -> bytes:
         for rel in files:
             if not rel.startswith(src_prefix):
                 continue
-            target = dest.rstrip("/") + "/" + rel[len(src_prefix):]
+            target = dest.rstrip("/") + "/" + rel[len(src_prefix) :]
             add_dir(os.path.dirname(target))
             data = (root / rel).read_bytes()
             info = tarfile.TarInfo(target.strip("/"))
@@ -142,7 +150,7 @@ def _inherited(client, deps_tag: str, recipe: dockerfile.CommitRecipe) -> list[s
         return []
     if recipe.sets_entrypoint:
         return ["CMD []"]  # as docker build does: a new ENTRYPOINT drops the inherited CMD
-    config = (get_image(client, deps_tag).attrs.get("Config") or {})
+    config = get_image(client, deps_tag).attrs.get("Config") or {}
     out = [f"ENTRYPOINT {json.dumps(config.get('Entrypoint') or [])}"]
     if not recipe.sets_cmd:
         out.append(f"CMD {json.dumps(config.get('Cmd') or [])}")
@@ -168,7 +176,8 @@ def build_app(client, plan: ImagePlan, deps_tag: str, files: list[str], progress
             user=run.user if run and run.user else None,
             name=_build_container_name(plan),
             labels=build_container_labels(),
-            network_disabled=True)
+            network_disabled=True,
+        )
         for src, dest in recipe.copies:
             n = sum(1 for f in files if f.startswith(src))
             progress(f"  copy {src} -> {dest} ({n} files)")
@@ -179,7 +188,8 @@ def build_app(client, plan: ImagePlan, deps_tag: str, files: list[str], progress
             if status != 0:
                 raise InfrastructureError(
                     f"RUN in {plan.dockerfile} failed in {plan.tag} (exit {status}): {_tail_error(tail)}",
-                    hint="fix the RUN line; nothing was tagged")
+                    hint="fix the RUN line; nothing was tagged",
+                )
         progress(f"  committing {plan.tag}")
         return client.api.commit(container.id, changes=changes)["Id"]
     except docker.errors.APIError as exc:

@@ -9,8 +9,9 @@ import contextlib
 import os
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from chaos import LABEL_PROJECT, PROJECT
 from chaos.errors import InfrastructureError
@@ -60,8 +61,9 @@ def inputs(kind: str, install: str, changes, base_id: str, folder: str, files: l
     }
 
 
-def wanted_hash(base_id: str, folder: str, complete: Callable[[list[str]], bool],
-                inputs_of: Callable[[str, str, list[str]], dict]) -> tuple[str | None, str]:
+def wanted_hash(
+    base_id: str, folder: str, complete: Callable[[list[str]], bool], inputs_of: Callable[[str, str, list[str]], dict]
+) -> tuple[str | None, str]:
     """The inputs hash the image should carry on this base, or None with why it
     cannot be told yet (its packages are not fetched). No network."""
     files = debs_present(folder)
@@ -70,9 +72,15 @@ def wanted_hash(base_id: str, folder: str, complete: Callable[[list[str]], bool]
     return hashing.inputs_hash(inputs_of(base_id, folder, files)), ""
 
 
-def ensure(client, image: DebImage, debs: Callable[["BaseRef"], tuple[str, list[str]]],
-           inputs: Callable[[str, str, list[str]], dict], *, force: bool = False,
-           progress: Progress = engine.noop) -> str:
+def ensure(
+    client,
+    image: DebImage,
+    debs: Callable[[BaseRef], tuple[str, list[str]]],
+    inputs: Callable[[str, str, list[str]], dict],
+    *,
+    force: bool = False,
+    progress: Progress = engine.noop,
+) -> str:
     """Build ``image`` when it is missing or stale; its tag. ``debs(base)``: the
     package folder and files; ``inputs(base_id, folder, files)``: what the hash covers."""
     from chaos.images.base import ensure_base
@@ -108,8 +116,9 @@ def _build(client, image: DebImage, base_tag: str, folder: str, inputs_hash: str
     name = f"tfchaos-build-{image.kind}-{uuid.uuid4().hex[:8]}"
     try:
         # The packages go to the engine as a volume (chaos.images.send), never a bind of this machine's folder.
-        with send.read_only_volumes(client, base_tag, {"/tmp/debs": folder}, labels=build_container_labels(),
-                                    prefix=name) as mounts:
+        with send.read_only_volumes(
+            client, base_tag, {"/tmp/debs": folder}, labels=build_container_labels(), prefix=name
+        ) as mounts:
             try:
                 container = client.containers.create(
                     base_tag,
@@ -129,9 +138,12 @@ def _build(client, image: DebImage, base_tag: str, folder: str, inputs_hash: str
                         f"installing {image.what}'s packages failed (exit {status}): {' | '.join(tail)[:300]}",
                         hint=image.hint.format(folder=folder),
                     )
-                changes = list(image.changes) + [f"LABEL {LABEL_BUILD_SESSION}=", f"LABEL {LABEL_PROJECT}={PROJECT}",
-                                                 f"LABEL {LABEL_INPUTS}={inputs_hash}",
-                                                 f"LABEL {LABEL_KIND}={image.kind}"]
+                changes = list(image.changes) + [
+                    f"LABEL {LABEL_BUILD_SESSION}=",
+                    f"LABEL {LABEL_PROJECT}={PROJECT}",
+                    f"LABEL {LABEL_INPUTS}={inputs_hash}",
+                    f"LABEL {LABEL_KIND}={image.kind}",
+                ]
                 return client.api.commit(container.id, changes=changes)["Id"]
             finally:
                 if container is not None:  # before its volume goes

@@ -17,8 +17,9 @@ def _tmp_context() -> str:
     return tempfile.mkdtemp(prefix="tfchaos-ctx-", dir=os.environ.get("TFCHAOS_TMP"))
 
 
-def build_deps(client, plan: ImagePlan, base_tag: str, wheel_dir: str, lock_dir: str, files: list[str],
-               progress: Progress) -> str:
+def build_deps(
+    client, plan: ImagePlan, base_tag: str, wheel_dir: str, lock_dir: str, files: list[str], progress: Progress
+) -> str:
     """docker/venv/Dockerfile (multi-stage) with the wheelhouse in the context."""
     ctx = _tmp_context()
     try:
@@ -38,8 +39,9 @@ def build_deps(client, plan: ImagePlan, base_tag: str, wheel_dir: str, lock_dir:
         with open(os.path.join(ctx, "Dockerfile"), "w") as fh:
             fh.write(text)
         stages: list[str] = []
-        image_id = stream_build(client, progress, stage_ends=stages, path=ctx,
-                                buildargs={"BASE_IMAGE": base_tag}, labels=labels_for(plan))
+        image_id = stream_build(
+            client, progress, stage_ends=stages, path=ctx, buildargs={"BASE_IMAGE": base_tag}, labels=labels_for(plan)
+        )
         # The untagged "install" stage (base + wheels + venv, ~2 GB) is garbage now:
         # ensure_images drops it at its end (engine.drop_replaced), after tagging.
         remove_later(stages, client)
@@ -59,7 +61,6 @@ def build_app(client, plan: ImagePlan, deps_tag: str, files: list[str], progress
             dst = os.path.join(ctx, rel)
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             shutil.copy(root / rel, dst)
-        return stream_build(client, progress, path=ctx, buildargs={"DEPS_IMAGE": deps_tag},
-                            labels=labels_for(plan))
+        return stream_build(client, progress, path=ctx, buildargs={"DEPS_IMAGE": deps_tag}, labels=labels_for(plan))
     finally:
         shutil.rmtree(ctx, ignore_errors=True)

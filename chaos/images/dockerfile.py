@@ -93,9 +93,13 @@ def commit_recipe(text: str, path: str = "Dockerfile") -> CommitRecipe:
                 raise _unsupported(path, "the commit builder takes RUN in shell form only")
             step = RunStep("", dict(env), workdir, user)
             if recipe.run is not None and (step.env, step.workdir, step.user) != (
-                    recipe.run.env, recipe.run.workdir, recipe.run.user):
-                raise _unsupported(path, "the commit builder runs all RUN lines in one shell: put no ENV, "
-                                         "WORKDIR or USER between them")
+                recipe.run.env,
+                recipe.run.workdir,
+                recipe.run.user,
+            ):
+                raise _unsupported(
+                    path, "the commit builder runs all RUN lines in one shell: put no ENV, WORKDIR or USER between them"
+                )
             recipe.run = step
             runs.append(rest)
             continue

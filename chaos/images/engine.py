@@ -6,7 +6,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from chaos import interrupts
 from chaos.errors import InfrastructureError
@@ -104,8 +105,7 @@ def require_shared_host(client, feature: str, reason: str) -> None:
         return
     address, named_by = engine_address()
     raise InfrastructureError(
-        f"{feature} needs a Docker engine on this machine, and the engine at {address} ({named_by}) is not: "
-        f"{reason}",
+        f"{feature} needs a Docker engine on this machine, and the engine at {address} ({named_by}) is not: {reason}",
         hint="run it against this machine's own engine (unset DOCKER_HOST), or on the engine's host",
     )
 
@@ -115,9 +115,11 @@ def architecture(client) -> str:
     try:
         reported = client.info().get("Architecture") or ""
     except Exception as exc:  # noqa: BLE001 - docker.errors.APIError, requests errors
-        raise InfrastructureError(f"the Docker engine at {engine_address()[0]} did not say its architecture "
-                                  f"(docker info): {str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__}",
-                                  hint="check the engine answers `docker info`") from None
+        raise InfrastructureError(
+            f"the Docker engine at {engine_address()[0]} did not say its architecture "
+            f"(docker info): {str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__}",
+            hint="check the engine answers `docker info`",
+        ) from None
     return engine_arch(reported, f"the Docker engine at {engine_address()[0]}")
 
 
@@ -164,7 +166,7 @@ def docker_client(timeout: float = OPERATION_TIMEOUT_S):
         raise InfrastructureError(
             f"cannot reach the Docker engine at {address} ({named_by}): {_why(exc, wait)}",
             hint="start it (e.g. `sudo service docker start`) or point DOCKER_HOST at a running engine "
-                 f"(`docker -H {address} version` tells); {CONNECT_TIMEOUT_ENV} sets how long to wait",
+            f"(`docker -H {address} version` tells); {CONNECT_TIMEOUT_ENV} sets how long to wait",
         ) from None
     client.api.timeout = timeout
     return client
@@ -231,8 +233,9 @@ def _read_replaced() -> set[tuple[str, str]]:
     before the engine was recorded: taken as any engine's, as it was then)."""
     try:
         with open(_replaced_file(), encoding="ascii") as fh:
-            return {tuple(line.split()) if len(line.split()) == 2 else ("", line.strip())
-                    for line in fh if line.strip()}
+            return {
+                tuple(line.split()) if len(line.split()) == 2 else ("", line.strip()) for line in fh if line.strip()
+            }
     except OSError:
         return set()
 

@@ -19,12 +19,14 @@ from chaos.images.plans import LABEL_KIND
 VARIABLE = "TF_USE_LEGACY_KERAS"
 LEGACY_VALUES = ("true", "True", "1")  # TensorFlow's own test (tensorflow/__init__.py)
 DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tf-keras", "keras")
-_PROBE = ("import importlib.metadata as m, json\n"
-          "out = {}\n"
-          f"for d in {DISTRIBUTIONS!r}:\n"
-          "    try: out[d] = m.version(d)\n"
-          "    except m.PackageNotFoundError: pass\n"
-          "print(json.dumps(out))\n")
+_PROBE = (
+    "import importlib.metadata as m, json\n"
+    "out = {}\n"
+    f"for d in {DISTRIBUTIONS!r}:\n"
+    "    try: out[d] = m.version(d)\n"
+    "    except m.PackageNotFoundError: pass\n"
+    "print(json.dumps(out))\n"
+)
 _cache: dict[str, dict[str, str] | None] = {}
 
 
@@ -33,9 +35,16 @@ def packages(client, image: str) -> dict[str, str] | None:
     key = client.images.get(image).id
     if key not in _cache:
         try:
-            out = client.containers.run(image, ["python3", "-c", _PROBE], entrypoint=[], network_disabled=True,
-                                        remove=True, labels={LABEL_PROJECT: PROJECT, LABEL_KIND: "probe"},
-                                        stdout=True, stderr=False)
+            out = client.containers.run(
+                image,
+                ["python3", "-c", _PROBE],
+                entrypoint=[],
+                network_disabled=True,
+                remove=True,
+                labels={LABEL_PROJECT: PROJECT, LABEL_KIND: "probe"},
+                stdout=True,
+                stderr=False,
+            )
             _cache[key] = json.loads(out.decode().strip().splitlines()[-1])
         except Exception:  # noqa: BLE001 - no python3, an odd entrypoint: the job shows it when it runs
             _cache[key] = None
@@ -59,8 +68,10 @@ def problem(image: str, value: str, found: dict[str, str]) -> str | None:
             return None
         return f"{VARIABLE}={value} asks for tf-keras (Keras 2), but {image} holds {held(found)} and no tf-keras"
     if tf and _minor(tf) < 16:
-        return (f"{VARIABLE}={value} asks for Keras 3, but {image} holds TensorFlow {tf}, whose tf.keras is its own "
-                f"Keras 2 ({held(found)}): Keras 3 is tf.keras from TF 2.16 on")
+        return (
+            f"{VARIABLE}={value} asks for Keras 3, but {image} holds TensorFlow {tf}, whose tf.keras is its own "
+            f"Keras 2 ({held(found)}): Keras 3 is tf.keras from TF 2.16 on"
+        )
     if not found.get("keras", "").startswith("3."):
         return f"{VARIABLE}={value} asks for Keras 3, but {image} holds {held(found)}"
     return None
@@ -79,5 +90,5 @@ def refuse_missing_keras(client, scenario_name: str, image: str, values: set[str
             raise ScenarioError(
                 f"{scenario_name}: {why}",
                 hint="install the Keras it asks for in the image (pip install tf-keras~=<TF's minor>, or a "
-                     f"TF >= 2.16 with keras 3), or drop {VARIABLE} from the scenario's env",
+                f"TF >= 2.16 with keras 3), or drop {VARIABLE} from the scenario's env",
             )

@@ -97,8 +97,7 @@ def debian_mirror(suite: str = "bookworm", apt_root: str = DEFAULT_APT_ROOT) -> 
             return src.uri.rstrip("/")
     seen = ", ".join(sorted({f"{s.uri} ({' '.join(s.suites)})" for s in sources})) or "none"
     raise InfrastructureError(
-        f"no Debian mirror for suite '{suite}' in the apt configuration under {apt_root} "
-        f"(found: {seen})",
+        f"no Debian mirror for suite '{suite}' in the apt configuration under {apt_root} (found: {seen})",
         hint=f"add a 'deb <mirror> {suite} main' source to /etc/apt/sources.list, "
         "or set TFCHAOS_DEBIAN_MIRROR to the mirror URL",
     )

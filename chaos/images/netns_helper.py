@@ -18,16 +18,25 @@ import shutil
 import subprocess
 
 from chaos.errors import InfrastructureError
-from chaos.images import engine
-from chaos.images.engine import Progress
-from chaos.images import deb_image
+from chaos.images import deb_image, engine
 from chaos.images.deb_image import DebImage
+from chaos.images.engine import Progress
 
 HELPER_IMAGE = "tfchaos/netns-helper:latest"
 # iptables (nft backend) and what it needs beyond the base; ethtool to read and
 # set the interface's offloads.
-DEBS = ("iptables", "libip4tc2", "libip6tc2", "libnetfilter-conntrack3", "libnfnetlink0", "libnftnl11",
-        "netbase", "libxtables12", "libmnl0", "ethtool")
+DEBS = (
+    "iptables",
+    "libip4tc2",
+    "libip6tc2",
+    "libnetfilter-conntrack3",
+    "libnfnetlink0",
+    "libnftnl11",
+    "netbase",
+    "libxtables12",
+    "libmnl0",
+    "ethtool",
+)
 # Only packages the base does not have are installed (the base may already carry
 # libmnl0 and libxtables12 through iproute2).
 INSTALL = r"""set -e
@@ -45,8 +54,14 @@ echo helper ready
 CHANGES = ['CMD ["sleep", "infinity"]', "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
 
 
-IMAGE = DebImage(HELPER_IMAGE, "netns-helper", "the network helper", INSTALL, tuple(CHANGES) + ("ENTRYPOINT []",),
-                 hint="delete {folder} and build again (`chaos images build --only helper`)")
+IMAGE = DebImage(
+    HELPER_IMAGE,
+    "netns-helper",
+    "the network helper",
+    INSTALL,
+    tuple(CHANGES) + ("ENTRYPOINT []",),
+    hint="delete {folder} and build again (`chaos images build --only helper`)",
+)
 
 
 def debs_dir() -> str:
@@ -97,5 +112,6 @@ def wanted_hash(base_id: str) -> tuple[str | None, str]:
 
 def ensure_helper_image(client=None, *, force: bool = False, progress: Progress = engine.noop) -> str:
     """Build the helper image when it is missing or stale; its tag."""
-    return deb_image.ensure(client, IMAGE, lambda base: ensure_debs(progress), helper_inputs,
-                            force=force, progress=progress)
+    return deb_image.ensure(
+        client, IMAGE, lambda base: ensure_debs(progress), helper_inputs, force=force, progress=progress
+    )

@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 from chaos import LABEL_PROJECT, PROJECT, SESSION_ENV, resources
 from chaos.images import hashing, wheelhouse
-from chaos.images.versions import DEFAULT_ARCH, DEFAULT_TF_VERSION, TF_DISTRIBUTIONS, TFSpec, app_tag, worker_deps_tag, worker_image_tag
+from chaos.images.versions import (
+    DEFAULT_ARCH,
+    DEFAULT_TF_VERSION,
+    TF_DISTRIBUTIONS,
+    TFSpec,
+    app_tag,
+    worker_deps_tag,
+    worker_image_tag,
+)
 
 if TYPE_CHECKING:
     from chaos.images.base import BaseRef
@@ -30,9 +38,10 @@ def build_container_labels() -> dict[str, str]:
     return {LABEL_PROJECT: PROJECT, LABEL_KIND: "build", LABEL_BUILD_SESSION: os.environ.get(SESSION_ENV, "")}
 
 
-def commit_labels(plan: "ImagePlan") -> list[str]:
+def commit_labels(plan: ImagePlan) -> list[str]:
     """The ``docker commit`` changes that label an image built in a build container."""
     return [f"LABEL {LABEL_BUILD_SESSION}="] + [f"LABEL {k}={v}" for k, v in labels_for(plan).items()]
+
 
 PROXY_IMAGE = app_tag("tfchaos/proxy:latest")
 PROXY_DEPS_IMAGE = "tfchaos/proxy-deps:latest"
@@ -84,7 +93,7 @@ class ImagePlan:
     # app
     dockerfile: str = ""
     patterns: list[str] = field(default_factory=list)
-    deps: "ImagePlan | None" = None
+    deps: ImagePlan | None = None
 
     @property
     def hash(self) -> str:
@@ -104,25 +113,54 @@ def docker_file(*parts: str) -> str:
 def worker_plans(spec: TFSpec) -> tuple[ImagePlan, ImagePlan]:
     lock = wheelhouse.read_lock(spec.lock_dir) if spec.lock_dir else None
     unlocked = wheelhouse.Lock(tuple(spec.requirements()), tuple(spec.nodeps_requirements()))
-    deps = ImagePlan(name=f"worker-deps:{spec.key}", tag=worker_deps_tag(spec.version), kind="deps", tf=spec,
-                     arch=spec.arch, wheelhouse_name=spec.wheelhouse_key, lock=lock, unlocked=unlocked,
-                     env=spec.env())
-    app = ImagePlan(name=f"worker:{spec.key}", tag=worker_image_tag(spec.version), kind="app", tf=spec,
-                    arch=spec.arch, dockerfile=docker_file("worker", "Dockerfile"), patterns=WORKER_FILES, deps=deps)
+    deps = ImagePlan(
+        name=f"worker-deps:{spec.key}",
+        tag=worker_deps_tag(spec.version),
+        kind="deps",
+        tf=spec,
+        arch=spec.arch,
+        wheelhouse_name=spec.wheelhouse_key,
+        lock=lock,
+        unlocked=unlocked,
+        env=spec.env(),
+    )
+    app = ImagePlan(
+        name=f"worker:{spec.key}",
+        tag=worker_image_tag(spec.version),
+        kind="app",
+        tf=spec,
+        arch=spec.arch,
+        dockerfile=docker_file("worker", "Dockerfile"),
+        patterns=WORKER_FILES,
+        deps=deps,
+    )
     return deps, app
 
 
 def proxy_plans(arch: str = DEFAULT_ARCH) -> tuple[ImagePlan, ImagePlan]:
     """The committed lock (its pins have wheels for both architectures), in a wheelhouse per architecture."""
     lock = wheelhouse.read_lock(docker_file("proxy"))
-    deps = ImagePlan(name="proxy-deps", tag=PROXY_DEPS_IMAGE, kind="deps", arch=arch,
-                     wheelhouse_name="proxy" if arch == DEFAULT_ARCH else f"proxy-{arch}", lock=lock)
-    app = ImagePlan(name="proxy", tag=PROXY_IMAGE, kind="app", arch=arch,
-                    dockerfile=docker_file("proxy", "Dockerfile"), patterns=PROXY_FILES, deps=deps)
+    deps = ImagePlan(
+        name="proxy-deps",
+        tag=PROXY_DEPS_IMAGE,
+        kind="deps",
+        arch=arch,
+        wheelhouse_name="proxy" if arch == DEFAULT_ARCH else f"proxy-{arch}",
+        lock=lock,
+    )
+    app = ImagePlan(
+        name="proxy",
+        tag=PROXY_IMAGE,
+        kind="app",
+        arch=arch,
+        dockerfile=docker_file("proxy", "Dockerfile"),
+        patterns=PROXY_FILES,
+        deps=deps,
+    )
     return deps, app
 
 
-def deps_inputs(plan: ImagePlan, base: "BaseRef", lock: wheelhouse.Lock, manifest) -> dict[str, Any]:
+def deps_inputs(plan: ImagePlan, base: BaseRef, lock: wheelhouse.Lock, manifest) -> dict[str, Any]:
     return {
         "kind": "deps",
         "dockerfile": read_text(docker_file("venv", "Dockerfile")),

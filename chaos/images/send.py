@@ -21,7 +21,7 @@ import contextlib
 import os
 import tarfile
 import uuid
-from typing import Iterator
+from collections.abc import Iterator
 
 from chaos.errors import InfrastructureError
 
@@ -60,8 +60,10 @@ def tar_chunks(folder: str, *, chunk: int = CHUNK) -> Iterator[bytes]:
                 sent += len(block)
                 yield block
         if sent != info.size:
-            raise InfrastructureError(f"{path} changed size while it was sent to the engine ({info.size} -> {sent})",
-                                      hint="nothing else should write the build's inputs during a build; build again")
+            raise InfrastructureError(
+                f"{path} changed size while it was sent to the engine ({info.size} -> {sent})",
+                hint="nothing else should write the build's inputs during a build; build again",
+            )
         if info.size % tarfile.BLOCKSIZE:
             yield tarfile.NUL * (tarfile.BLOCKSIZE - info.size % tarfile.BLOCKSIZE)
     yield tarfile.NUL * (2 * tarfile.BLOCKSIZE)
@@ -72,8 +74,9 @@ def folder_bytes(folder: str) -> int:
 
 
 @contextlib.contextmanager
-def read_only_volumes(client, image: str, folders: dict[str, str], *, labels: dict[str, str],
-                      prefix: str) -> Iterator[list]:
+def read_only_volumes(
+    client, image: str, folders: dict[str, str], *, labels: dict[str, str], prefix: str
+) -> Iterator[list]:
     """For each ``target -> local folder``: a named volume holding a copy of the folder,
     yielded as read-only Mounts at the targets; the volumes and the filling container
     are removed whatever happens. ``image`` is any image on the engine (the build's own)."""
@@ -88,18 +91,25 @@ def read_only_volumes(client, image: str, folders: dict[str, str], *, labels: di
             for i, _ in enumerate(folders):
                 volumes.append(client.volumes.create(f"{prefix}-{tag}-in{i}", labels=labels))
             filler = client.containers.create(
-                image, entrypoint=["true"], command=[], name=f"{prefix}-{tag}-send", labels=labels,
+                image,
+                entrypoint=["true"],
+                command=[],
+                name=f"{prefix}-{tag}-send",
+                labels=labels,
                 network_disabled=True,
-                mounts=[Mount(f"{FILL_ROOT}/{i}", v.name, type="volume") for i, v in enumerate(volumes)])
+                mounts=[Mount(f"{FILL_ROOT}/{i}", v.name, type="volume") for i, v in enumerate(volumes)],
+            )
             for i, folder in enumerate(folders.values()):
                 if not filler.put_archive(f"{FILL_ROOT}/{i}", tar_chunks(folder)):
-                    raise InfrastructureError(f"the engine did not take the copy of {folder}",
-                                              hint="see the engine's log; build again")
+                    raise InfrastructureError(
+                        f"the engine did not take the copy of {folder}", hint="see the engine's log; build again"
+                    )
         except docker.errors.APIError as exc:
             raise InfrastructureError(
                 f"could not send the build's inputs ({', '.join(folders.values())}) to the engine: "
                 f"{exc.explanation or exc}",
-                hint="check the engine's free space (`docker system df`); build again") from None
+                hint="check the engine's free space (`docker system df`); build again",
+            ) from None
         filler.remove(force=True)
         filler = None
         yield [Mount(target, v.name, type="volume", read_only=True) for target, v in zip(folders, volumes)]

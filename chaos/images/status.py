@@ -6,13 +6,18 @@ The same hashes ``ensure_images`` computes, without building or touching the net
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from chaos.images import engine, wheelhouse
 from chaos.images.base import FALLBACK_BASE_TAG, base_recipe_hash, find_base
 from chaos.images.plans import (
-    DEFAULT_TF_VERSIONS, LABEL_INPUTS, app_inputs, deps_inputs, proxy_plans, worker_plans,
+    DEFAULT_TF_VERSIONS,
+    LABEL_INPUTS,
+    app_inputs,
+    deps_inputs,
+    proxy_plans,
+    worker_plans,
 )
 from chaos.images.versions import parse_tf_version
 
@@ -40,8 +45,14 @@ def _state_of(client, name: str, tag: str, want: str | None, note: str = "") -> 
     return ImageState(name, tag, "exists", created, size, note)
 
 
-def image_status(tf_versions: Iterable[str] = DEFAULT_TF_VERSIONS, *, proxy: bool = True,
-                 base_image: str | None = None, client=None, helper: bool = False) -> list[ImageState]:
+def image_status(
+    tf_versions: Iterable[str] = DEFAULT_TF_VERSIONS,
+    *,
+    proxy: bool = True,
+    base_image: str | None = None,
+    client=None,
+    helper: bool = False,
+) -> list[ImageState]:
     """What exists, what is stale (inputs changed) and what is missing. No network.
     ``helper``: also the packet faults' network helper (chaos.images.netns_helper)."""
     client = client or engine.docker_client()
@@ -53,8 +64,11 @@ def image_status(tf_versions: Iterable[str] = DEFAULT_TF_VERSIONS, *, proxy: boo
         rows.append(_state_of(client, "base", FALLBACK_BASE_TAG, base_recipe_hash()))
     elif base.kind == "stock":
         img = engine.get_image(client, base.tag)
-        rows.append(ImageState("base", base.tag, "exists", engine.created_of(img),
-                               int(img.attrs.get("Size") or 0), "stock image"))
+        rows.append(
+            ImageState(
+                "base", base.tag, "exists", engine.created_of(img), int(img.attrs.get("Size") or 0), "stock image"
+            )
+        )
     else:
         rows.append(_state_of(client, "base", base.tag, base_recipe_hash()))
     pairs = [worker_plans(s) for s in specs] + ([proxy_plans(arch)] if proxy else [])

@@ -23,10 +23,9 @@ import subprocess
 import tempfile
 
 from chaos.errors import InfrastructureError
-from chaos.images import engine
-from chaos.images.engine import Progress
-from chaos.images import deb_image
+from chaos.images import deb_image, engine
 from chaos.images.deb_image import DebImage
+from chaos.images.engine import Progress
 from chaos.images.plans import build_container_labels
 
 NODE_IMAGE = "tfchaos/swarm-node:latest"
@@ -47,8 +46,11 @@ sshfs --version | head -1
 iptables -V
 echo node ready
 """
-CHANGES = ['ENTRYPOINT ["tini", "--"]', 'CMD ["dockerd"]',
-           "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
+CHANGES = [
+    'ENTRYPOINT ["tini", "--"]',
+    'CMD ["dockerd"]',
+    "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+]
 
 
 IMAGE = DebImage(NODE_IMAGE, KIND, "the swarm node", INSTALL, tuple(CHANGES), hint="delete {folder} and try again")
@@ -74,15 +76,28 @@ def ensure_debs(client, base_tag: str, progress: Progress = engine.noop) -> tupl
             f"the swarm node image needs Debian packages ({', '.join(WANT)}) and this machine has no apt-get",
             hint=f"put their bookworm .deb files (with their dependencies) into {folder}, or build on a Debian host",
         )
-    status = client.containers.run(base_tag, ["cat", "/var/lib/dpkg/status"], remove=True, network_disabled=True,
-                                   labels=build_container_labels())
+    status = client.containers.run(
+        base_tag, ["cat", "/var/lib/dpkg/status"], remove=True, network_disabled=True, labels=build_container_labels()
+    )
     os.makedirs(os.path.join(folder, "partial"), exist_ok=True)
     with tempfile.NamedTemporaryFile("wb", prefix="tfchaos-dpkg-status-", delete=False) as fh:
         fh.write(status)
         status_file = fh.name
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    download = ["apt-get", "-o", f"Dir::State::status={status_file}", "-o", f"Dir::Cache::archives={folder}",
-                "-o", "Debug::NoLocking=1", "--download-only", "-y", "--no-install-recommends", "install", *WANT]
+    download = [
+        "apt-get",
+        "-o",
+        f"Dir::State::status={status_file}",
+        "-o",
+        f"Dir::Cache::archives={folder}",
+        "-o",
+        "Debug::NoLocking=1",
+        "--download-only",
+        "-y",
+        "--no-install-recommends",
+        "install",
+        *WANT,
+    ]
     try:
         progress(f"swarm-node: apt-get --download-only {' '.join(WANT)} (against the base's packages)")
         proc = subprocess.run(download, capture_output=True, text=True, env=env)
@@ -115,5 +130,6 @@ def wanted_hash(base_id: str) -> tuple[str | None, str]:
 def ensure_node_image(client=None, *, force: bool = False, progress: Progress = engine.noop) -> str:
     """Build the node image when it is missing or stale; its tag."""
     client = client or engine.docker_client()
-    return deb_image.ensure(client, IMAGE, lambda base: ensure_debs(client, base.tag, progress), node_inputs,
-                            force=force, progress=progress)
+    return deb_image.ensure(
+        client, IMAGE, lambda base: ensure_debs(client, base.tag, progress), node_inputs, force=force, progress=progress
+    )

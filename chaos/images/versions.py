@@ -45,7 +45,7 @@ def engine_arch(reported: str, engine: str = "the Docker engine") -> str:
         raise InfrastructureError(
             f"{engine} runs on {reported!r}, and the images are built for x86_64 and aarch64 only",
             hint="point DOCKER_HOST at an x86_64 or aarch64 (arm64) engine: TensorFlow publishes Linux wheels "
-                 "for those two",
+            "for those two",
         )
     return arch
 

@@ -17,12 +17,13 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from chaos.errors import InfrastructureError
 
 Progress = Callable[[str], None]
+
 
 # Bookworm has glibc 2.36: accept every manylinux tag up to that (pip does not
 # expand manylinux_2_X platforms by itself). aarch64 wheels start at manylinux2014 (2.17).
@@ -40,9 +41,16 @@ def pip_target(arch: str = "x86_64") -> list[str]:
     """pip's options for wheels that install in the images' Python 3.11 on ``arch``."""
     return [
         "--only-binary=:all:",
-        "--python-version", "3.11",
-        "--implementation", "cp",
-        "--abi", "cp311", "--abi", "abi3", "--abi", "none",
+        "--python-version",
+        "3.11",
+        "--implementation",
+        "cp",
+        "--abi",
+        "cp311",
+        "--abi",
+        "abi3",
+        "--abi",
+        "none",
     ] + [arg for p in platforms(arch) for arg in ("--platform", p)]
 
 
@@ -147,8 +155,21 @@ def wheel_manifest(directory: str, files: list[str]) -> list[tuple[str, int]]:
 
 
 def _pip_download(args: list[str], dest: str, what: str, progress: Progress, arch: str = "x86_64") -> None:
-    cmd = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check",
-           "--progress-bar", "off", "--dest", dest] + pip_target(arch) + args
+    cmd = (
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--disable-pip-version-check",
+            "--progress-bar",
+            "off",
+            "--dest",
+            dest,
+        ]
+        + pip_target(arch)
+        + args
+    )
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     except OSError as exc:
@@ -175,10 +196,12 @@ def _pip_download(args: list[str], dest: str, what: str, progress: Progress, arc
         raise InfrastructureError(
             f"no wheel of {wanted} for Python 3.11 on manylinux {arch} (the engine's architecture)",
             hint=f"pick a version that has one (`pip download --only-binary=:all: --platform "
-                 f"{platforms(arch)[-1]} --python-version 3.11 --no-deps '{wanted}'` tells), or build on an engine "
-                 f"of another architecture",
+            f"{platforms(arch)[-1]} --python-version 3.11 --no-deps '{wanted}'` tells), or build on an engine "
+            f"of another architecture",
         )
-    if re.search(r"(Connection|NewConnectionError|Temporary failure|Name or service|Max retries|timed out|ProxyError)", text):
+    if re.search(
+        r"(Connection|NewConnectionError|Temporary failure|Name or service|Max retries|timed out|ProxyError)", text
+    ):
         raise InfrastructureError(
             f"pip download of {what} failed: cannot reach the package index",
             hint=f"check the network/pip configuration, or fill {dest} with the wheels by hand",
@@ -190,8 +213,13 @@ def _pip_download(args: list[str], dest: str, what: str, progress: Progress, arc
     )
 
 
-def ensure_wheelhouse(name: str, lock: Lock | None, unlocked: Lock | None = None,
-                      progress: Progress = lambda _m: None, arch: str = "x86_64") -> tuple[str, Lock, list[str]]:
+def ensure_wheelhouse(
+    name: str,
+    lock: Lock | None,
+    unlocked: Lock | None = None,
+    progress: Progress = lambda _m: None,
+    arch: str = "x86_64",
+) -> tuple[str, Lock, list[str]]:
     """Make sure ``wheelhouse_dir(name)`` holds every wheel of the lock.
 
     With a committed ``lock``, missing wheels are downloaded exactly (``--no-deps``

@@ -19,10 +19,10 @@ import threading
 import time
 
 from chaos import LABEL_PROJECT, PROJECT
-from chaos.errors import InfrastructureError, ScenarioError
-from chaos.images.versions import app_tag
 from chaos.agent import layer
 from chaos.agent.layer import AGENT_DIR
+from chaos.errors import InfrastructureError, ScenarioError
+from chaos.images.versions import app_tag
 from chaos.workload.spec import WorkloadSpec
 
 LABEL_KIND = "io.tfchaos.kind"
@@ -59,8 +59,14 @@ def build_image(client, spec: WorkloadSpec, progress=None) -> str:
         progress(f"workload: docker build {context} ({spec.build.dockerfile}) -> {tag}")
     last_error, tail = None, []
     for chunk in client.api.build(
-        path=str(context), dockerfile=spec.build.dockerfile, tag=tag, buildargs=spec.build.args or None,
-        pull=False, rm=True, forcerm=True, decode=True,
+        path=str(context),
+        dockerfile=spec.build.dockerfile,
+        tag=tag,
+        buildargs=spec.build.args or None,
+        pull=False,
+        rm=True,
+        forcerm=True,
+        decode=True,
         labels={LABEL_PROJECT: PROJECT, LABEL_KIND: "workload"},
     ):
         if "error" in chunk:

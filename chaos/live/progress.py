@@ -21,7 +21,7 @@ class ProgressPrinter:
         self._stragglers = StragglerWatch()
         self._seen: list[Event] = []  # this run's events so far: what a missing peer's "why" is read from
 
-    def for_run(self, prefix: str) -> "ProgressPrinter":
+    def for_run(self, prefix: str) -> ProgressPrinter:
         """A printer for one of several runs side by side: same clock, lines tagged."""
         return ProgressPrinter(self.stream, prefix=prefix, t0=self.t0)
 

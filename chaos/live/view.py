@@ -13,7 +13,6 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from chaos.live.progress import ProgressPrinter
 from chaos.events import (
     DoneEvent,
     ErrorEvent,
@@ -28,6 +27,7 @@ from chaos.events import (
     StartEvent,
     StepEvent,
 )
+from chaos.live.progress import ProgressPrinter
 
 REFRESH_PER_S = 4
 
@@ -96,14 +96,15 @@ class LiveView(ProgressPrinter):
 
             console = Console(file=self.stream, force_terminal=True)
             _shared = _Shared(console=console, runs=[], lock=threading.Lock())
-            _shared.live = Live(console=console, get_renderable=_shared.render,
-                                refresh_per_second=REFRESH_PER_S, transient=True)
+            _shared.live = Live(
+                console=console, get_renderable=_shared.render, refresh_per_second=REFRESH_PER_S, transient=True
+            )
         self._shared = _shared
         self._state: RunState | None = None
 
     # --- the ProgressPrinter interface -------------------------------------
 
-    def for_run(self, prefix: str) -> "LiveView":
+    def for_run(self, prefix: str) -> LiveView:
         return LiveView(self.stream, prefix=prefix, t0=self.t0, _shared=self._shared)
 
     def expect(self, name: str, final_step: int) -> None:
@@ -115,8 +116,9 @@ class LiveView(ProgressPrinter):
 
     def line(self, text: str) -> None:
         tag = f"[{self.prefix}] " if self.prefix else ""
-        self._shared.console.print(f"[{time.monotonic() - self.t0:6.1f}s] {tag}{text}",
-                                   markup=False, highlight=False, soft_wrap=True)
+        self._shared.console.print(
+            f"[{time.monotonic() - self.t0:6.1f}s] {tag}{text}", markup=False, highlight=False, soft_wrap=True
+        )
 
     def event(self, e: Event) -> None:
         if self._state is not None:
@@ -172,8 +174,12 @@ def render(runs: list[RunState]):
     parts = []
     for run in runs:
         faults = ", ".join(f"{f} on {t}" for f, t in run.faults) or "none"
-        title = Text.assemble((run.name, "bold"), f"  phase: {run.phase}  ",
-                              ("faults: ", ""), (faults, "bold red" if run.faults else "dim"))
+        title = Text.assemble(
+            (run.name, "bold"),
+            f"  phase: {run.phase}  ",
+            ("faults: ", ""),
+            (faults, "bold red" if run.faults else "dim"),
+        )
         table = Table.grid(padding=(0, 1))
         table.add_column(width=9)
         table.add_column(width=40)
@@ -183,7 +189,8 @@ def render(runs: list[RunState]):
             step = run.steps.get(worker, 0)
             total = run.final_step or max(step, 1)
             done = f"{step}/{run.final_step}" if run.final_step else f"step {step}"
-            table.add_row(worker, ProgressBar(total=total, completed=min(step, total), width=40), done,
-                          run.states.get(worker, ""))
+            table.add_row(
+                worker, ProgressBar(total=total, completed=min(step, total), width=40), done, run.states.get(worker, "")
+            )
         parts += [title, table]
     return Group(*parts)

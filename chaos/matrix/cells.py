@@ -64,27 +64,48 @@ class Cell:
     def scenario(self) -> Scenario:
         spec = TOXICS[self.toxic]
         at = "bring_up" if self.when == "bring_up" else {"epoch": 2}
-        return scenario_from_dict({
-            "name": self.name,
-            "description": f"{self.toxic} on {self.direction} of the {self.target}'s link, {self.when.replace('_', ' ')}",
-            "explain": {"symptom": "measured by chaos matrix", "cause": "a degraded link",
-                        "fix": "see docs/network-matrix.md"},
-            "cluster": {"workers": 2, "training": {"epochs": 5, "steps_per_epoch": PACKET_STEPS_PER_EPOCH
-                                                   if spec.get("packet") else 20},
-                        "recovery": {"restart": "all", "max_restarts": 1}},
-            "faults": [{spec["fault"]: {"worker": TARGETS[self.target], **self._direction(spec), **spec["params"]},
-                        "at": at, "for": WINDOW_S}],
-            "recover": [{"matches_uninterrupted": {}}, {"completed": {}}],
-            "timeouts": {"bring_up": 120, "symptom": WINDOW_S + 30, "total": 360},
-        }, source=f"<matrix {self.name}>")
+        return scenario_from_dict(
+            {
+                "name": self.name,
+                "description": f"{self.toxic} on {self.direction} of the {self.target}'s link, {self.when.replace('_', ' ')}",
+                "explain": {
+                    "symptom": "measured by chaos matrix",
+                    "cause": "a degraded link",
+                    "fix": "see docs/network-matrix.md",
+                },
+                "cluster": {
+                    "workers": 2,
+                    "training": {"epochs": 5, "steps_per_epoch": PACKET_STEPS_PER_EPOCH if spec.get("packet") else 20},
+                    "recovery": {"restart": "all", "max_restarts": 1},
+                },
+                "faults": [
+                    {
+                        spec["fault"]: {"worker": TARGETS[self.target], **self._direction(spec), **spec["params"]},
+                        "at": at,
+                        "for": WINDOW_S,
+                    }
+                ],
+                "recover": [{"matches_uninterrupted": {}}, {"completed": {}}],
+                "timeouts": {"bring_up": 120, "symptom": WINDOW_S + 30, "total": 360},
+            },
+            source=f"<matrix {self.name}>",
+        )
 
 
 def all_cells() -> list[Cell]:
-    return [Cell(*c) for c in itertools.product(TOXICS, DIRECTIONS, TARGETS, WHENS)
-            if c[1] in TOXICS[c[0]].get("directions", DIRECTIONS)]
+    return [
+        Cell(*c)
+        for c in itertools.product(TOXICS, DIRECTIONS, TARGETS, WHENS)
+        if c[1] in TOXICS[c[0]].get("directions", DIRECTIONS)
+    ]
 
 
 def select(toxics=None, directions=None, targets=None, whens=None) -> list[Cell]:
-    return [c for c in all_cells()
-            if (not toxics or c.toxic in toxics) and (not directions or c.direction in directions)
-            and (not targets or c.target in targets) and (not whens or c.when in whens)]
+    return [
+        c
+        for c in all_cells()
+        if (not toxics or c.toxic in toxics)
+        and (not directions or c.direction in directions)
+        and (not targets or c.target in targets)
+        and (not whens or c.when in whens)
+    ]

@@ -10,22 +10,26 @@ from chaos.matrix.outcome import Outcome, classify
 
 BOUND_HINT = {
     "mid_training": "bound it: a collective timeout (CommunicationOptions(timeout_seconds=N); scenario: "
-                    "training.collective_timeout_s) turns a held collective into DeadlineExceededError "
-                    "(scenarios/port-blackholed-mid-training-times-out-then-recovers.yaml)",
+    "training.collective_timeout_s) turns a held collective into DeadlineExceededError "
+    "(scenarios/port-blackholed-mid-training-times-out-then-recovers.yaml)",
     "bring_up": "bound it from outside: nothing in training runs yet, so only a start deadline does it (the "
-                "orchestrator's, or the coordination service's registration timeout, "
-                "configure_coordination_service(cluster_register_timeout_in_ms=...))",
+    "orchestrator's, or the coordination service's registration timeout, "
+    "configure_coordination_service(cluster_register_timeout_in_ms=...))",
 }
 
 
 def table(rows: list[tuple[Cell, Outcome]]) -> str:
-    out = ["| toxic | direction | target | when | outcome | first sign s | bit-exact recovery | detail |",
-           "|---|---|---|---|---|---|---|---|"]
+    out = [
+        "| toxic | direction | target | when | outcome | first sign s | bit-exact recovery | detail |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for cell, o in rows:
         sign = f"{o.first_sign_s:.1f}" if o.first_sign_s is not None else "-"
         detail = o.detail.replace("|", "\\|")
-        out.append(f"| {cell.toxic} | {cell.direction} | {cell.target} | {cell.when.replace('_', ' ')} | "
-                   f"**{o.kind}** | {sign} | {o.bit_exact} | {detail} |")
+        out.append(
+            f"| {cell.toxic} | {cell.direction} | {cell.target} | {cell.when.replace('_', ' ')} | "
+            f"**{o.kind}** | {sign} | {o.bit_exact} | {detail} |"
+        )
     return "\n".join(out)
 
 
@@ -55,17 +59,25 @@ def cmd_matrix(args) -> int:
 
     cells = select(args.toxic, args.direction, args.target, args.when)
     if not cells:
-        one_way = [f"{t}: {', '.join(TOXICS[t]['directions'])} only" for t in (args.toxic or ()) if "directions" in TOXICS[t]]
-        raise ScenarioError("no cell of the matrix has this toxic, direction, target and time",
-                            hint="; ".join(one_way) or "see chaos matrix --help for the valid values")
+        one_way = [
+            f"{t}: {', '.join(TOXICS[t]['directions'])} only" for t in (args.toxic or ()) if "directions" in TOXICS[t]
+        ]
+        raise ScenarioError(
+            "no cell of the matrix has this toxic, direction, target and time",
+            hint="; ".join(one_way) or "see chaos matrix --help for the valid values",
+        )
     if args.from_reports:
         rows, missing = rows_from_reports(cells, [Path(d) for d in args.from_reports])
         if missing:
-            print(f"{len(missing)} of the {len(cells)} selected cells have no report (not run): "
-                  + ", ".join(c.name.removeprefix("matrix-") for c in missing))
+            print(
+                f"{len(missing)} of the {len(cells)} selected cells have no report (not run): "
+                + ", ".join(c.name.removeprefix("matrix-") for c in missing)
+            )
         if not rows:
-            raise ScenarioError("no report of any selected cell in " + ", ".join(args.from_reports),
-                                hint="run chaos matrix --report-dir DIR first")
+            raise ScenarioError(
+                "no report of any selected cell in " + ", ".join(args.from_reports),
+                hint="run chaos matrix --report-dir DIR first",
+            )
     else:
         preflight(RunOptions())
         print(f"{len(cells)} cells, {args.jobs} at a time", flush=True)
@@ -87,7 +99,8 @@ def register(subparsers) -> None:
     from chaos.runner.entries import DEFAULT_JOBS
 
     p = subparsers.add_parser(
-        "matrix", help="what TF does on a degraded network: toxic x direction x target x time",
+        "matrix",
+        help="what TF does on a degraded network: toxic x direction x target x time",
         description="Runs one scenario per cell and prints, per cell, the outcome in the fault window "
         "(a bounded error with its class, normal progress, progress slowed by a factor, or a hang), the time "
         "to the first sign and whether recovery was bit-exact. Exit 1 when a cell hangs silently.",
@@ -99,6 +112,10 @@ def register(subparsers) -> None:
     p.add_argument("-j", "--jobs", type=int, default=DEFAULT_JOBS, metavar="N", help="cells side by side")
     p.add_argument("--markdown", metavar="FILE", help="also write the table to FILE")
     p.add_argument("--report-dir", metavar="DIR", help="each cell's JSON report and worker logs")
-    p.add_argument("--from-reports", nargs="+", metavar="DIR",
-                   help="classify the cells' reports of earlier runs (their --report-dir) instead of running")
+    p.add_argument(
+        "--from-reports",
+        nargs="+",
+        metavar="DIR",
+        help="classify the cells' reports of earlier runs (their --report-dir) instead of running",
+    )
     p.set_defaults(func=cmd_matrix)

@@ -26,7 +26,14 @@ class Outcome:
         return self.kind == "hang"
 
 
-NOISE = ("Graph execution error", "Detected at node", "File ", "Additional GRPC error", ":UNKNOWN:", "The error could be")
+NOISE = (
+    "Graph execution error",
+    "Detected at node",
+    "File ",
+    "Additional GRPC error",
+    ":UNKNOWN:",
+    "The error could be",
+)
 
 
 def _first_line(message: str) -> str:
@@ -54,7 +61,8 @@ def missing_party(window: list, steps: list[StepEvent], workers: int) -> str:
 def classify(report: Report) -> Outcome:
     timeline = report.timeline
     bit_exact = {"pass": "yes", "fail": "no"}.get(
-        next((v.status.value for v in report.verdicts if v.check == "matches_uninterrupted"), ""), "unknown")
+        next((v.status.value for v in report.verdicts if v.check == "matches_uninterrupted"), ""), "unknown"
+    )
     injects = timeline.of(InjectEvent)
     if report.status is Status.ERROR or not injects:
         return Outcome("not judged", report.error or "the fault was never injected", None, bit_exact)
@@ -68,12 +76,14 @@ def classify(report: Report) -> Outcome:
     errors = [e for e in window if isinstance(e, ErrorEvent)]
     if errors:
         first = errors[0]
-        return Outcome("error", f"{first.error_class.rsplit('.', 1)[-1]}: {_first_line(first.message)}",
-                       first.t - t0, bit_exact)
+        return Outcome(
+            "error", f"{first.error_class.rsplit('.', 1)[-1]}: {_first_line(first.message)}", first.t - t0, bit_exact
+        )
     exits = [e for e in window if isinstance(e, ExitEvent) and e.exit_code != 0]
     if exits:
-        return Outcome("error", f"worker-{exits[0].worker} exited {exits[0].exit_code} with no error",
-                       exits[0].t - t0, bit_exact)
+        return Outcome(
+            "error", f"worker-{exits[0].worker} exited {exits[0].exit_code} with no error", exits[0].t - t0, bit_exact
+        )
     durations = timeline.step_durations()
     # The fault-free step time: before the fault; for a fault applied at bring-up, after its heal.
     before = [d for e, d in durations if e.t < t0] or [d for e, d in durations if e.t > t1]
@@ -90,12 +100,20 @@ def classify(report: Report) -> Outcome:
         missing = missing_party(window, [e for e in timeline.of(StepEvent) if e.t <= t1], timeline.info.num_workers)
         if not steps:
             return Outcome("hang", f"no step and no error for {t1 - t0:.0f} s; {missing}", None, bit_exact)
-        return Outcome("hang", f"no error; last step {last - t0:+.1f} s after the inject, then none for "
-                       f"{t1 - last:.0f} s; {missing}", None, bit_exact)
+        return Outcome(
+            "hang",
+            f"no error; last step {last - t0:+.1f} s after the inject, then none for {t1 - last:.0f} s; {missing}",
+            None,
+            bit_exact,
+        )
     if not during or not before:
         # Trained on (to the end, here) with no fault-free steps in this run to compare with.
-        return Outcome("progress", f"{len(steps)} step events in the window, no fault-free steps to compare",
-                       steps[0].t - t0, bit_exact)
+        return Outcome(
+            "progress",
+            f"{len(steps)} step events in the window, no fault-free steps to compare",
+            steps[0].t - t0,
+            bit_exact,
+        )
     factor = statistics.median(d for _, d in during) / statistics.median(before)
     kind = "slowed" if factor >= SLOWED else "normal"
     return Outcome(kind, f"step time x{factor:.1f}", during[0][0].t - t0, bit_exact)

@@ -8,7 +8,8 @@ iptables state). The faults (chaos.faults.packet) speak only this.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from chaos.netns.rules import Capabilities
 

@@ -67,7 +67,7 @@ def _attrs(data: bytes) -> dict[int, bytes]:
         size, kind = struct.unpack_from("=HH", data, pos)
         if size < 4:
             break
-        out[kind & 0x7FFF] = data[pos + 4:pos + size]
+        out[kind & 0x7FFF] = data[pos + 4 : pos + size]
         pos += (size + 3) & ~3
     return out
 
@@ -92,8 +92,9 @@ class Queue:
     def _send(self, msg_type: int, flags: int, payload: bytes) -> None:
         self.seq += 1
         body = NFGEN.pack(socket.AF_UNSPEC, 0, self.number) + payload
-        self.sock.send(NLMSG_HDR.pack(NLMSG_HDR.size + len(body), (NFNL_SUBSYS_QUEUE << 8) | msg_type,
-                                      flags, self.seq, 0) + body)
+        self.sock.send(
+            NLMSG_HDR.pack(NLMSG_HDR.size + len(body), (NFNL_SUBSYS_QUEUE << 8) | msg_type, flags, self.seq, 0) + body
+        )
 
     def _config(self, payload: bytes) -> None:
         self._send(NFQNL_MSG_CONFIG, NLM_F_REQUEST | NLM_F_ACK, payload)
@@ -113,7 +114,7 @@ class Queue:
             size, msg_type, _flags, _seq, _pid = NLMSG_HDR.unpack_from(data, pos)
             if size < NLMSG_HDR.size:
                 break
-            yield msg_type, data[pos + NLMSG_HDR.size:pos + size]
+            yield msg_type, data[pos + NLMSG_HDR.size : pos + size]
             pos += (size + 3) & ~3
 
     def packets(self):
@@ -122,7 +123,7 @@ class Queue:
         for msg_type, body in self._messages(data):
             if msg_type != (NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET:
                 continue
-            attrs = _attrs(body[NFGEN.size:])
+            attrs = _attrs(body[NFGEN.size :])
             if NFQA_PACKET_HDR not in attrs:
                 continue
             (packet_id,) = struct.unpack_from("!I", attrs[NFQA_PACKET_HDR])
@@ -136,8 +137,11 @@ class Queue:
 
     def close(self) -> None:
         try:
-            self._send(NFQNL_MSG_CONFIG, NLM_F_REQUEST,
-                       _attr(NFQA_CFG_CMD, struct.pack("!BBH", NFQNL_CFG_CMD_UNBIND, 0, socket.AF_INET)))
+            self._send(
+                NFQNL_MSG_CONFIG,
+                NLM_F_REQUEST,
+                _attr(NFQA_CFG_CMD, struct.pack("!BBH", NFQNL_CFG_CMD_UNBIND, 0, socket.AF_INET)),
+            )
         except OSError:
             pass
         self.sock.close()
@@ -317,9 +321,11 @@ def probe(toward: str | None = None) -> dict:
     ok, out = _run(["iptables", "-w", "-N", chain])
     if not ok:
         why["iptables"] = f"iptables -N: {out}"
-    for name, rule in (("statistic", ["-m", "statistic", "--mode", "random", "--probability", "0.5"]),
-                       ("length", ["-m", "length", "--length", "1:2"]),
-                       ("nfqueue_target", ["-j", "NFQUEUE", "--queue-num", "65000", "--queue-bypass"])):
+    for name, rule in (
+        ("statistic", ["-m", "statistic", "--mode", "random", "--probability", "0.5"]),
+        ("length", ["-m", "length", "--length", "1:2"]),
+        ("nfqueue_target", ["-j", "NFQUEUE", "--queue-num", "65000", "--queue-bypass"]),
+    ):
         good, out = _run(["iptables", "-w", "-A", chain, *rule]) if ok else (False, why["iptables"])
         found[name] = good
         if not good:

@@ -39,8 +39,9 @@ i's own port, like every other task's, and cannot be told apart here.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 from chaos.errors import InfrastructureError
 
@@ -69,11 +70,13 @@ class Capabilities:
     why: dict[str, str] = field(default_factory=dict, compare=False)  # capability -> what the probe saw
 
     @classmethod
-    def from_probe(cls, text: str) -> "Capabilities":
+    def from_probe(cls, text: str) -> Capabilities:
         """The JSON line ``chaos.netns.nfqueue probe`` prints (its last line)."""
         data = json.loads(text.strip().splitlines()[-1])
-        return cls(**{k: data[k] for k in ("netem", "statistic", "nfqueue", "length", "ifb", "iface") if k in data},
-                   why=dict(data.get("why") or {}))
+        return cls(
+            **{k: data[k] for k in ("netem", "statistic", "nfqueue", "length", "ifb", "iface") if k in data},
+            why=dict(data.get("why") or {}),
+        )
 
     def describe(self) -> str:
         have = [k for k in ("netem", "statistic", "nfqueue", "length", "ifb") if getattr(self, k)]
@@ -174,8 +177,9 @@ def _hook(direction: str, chain: str) -> list[str]:
     return [builtin, "!", flag, "lo", "-j", chain]
 
 
-def chains_plan(fault: str, implementation: str, tag: str, rules: dict[str, list[list[str]]],
-                shaper: dict[str, Any] | None = None) -> Plan:
+def chains_plan(
+    fault: str, implementation: str, tag: str, rules: dict[str, list[list[str]]], shaper: dict[str, Any] | None = None
+) -> Plan:
     """A plan of one chain per direction with these rules (``{direction: [rule args]}``),
     after a first rule that matches every packet and does nothing: its counter is
     how many packets went that way while the fault was on (chaos.faults.packet
@@ -192,9 +196,11 @@ def chains_plan(fault: str, implementation: str, tag: str, rules: dict[str, list
             apply.append(("iptables", "-w", "-A", chain, *rule))
         hook = _hook(direction, chain)
         apply.append(("iptables", "-w", "-I", hook[0], "1", *hook[1:]))
-        undo += [("iptables", "-w", "-D", *_hook(direction, chain)),
-                 ("iptables", "-w", "-F", chain),
-                 ("iptables", "-w", "-X", chain)]
+        undo += [
+            ("iptables", "-w", "-D", *_hook(direction, chain)),
+            ("iptables", "-w", "-F", chain),
+            ("iptables", "-w", "-X", chain),
+        ]
     return Plan(fault, implementation, tuple(apply), tuple(undo), shaper)
 
 
@@ -231,13 +237,18 @@ def plan_loss(tag: str, scope: Scope, percent: float, correlation_pct: float, ca
         return netem_plan("packet_loss", tag, scope, shaping, caps)
     if correlation_pct == 0 and caps.statistic:
         rule = ["-m", "statistic", "--mode", "random", "--probability", _probability(percent), "-j", "DROP"]
-        return chains_plan("packet_loss", "iptables statistic", tag,
-                           {d: [[*scope.match(d), *rule]] for d in scope.directions()})
+        return chains_plan(
+            "packet_loss", "iptables statistic", tag, {d: [[*scope.match(d), *rule]] for d in scope.directions()}
+        )
     if caps.nfqueue:
         return nfqueue_plan("packet_loss", tag, scope, shaping)
-    _require("packet_loss", caps, ("netem", "nfqueue") if correlation_pct else ("netem", "statistic", "nfqueue"),
-             "without netem, loss with a correlation needs NFQUEUE (nfnetlink_queue); "
-             "without correlation the statistic match (xt_statistic) serves it")
+    _require(
+        "packet_loss",
+        caps,
+        ("netem", "nfqueue") if correlation_pct else ("netem", "statistic", "nfqueue"),
+        "without netem, loss with a correlation needs NFQUEUE (nfnetlink_queue); "
+        "without correlation the statistic match (xt_statistic) serves it",
+    )
     raise AssertionError("unreachable: _require raised")
 
 
@@ -256,9 +267,13 @@ def plan_shaping(fault: str, tag: str, scope: Scope, shaping: Shaping, caps: Cap
             "its own packets (egress) can be duplicated",
             hint="use direction: egress (the worker's packets), or aim the fault at the peer that sends them",
         )
-    _require(fault, caps, ("netem", "nfqueue"),
-             "load sch_netem (`modprobe sch_netem`, package linux-modules-extra on some distributions) "
-             "or nfnetlink_queue on the Docker host")
+    _require(
+        fault,
+        caps,
+        ("netem", "nfqueue"),
+        "load sch_netem (`modprobe sch_netem`, package linux-modules-extra on some distributions) "
+        "or nfnetlink_queue on the Docker host",
+    )
     return nfqueue_plan(fault, tag, scope, shaping)
 
 
@@ -269,8 +284,18 @@ def _netem_serves(scope: Scope, caps: Capabilities) -> bool:
 
 def nfqueue_plan(fault: str, tag: str, scope: Scope, shaping: Shaping) -> Plan:
     queue = queue_number(tag)
-    target = ["-m", "mark", "!", "--mark", f"{SHAPER_MARK:#x}", "-j", "NFQUEUE", "--queue-num", str(queue),
-              "--queue-bypass"]
+    target = [
+        "-m",
+        "mark",
+        "!",
+        "--mark",
+        f"{SHAPER_MARK:#x}",
+        "-j",
+        "NFQUEUE",
+        "--queue-num",
+        str(queue),
+        "--queue-bypass",
+    ]
     shaper = {"queue": queue, "mark": SHAPER_MARK, **shaping.shaper_config()}
     return chains_plan(fault, "nfqueue", tag, {d: [[*scope.match(d), *target]] for d in scope.directions()}, shaper)
 
@@ -297,8 +322,22 @@ def netem_plan(fault: str, tag: str, scope: Scope, shaping: Shaping, caps: Capab
             ("ip", "link", "add", ifb, "type", "ifb"),
             ("ip", "link", "set", ifb, "up"),
             ("tc", "qdisc", "add", "dev", iface, "handle", "ffff:", "ingress"),
-            ("tc", "filter", "add", "dev", iface, "parent", "ffff:", "matchall",
-             "action", "mirred", "egress", "redirect", "dev", ifb),
+            (
+                "tc",
+                "filter",
+                "add",
+                "dev",
+                iface,
+                "parent",
+                "ffff:",
+                "matchall",
+                "action",
+                "mirred",
+                "egress",
+                "redirect",
+                "dev",
+                ifb,
+            ),
             ("tc", "qdisc", "add", "dev", ifb, "root", "netem", *netem),
         ]
         undo += [("tc", "qdisc", "del", "dev", iface, "ingress"), ("ip", "link", "del", ifb)]
@@ -306,8 +345,9 @@ def netem_plan(fault: str, tag: str, scope: Scope, shaping: Shaping, caps: Capab
 
 
 def plan_syn_drop(tag: str, scope: Scope) -> Plan:
-    return chains_plan("syn_drop", "iptables", tag,
-                       {d: [[*scope.match(d, "tcp"), "--syn", "-j", "DROP"]] for d in scope.directions()})
+    return chains_plan(
+        "syn_drop", "iptables", tag, {d: [[*scope.match(d, "tcp"), "--syn", "-j", "DROP"]] for d in scope.directions()}
+    )
 
 
 @dataclass(frozen=True)
@@ -354,8 +394,7 @@ def plan_silent_drop(tag: str, scope: Scope, connections: list[Connection] | Non
         if connections is None:
             rules[d] = [[*scope.match(d, "tcp"), "-j", "DROP"]]
             continue
-        rules[d] = [_tuple_match(d, c) + ["-j", "DROP"] for c in _in_scope(connections, scope)
-                    if not _loopback(c)]
+        rules[d] = [_tuple_match(d, c) + ["-j", "DROP"] for c in _in_scope(connections, scope) if not _loopback(c)]
     return chains_plan("silent_drop", "iptables", tag, rules)
 
 
@@ -378,8 +417,12 @@ def _tuple_match(direction: str, c: Connection) -> list[str]:
 def plan_mtu_blackhole(tag: str, scope: Scope, max_bytes: int, caps: Capabilities) -> Plan:
     """Packets longer than ``max_bytes`` vanish, and so does any ICMP
     "fragmentation needed" that would tell the sender (a PMTU blackhole)."""
-    _require("mtu_blackhole", caps, "length",
-             "the length match ships with every iptables; check the helper image (`chaos images status`)")
+    _require(
+        "mtu_blackhole",
+        caps,
+        "length",
+        "the length match ships with every iptables; check the helper image (`chaos images status`)",
+    )
     rules: dict[str, list[list[str]]] = {}
     for d in scope.directions():
         rules[d] = [[*scope.match(d), "-m", "length", "--length", f"{max_bytes + 1}:{MAX_PACKET}", "-j", "DROP"]]

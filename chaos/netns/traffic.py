@@ -46,7 +46,7 @@ def recv(port: int, quiet_s: float) -> dict:
     while True:
         try:
             data = sock.recv(2048)
-        except socket.timeout:
+        except TimeoutError:
             break
         sock.settimeout(quiet_s)
         if len(data) < 6 or data != payload(*struct.unpack("!IH", data[:6])):
@@ -61,8 +61,14 @@ def recv(port: int, quiet_s: float) -> dict:
         if n < highest:
             reordered += 1
         highest = max(highest, n)
-    return {"received": received, "distinct": len(seen), "duplicates": duplicates, "reordered": reordered,
-            "corrupt": corrupt, "highest": highest}
+    return {
+        "received": received,
+        "distinct": len(seen),
+        "duplicates": duplicates,
+        "reordered": reordered,
+        "corrupt": corrupt,
+        "highest": highest,
+    }
 
 
 def send(host: str, port: int, count: int, rate: float, size: int = SIZE) -> dict:
@@ -91,7 +97,7 @@ def echo(port: int, seconds: float = 120) -> dict:
                 break
             sock.sendto(data, peer)
             echoed += 1
-    except socket.timeout:
+    except TimeoutError:
         pass
     return {"echoed": echoed}
 
@@ -109,13 +115,16 @@ def rtt(host: str, port: int, count: int) -> dict:
                 if data[:4] == payload(n)[:4]:
                     break
             times.append((time.monotonic() - start) * 1000)
-        except socket.timeout:
+        except TimeoutError:
             lost += 1
         time.sleep(0.01)
     sock.sendto(b"stop", (host, port))
     times.sort()
-    return {"median_ms": round(times[len(times) // 2], 2) if times else None,
-            "max_ms": round(times[-1], 2) if times else None, "lost": lost}
+    return {
+        "median_ms": round(times[len(times) // 2], 2) if times else None,
+        "max_ms": round(times[-1], 2) if times else None,
+        "lost": lost,
+    }
 
 
 def tcp_recv(port: int) -> dict:
@@ -149,8 +158,7 @@ def tcp_send(host: str, port: int, size: int) -> dict:
     sock.sendall(data)
     sock.shutdown(socket.SHUT_WR)
     sock.recv(1)
-    return {"bytes": size, "seconds": round(time.monotonic() - start, 3),
-            "sha256": hashlib.sha256(data).hexdigest()}
+    return {"bytes": size, "seconds": round(time.monotonic() - start, 3), "sha256": hashlib.sha256(data).hexdigest()}
 
 
 def main(argv: list[str]) -> int:

@@ -5,7 +5,8 @@ JSON error body, never a 5xx for bad input and never a crashed server."""
 from __future__ import annotations
 
 import logging
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 
@@ -18,8 +19,13 @@ log = logging.getLogger("chaos.proxy")
 COLLECTION = web.AppKey("collection", Collection)
 
 ROUTES = [
-    "GET /version", "GET /proxies", "POST /proxies", "POST /populate", "POST /reset",
-    "GET|POST|PATCH|DELETE /proxies/{proxy}", "GET|POST /proxies/{proxy}/toxics",
+    "GET /version",
+    "GET /proxies",
+    "POST /proxies",
+    "POST /populate",
+    "POST /reset",
+    "GET|POST|PATCH|DELETE /proxies/{proxy}",
+    "GET|POST /proxies/{proxy}/toxics",
     "GET|POST|PATCH|DELETE /proxies/{proxy}/toxics/{toxic}",
 ]
 
@@ -83,8 +89,13 @@ async def populate(request: web.Request) -> web.Response:
 async def reset(request: web.Request) -> web.Response:
     failed = await _collection(request).reset()
     if failed:
-        raise ApiError(409, "toxics removed but some proxies could not listen again", "listen",
-                       valid=failed, hint="their ports are taken by another process; free them or change listen")
+        raise ApiError(
+            409,
+            "toxics removed but some proxies could not listen again",
+            "listen",
+            valid=failed,
+            hint="their ports are taken by another process; free them or change listen",
+        )
     return web.Response(status=204)
 
 

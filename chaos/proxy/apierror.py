@@ -44,4 +44,6 @@ def proxy_not_found(name: str) -> ApiError:
 
 
 def toxic_not_found(name: str) -> ApiError:
-    return ApiError(404, "toxic not found", "toxic", hint=f"no toxic named {name!r}; GET /proxies/<proxy>/toxics lists them")
+    return ApiError(
+        404, "toxic not found", "toxic", hint=f"no toxic named {name!r}; GET /proxies/<proxy>/toxics lists them"
+    )

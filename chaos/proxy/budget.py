@@ -15,18 +15,18 @@ written on or copied out before the next read.
 
 from __future__ import annotations
 
-READ_SIZE = 256 * 1024              # one recv_into; large so bulk transfers take few callbacks
-QUEUE_HIGH = 4 * 1024 * 1024        # per direction: stop reading the source at this many bytes held...
-FLOOR = 64 * 1024                   # ...or at this many while the server is over its limit
-MIN_READ = 16 * 1024                # smallest read offered (a paused source may still deliver one)
-QUEUE_LIMIT = 64 * 1024 * 1024      # all connections together, before directions drop to FLOOR
+READ_SIZE = 256 * 1024  # one recv_into; large so bulk transfers take few callbacks
+QUEUE_HIGH = 4 * 1024 * 1024  # per direction: stop reading the source at this many bytes held...
+FLOOR = 64 * 1024  # ...or at this many while the server is over its limit
+MIN_READ = 16 * 1024  # smallest read offered (a paused source may still deliver one)
+QUEUE_LIMIT = 64 * 1024 * 1024  # all connections together, before directions drop to FLOOR
 
 
 class Budget:
     def __init__(self, limit: int = QUEUE_LIMIT) -> None:
         self.limit = limit
-        self.held = 0          # bytes in toxic pipelines now, all connections
-        self.peak = 0          # the most ever held at once (benchmarks, tests)
+        self.held = 0  # bytes in toxic pipelines now, all connections
+        self.peak = 0  # the most ever held at once (benchmarks, tests)
         self.read_buffer = memoryview(bytearray(READ_SIZE))
 
     def renew_read_buffer(self) -> None:

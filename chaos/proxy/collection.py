@@ -39,12 +39,17 @@ class Collection:
     async def add(self, spec: ProxySpec) -> Proxy:
         async with self.lock:
             if spec.name in self.proxies:
-                raise ApiError(409, "proxy already exists", "name",
-                               hint=f"a proxy named {spec.name!r} exists; update or delete it first")
+                raise ApiError(
+                    409,
+                    "proxy already exists",
+                    "name",
+                    hint=f"a proxy named {spec.name!r} exists; update or delete it first",
+                )
             proxy = await self._build(spec)
             self.proxies[spec.name] = proxy
-        log.info("created proxy %s listen=%s upstream=%s enabled=%s",
-                 proxy.name, proxy.listen, proxy.upstream, proxy.enabled)
+        log.info(
+            "created proxy %s listen=%s upstream=%s enabled=%s", proxy.name, proxy.listen, proxy.upstream, proxy.enabled
+        )
         return proxy
 
     async def populate(self, specs: list[ProxySpec]) -> tuple[list[Proxy], ApiError | None]:
@@ -54,8 +59,11 @@ class Collection:
         async with self.lock:
             for i, spec in enumerate(specs):
                 existing = self.proxies.get(spec.name)
-                if existing is not None and str(existing.listen) == str(spec.listen) \
-                        and existing.upstream == spec.upstream:
+                if (
+                    existing is not None
+                    and str(existing.listen) == str(spec.listen)
+                    and existing.upstream == spec.upstream
+                ):
                     done.append(existing)
                     continue
                 if existing is not None:
@@ -99,8 +107,9 @@ class Collection:
                 await proxy.start()
             elif not enabled and proxy.enabled:
                 proxy.stop()
-        log.info("updated proxy %s listen=%s upstream=%s enabled=%s",
-                 proxy.name, proxy.listen, proxy.upstream, proxy.enabled)
+        log.info(
+            "updated proxy %s listen=%s upstream=%s enabled=%s", proxy.name, proxy.listen, proxy.upstream, proxy.enabled
+        )
         return proxy
 
     async def remove(self, name: str) -> None:
@@ -121,8 +130,9 @@ class Collection:
                         await proxy.start()
                     except ApiError:
                         failed.append(proxy.name)
-        log.info("reset: all toxics removed, all proxies enabled%s",
-                 f" (could not listen again: {failed})" if failed else "")
+        log.info(
+            "reset: all toxics removed, all proxies enabled%s", f" (could not listen again: {failed})" if failed else ""
+        )
         return failed
 
     def close(self) -> None:

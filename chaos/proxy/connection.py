@@ -53,7 +53,7 @@ DISCARD = _Discard()
 
 
 class Side(asyncio.BufferedProtocol):
-    def __init__(self, conn: "Connection", role: str) -> None:
+    def __init__(self, conn: Connection, role: str) -> None:
         self.conn = conn
         self.role = role
         self.transport: Any = None
@@ -173,7 +173,7 @@ class Connection:
                     except socket.gaierror as exc:  # no such name (yet, or any more): like no answer
                         unresolved = str(exc)
                     await asyncio.sleep(RESOLVE_RETRY_S)
-        except (OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError) as exc:
             # A string, not exc: a kept log record would keep its traceback's frames.
             if unresolved and isinstance(exc, asyncio.TimeoutError):
                 reason = f"{unresolved} (for {DIAL_TIMEOUT:g} s)"
@@ -241,8 +241,9 @@ class Connection:
             if transport is None or transport.is_closing():
                 continue
             try:
-                transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                                              struct.pack("ii", 1, 0))
+                transport.get_extra_info("socket").setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
             except (OSError, AttributeError):
                 pass
             transport.abort()

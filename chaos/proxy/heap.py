@@ -21,15 +21,27 @@ from chaos.proxy.budget import Budget
 
 log = logging.getLogger("chaos.proxy")
 
-CHECK_EVERY = 1.0                # seconds
-TRIM_ABOVE = 16 * 1024 * 1024    # free heap bytes
-QUIET_BELOW = 1024 * 1024        # bytes in toxic pipelines: a burst is over
+CHECK_EVERY = 1.0  # seconds
+TRIM_ABOVE = 16 * 1024 * 1024  # free heap bytes
+QUIET_BELOW = 1024 * 1024  # bytes in toxic pipelines: a burst is over
 
 
 class _MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in
-                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
-                 "keepcost")]
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
 
 
 def _glibc():

@@ -12,7 +12,7 @@ from chaos.proxy.toxics.base import ToxicType
 
 
 class Stream(str, enum.Enum):
-    UPSTREAM = "upstream"      # client -> upstream server
+    UPSTREAM = "upstream"  # client -> upstream server
     DOWNSTREAM = "downstream"  # upstream server -> client
 
 

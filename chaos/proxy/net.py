@@ -54,10 +54,15 @@ async def bind_listen(address: Address, field: str = "listen") -> socket.socket:
     try:
         infos = await asyncio.wait_for(
             loop.getaddrinfo(address.host, address.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE),
-            RESOLVE_TIMEOUT)
-    except (OSError, asyncio.TimeoutError):
-        raise ApiError(400, f"cannot resolve listen host {address.host!r}", field,
-                       hint="use an IP address of this machine, e.g. 127.0.0.1 or 0.0.0.0") from None
+            RESOLVE_TIMEOUT,
+        )
+    except (TimeoutError, OSError):
+        raise ApiError(
+            400,
+            f"cannot resolve listen host {address.host!r}",
+            field,
+            hint="use an IP address of this machine, e.g. 127.0.0.1 or 0.0.0.0",
+        ) from None
     try:
         return bind_socket(address.host, address.port, infos)
     except OSError as exc:
@@ -70,8 +75,11 @@ async def check_upstream(address: Address, field: str = "upstream") -> None:
     otherwise surface only as silently refused connections)."""
     loop = asyncio.get_running_loop()
     try:
-        await asyncio.wait_for(loop.getaddrinfo(address.host, address.port, type=socket.SOCK_STREAM),
-                               RESOLVE_TIMEOUT)
-    except (OSError, asyncio.TimeoutError, UnicodeError):
-        raise ApiError(400, f"cannot resolve upstream host {address.host!r}", field,
-                       hint="use a resolvable host name or an IP address, e.g. '127.0.0.1:2222'") from None
+        await asyncio.wait_for(loop.getaddrinfo(address.host, address.port, type=socket.SOCK_STREAM), RESOLVE_TIMEOUT)
+    except (TimeoutError, OSError, UnicodeError):
+        raise ApiError(
+            400,
+            f"cannot resolve upstream host {address.host!r}",
+            field,
+            hint="use a resolvable host name or an IP address, e.g. '127.0.0.1:2222'",
+        ) from None

@@ -38,12 +38,12 @@ class Pipe:
         self.dst = dst
         self.loop = conn.loop
         self.budget = budget
-        self.chain: tuple[Toxic, ...] = ()      # toxics that apply to this connection, in order
-        self.states: dict[int, Any] = {}         # uid -> per-connection state of an applying toxic
+        self.chain: tuple[Toxic, ...] = ()  # toxics that apply to this connection, in order
+        self.states: dict[int, Any] = {}  # uid -> per-connection state of an applying toxic
         self._by_uid: dict[int, Toxic] = {}
-        self.rolls: dict[int, bool] = {}         # uid -> toxicity decision for this connection
+        self.rolls: dict[int, bool] = {}  # uid -> toxicity decision for this connection
         self.queue: deque[tuple[bytes | None, float]] = deque()
-        self.held = 0                            # bytes read and not yet written on (toxic path)
+        self.held = 0  # bytes read and not yet written on (toxic path)
         self.pump: asyncio.Task | None = None
         self.wake: asyncio.Future = self.loop.create_future()
         self.eof_done = False
@@ -55,7 +55,7 @@ class Pipe:
         if self.chain or self.pump is not None or self.queue:
             room = self.budget.high_water() - self.held
             if room < len(buffer):
-                return buffer[:max(room, MIN_READ)]
+                return buffer[: max(room, MIN_READ)]
         return buffer
 
     def feed(self, n: int) -> None:
@@ -209,7 +209,7 @@ class Pipe:
                 return True
             waiter = self.loop.create_future()
 
-            def done(_: Any = None) -> None:
+            def done(_: Any = None, waiter: asyncio.Future = waiter) -> None:
                 if not waiter.done():
                     waiter.set_result(None)
 

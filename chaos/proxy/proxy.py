@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import socket
 import logging
+import socket
 import weakref
 from typing import Any
 
@@ -29,9 +29,9 @@ def _call_if_alive(method: weakref.WeakMethod) -> None:
 class Proxy:
     def __init__(self, name: str, listen: Address, upstream: Address, budget: Budget) -> None:
         self.name = name
-        self.listen = listen          # as requested until bound, then the real address
+        self.listen = listen  # as requested until bound, then the real address
         self.upstream = upstream
-        self.budget = budget          # the server's, shared by all its connections
+        self.budget = budget  # the server's, shared by all its connections
         self.loop = asyncio.get_running_loop()
         # A weak callback: with a strong one, proxy and ToxicSet form a cycle and
         # a deleted proxy waits for the cyclic GC instead of being freed at once.
@@ -52,8 +52,7 @@ class Proxy:
         """Start accepting on a socket from ``bind`` (replacing any listener)."""
         self.stop()
         try:
-            self._server = await self.loop.create_server(lambda: Connection(self).client, sock=sock,
-                                                         backlog=BACKLOG)
+            self._server = await self.loop.create_server(lambda: Connection(self).client, sock=sock, backlog=BACKLOG)
         except BaseException:
             sock.close()
             raise
@@ -71,8 +70,12 @@ class Proxy:
         if host in self._hosts_logged or len(self._hosts_logged) >= MAX_LOGGED_HOSTS:
             return
         self._hosts_logged.add(host)
-        log.info("proxy %s: first client from %s accepted (port %s; later ones from it are not logged)",
-                 self.name, host, port)
+        log.info(
+            "proxy %s: first client from %s accepted (port %s; later ones from it are not logged)",
+            self.name,
+            host,
+            port,
+        )
 
     async def start(self) -> None:
         if not self.enabled:

@@ -29,8 +29,11 @@ def parse_json(raw: bytes) -> Any:
 
 def _object(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise bad_request(f"bad request body: {where} must be a JSON object", where or "body",
-                          hint="send a JSON object like {\"name\": ..., ...}")
+        raise bad_request(
+            f"bad request body: {where} must be a JSON object",
+            where or "body",
+            hint='send a JSON object like {"name": ..., ...}',
+        )
     return value
 
 
@@ -38,8 +41,11 @@ def _name(value: Any, field: str) -> str:
     if not isinstance(value, str) or not value:
         raise bad_request(f"missing required field: {field}", field, hint=f"{field} must be a non-empty string")
     if "/" in value or len(value) > 200:
-        raise bad_request(f"invalid {field}: {value[:50]!r}", field,
-                          hint="use at most 200 characters and no '/' (names are URL path segments)")
+        raise bad_request(
+            f"invalid {field}: {value[:50]!r}",
+            field,
+            hint="use at most 200 characters and no '/' (names are URL path segments)",
+        )
     return value
 
 
@@ -69,8 +75,11 @@ def parse_address(value: Any, field: str, *, listen: bool) -> Address:
     port = int(port_text)
     low = 0 if listen else 1
     if not low <= port <= 65535:
-        raise bad_request(f"invalid {field}: port {port} out of range", field,
-                          hint=f"port must be {low}..65535" + (" (0 = any free port)" if listen else ""))
+        raise bad_request(
+            f"invalid {field}: port {port} out of range",
+            field,
+            hint=f"port must be {low}..65535" + (" (0 = any free port)" if listen else ""),
+        )
     if not host:
         if not listen:
             raise bad_request(f"invalid {field}: missing host", field, hint=hint)
@@ -95,8 +104,11 @@ def parse_proxy_spec(body: Any, where: str = "") -> ProxySpec:
 
 def parse_populate(body: Any) -> list[ProxySpec]:
     if not isinstance(body, list):
-        raise bad_request("bad request body: expected a JSON array of proxies", "body",
-                          hint='send [{"name": ..., "listen": ..., "upstream": ...}, ...]')
+        raise bad_request(
+            "bad request body: expected a JSON array of proxies",
+            "body",
+            hint='send [{"name": ..., "listen": ..., "upstream": ...}, ...]',
+        )
     specs = [parse_proxy_spec(item, f"proxies[{i}]") for i, item in enumerate(body)]
     names = [s.name for s in specs]
     dupes = sorted({n for n in names if names.count(n) > 1})
@@ -121,8 +133,12 @@ def parse_proxy_patch(body: Any) -> ProxyPatch:
 def _toxicity(value: Any) -> float:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     if not ok or not 0.0 <= value <= 1.0:
-        raise bad_request(f"invalid toxicity: {value!r}", "toxicity", valid=[0.0, 1.0],
-                          hint="toxicity is the probability (0.0 to 1.0) that a connection gets the toxic")
+        raise bad_request(
+            f"invalid toxicity: {value!r}",
+            "toxicity",
+            valid=[0.0, 1.0],
+            hint="toxicity is the probability (0.0 to 1.0) that a connection gets the toxic",
+        )
     return float(value)
 
 
@@ -133,11 +149,17 @@ def _int_attr(kind, f: dataclasses.Field, value: Any) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if not isinstance(value, int) or isinstance(value, bool):
-        raise bad_request(f"invalid {field} for {kind.name}: {value!r} is not an integer", field,
-                          hint=f"{f.name} is a whole number of {unit}")
+        raise bad_request(
+            f"invalid {field} for {kind.name}: {value!r} is not an integer",
+            field,
+            hint=f"{f.name} is a whole number of {unit}",
+        )
     if not low <= value <= MAX_ATTRIBUTE:
-        raise bad_request(f"invalid {field} for {kind.name}: {value} is out of range", field,
-                          hint=f"{f.name} ({unit}) must be between {low} and {MAX_ATTRIBUTE}")
+        raise bad_request(
+            f"invalid {field} for {kind.name}: {value} is out of range",
+            field,
+            hint=f"{f.name} ({unit}) must be between {low} and {MAX_ATTRIBUTE}",
+        )
     return value
 
 
@@ -146,14 +168,21 @@ def parse_attributes(kind, raw: Any, base: Any = None) -> Any:
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise bad_request("invalid attributes: must be a JSON object", "attributes",
-                          valid=[f.name for f in dataclasses.fields(kind.Attributes)])
+        raise bad_request(
+            "invalid attributes: must be a JSON object",
+            "attributes",
+            valid=[f.name for f in dataclasses.fields(kind.Attributes)],
+        )
     fields = dataclasses.fields(kind.Attributes)
     valid = [f.name for f in fields]
     unknown = sorted(set(raw) - set(valid))
     if unknown:
-        raise bad_request(f"unknown attributes for {kind.name}: {unknown}", f"attributes.{unknown[0]}",
-                          valid=valid, hint=f"{kind.name} takes {valid}")
+        raise bad_request(
+            f"unknown attributes for {kind.name}: {unknown}",
+            f"attributes.{unknown[0]}",
+            valid=valid,
+            hint=f"{kind.name} takes {valid}",
+        )
     values = {}
     for f in fields:
         if f.name in raw:
@@ -161,8 +190,12 @@ def parse_attributes(kind, raw: Any, base: Any = None) -> Any:
         elif base is not None:
             values[f.name] = getattr(base, f.name)
         elif f.default is dataclasses.MISSING:
-            raise bad_request(f"missing required attribute for {kind.name}: {f.name}", f"attributes.{f.name}",
-                              valid=valid, hint=f"give attributes.{f.name} in {f.metadata.get('unit', '')}")
+            raise bad_request(
+                f"missing required attribute for {kind.name}: {f.name}",
+                f"attributes.{f.name}",
+                valid=valid,
+                hint=f"give attributes.{f.name} in {f.metadata.get('unit', '')}",
+            )
     attrs = kind.Attributes(**values)
     problem = kind.check(attrs)
     if problem:
@@ -173,8 +206,9 @@ def parse_attributes(kind, raw: Any, base: Any = None) -> Any:
 def _kind(value: Any):
     kind = toxics.get(value) if isinstance(value, str) else None
     if kind is None:
-        raise bad_request("invalid toxic type", "type", valid=toxics.names(),
-                          hint=f"{value!r} is not a toxic type this server knows")
+        raise bad_request(
+            "invalid toxic type", "type", valid=toxics.names(), hint=f"{value!r} is not a toxic type this server knows"
+        )
     return kind
 
 
@@ -204,8 +238,9 @@ def parse_toxic_patch(body: Any, current: Toxic) -> ToxicPatch:
     for key, now in (("type", current.kind.name), ("stream", current.stream.value), ("name", current.name)):
         given = obj.get(key)
         if given is not None and given != now:
-            raise bad_request(f"cannot change {key} of a toxic", key, valid=[now],
-                              hint="delete the toxic and add a new one instead")
+            raise bad_request(
+                f"cannot change {key} of a toxic", key, valid=[now], hint="delete the toxic and add a new one instead"
+            )
     toxicity = obj.get("toxicity")
     return ToxicPatch(
         attributes=parse_attributes(current.kind, obj.get("attributes"), base=current.attributes),

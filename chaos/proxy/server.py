@@ -11,7 +11,7 @@ import logging
 import signal
 import socket
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 from aiohttp import web
 
@@ -35,14 +35,19 @@ def bind_api_socket(host: str, port: int) -> socket.socket:
     try:
         return bind_socket(host, port)
     except socket.gaierror:
-        raise InfrastructureError(f"cannot listen on {host}:{port}: unknown host {host!r}",
-                                  hint="pass --host with an address of this machine, e.g. 127.0.0.1 or 0.0.0.0") from None
+        raise InfrastructureError(
+            f"cannot listen on {host}:{port}: unknown host {host!r}",
+            hint="pass --host with an address of this machine, e.g. 127.0.0.1 or 0.0.0.0",
+        ) from None
     except OverflowError:
         raise InfrastructureError(f"invalid port {port}", hint="pass --port between 0 and 65535") from None
     except OSError as exc:
         error, _ = bind_error_text(exc)
-        hint = ("another server (maybe another toxiproxy) uses it; stop it or pass --port"
-                if "in use" in error else "pass --host with an address of this machine, e.g. 127.0.0.1")
+        hint = (
+            "another server (maybe another toxiproxy) uses it; stop it or pass --port"
+            if "in use" in error
+            else "pass --host with an address of this machine, e.g. 127.0.0.1"
+        )
         raise InfrastructureError(f"cannot listen on {host}:{port}: {error}", hint=hint) from None
 
 
@@ -72,8 +77,9 @@ class ProxyServer:
         try:
             if config:
                 await self.load_config(config)
-            self._runner = web.AppRunner(build_app(self.collection), access_log=None, handle_signals=False,
-                                          shutdown_timeout=1.0)
+            self._runner = web.AppRunner(
+                build_app(self.collection), access_log=None, handle_signals=False, shutdown_timeout=1.0
+            )
             await self._runner.setup()
             await web.SockSite(self._runner, sock).start()
         except BaseException:
@@ -115,8 +121,9 @@ class ProxyServer:
             with open(path, "rb") as f:
                 specs = parse_populate(parse_json(f.read()))
         except OSError as exc:
-            raise InfrastructureError(f"cannot read --config {path}: {exc.strerror}",
-                                      hint="pass a readable JSON file of proxies") from None
+            raise InfrastructureError(
+                f"cannot read --config {path}: {exc.strerror}", hint="pass a readable JSON file of proxies"
+            ) from None
         except ApiError as exc:
             raise InfrastructureError(f"--config {path}: {exc}", hint="use the format of POST /populate") from None
         _, error = await self.collection.populate(specs)
@@ -138,8 +145,7 @@ class ProxyServer:
     # -- background thread ---------------------------------------------------
     @classmethod
     @contextlib.contextmanager
-    def running(cls, host: str = DEFAULT_HOST, port: int = 0,
-                queue_limit: int = QUEUE_LIMIT) -> Iterator["ProxyServer"]:
+    def running(cls, host: str = DEFAULT_HOST, port: int = 0, queue_limit: int = QUEUE_LIMIT) -> Iterator[ProxyServer]:
         server = cls(host, port, queue_limit)
         loop = new_event_loop()
         started = threading.Event()

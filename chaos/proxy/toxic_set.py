@@ -4,7 +4,7 @@ with a callback so open connections pick up every change at once."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 from chaos.proxy.apierror import ApiError, toxic_not_found
 from chaos.proxy.model import Stream, Toxic, ToxicPatch
@@ -30,8 +30,13 @@ class ToxicSet:
 
     def add(self, toxic: Toxic) -> Toxic:
         if toxic.name in self._toxics:
-            raise ApiError(409, "toxic already exists", "name", hint=f"a toxic named {toxic.name!r} exists; "
-                           "update it with POST/PATCH /proxies/<proxy>/toxics/<toxic> or pick another name")
+            raise ApiError(
+                409,
+                "toxic already exists",
+                "name",
+                hint=f"a toxic named {toxic.name!r} exists; "
+                "update it with POST/PATCH /proxies/<proxy>/toxics/<toxic> or pick another name",
+            )
         self._toxics[toxic.name] = toxic
         self._on_change()
         return toxic

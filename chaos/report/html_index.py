@@ -32,8 +32,11 @@ def index_page(reports: list[Report], page_dir: Path | None = None) -> str:
     for report in reports:
         name = page_name(report)
         exists = page_dir is None or (page_dir / name).exists()
-        title = (f'<a href="{escape(name)}">{escape(report.scenario)}</a>' if exists
-                 else f'{escape(report.scenario)} <span class="note">(no page written)</span>')
+        title = (
+            f'<a href="{escape(name)}">{escape(report.scenario)}</a>'
+            if exists
+            else f'{escape(report.scenario)} <span class="note">(no page written)</span>'
+        )
         t = report.timings
         rows.append(
             f'<tr class="scenario row-{escape(report.status.value)}" id="row-{escape(report.scenario)}">'
@@ -42,22 +45,29 @@ def index_page(reports: list[Report], page_dir: Path | None = None) -> str:
             f"<td>{escape(_checks(report))}</td><td>{escape(_why(report))}</td></tr>"
         )
     by_status = {s: sum(r.status is s for r in reports) for s in Status}
-    summary = (f"{len(reports)} scenarios: {by_status[Status.PASS]} passed, {by_status[Status.FAIL]} failed, "
-               f"{by_status[Status.UNKNOWN]} unknown, {by_status[Status.ERROR]} error")
-    return "\n".join([
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>chaos: {escape(summary)}</title><style>{STYLE}</style></head><body>",
-        "<h1>Chaos scenarios</h1>",
-        f'<p id="summary">{escape(summary)}</p>',
-        '<table id="scenarios"><tr><th>status</th><th>scenario</th><th>duration</th><th>time to symptom</th>'
-        "<th>time to recover</th><th>checks</th><th>why not passed</th></tr>",
-        *rows,
-        "</table>",
-        '<p class="note"><a href="junit.xml">junit.xml</a> for CI; each scenario\'s JSON report is beside its page.</p>',
-        "</body></html>",
-    ]) + "\n"
+    summary = (
+        f"{len(reports)} scenarios: {by_status[Status.PASS]} passed, {by_status[Status.FAIL]} failed, "
+        f"{by_status[Status.UNKNOWN]} unknown, {by_status[Status.ERROR]} error"
+    )
+    return (
+        "\n".join(
+            [
+                "<!DOCTYPE html>",
+                '<html lang="en"><head><meta charset="utf-8">',
+                '<meta name="viewport" content="width=device-width, initial-scale=1">',
+                f"<title>chaos: {escape(summary)}</title><style>{STYLE}</style></head><body>",
+                "<h1>Chaos scenarios</h1>",
+                f'<p id="summary">{escape(summary)}</p>',
+                '<table id="scenarios"><tr><th>status</th><th>scenario</th><th>duration</th><th>time to symptom</th>'
+                "<th>time to recover</th><th>checks</th><th>why not passed</th></tr>",
+                *rows,
+                "</table>",
+                '<p class="note"><a href="junit.xml">junit.xml</a> for CI; each scenario\'s JSON report is beside its page.</p>',
+                "</body></html>",
+            ]
+        )
+        + "\n"
+    )
 
 
 def write_index(reports: list[Report], report_dir: str | Path) -> Path:

@@ -71,7 +71,7 @@ def scenario_page(report: Report, page_dir: Path | None = None) -> str:
         f"<title>{escape(report.status.value.upper())} {escape(report.scenario)}</title>",
         f"<style>{STYLE}</style></head><body>",
         '<p class="note"><a href="index.html">all scenarios</a></p>',
-        f'<h1>{_status(report.status)} {escape(report.scenario)}</h1>',
+        f"<h1>{_status(report.status)} {escape(report.scenario)}</h1>",
         f"<p>{escape(report.description)}</p>",
         _nodes(report),
         _problems(report),
@@ -121,7 +121,8 @@ def _verdicts(report: Report) -> str:
         rows.append('<tr><td colspan="3" class="note">no check ran</td></tr>')
     return (
         '<h2>Checks</h2><table id="verdicts"><tr><th>verdict</th><th>check</th><th>reason and evidence</th></tr>'
-        + "".join(rows) + "</table>"
+        + "".join(rows)
+        + "</table>"
     )
 
 
@@ -133,7 +134,11 @@ def _timeline(report: Report, pic: Picture) -> str:
         why = f"the picture could not be drawn: {type(exc).__name__}: {exc}"
     else:
         why = "no training events were recorded (the run broke before training), so there is nothing to draw"
-    figure = f'<div class="figure" id="timeline-figure">{svg}</div>' if svg else f'<p class="note" id="no-figure">{escape(why)}</p>'
+    figure = (
+        f'<div class="figure" id="timeline-figure">{svg}</div>'
+        if svg
+        else f'<p class="note" id="no-figure">{escape(why)}</p>'
+    )
     intro = (
         '<p class="note">One lane per worker: global step (solid) and loss (thin, right axis) over time; '
         "fault windows shaded red; the dashed line is the uninterrupted reference run with the same seed "
@@ -153,7 +158,8 @@ def _windows_table(pic: Picture) -> str:
     )
     return (
         '<table id="fault-windows"><tr><th>fault window</th><th>from</th><th>to</th><th>lasted</th></tr>'
-        + rows + "</table>"
+        + rows
+        + "</table>"
     )
 
 
@@ -168,7 +174,8 @@ def _marks_table(pic: Picture) -> str:
     return (
         "<details open><summary>Marks on the picture</summary>"
         '<table id="marks"><tr><th>at</th><th>worker</th><th>mark</th><th>what</th><th>step</th></tr>'
-        + rows + "</table></details>"
+        + rows
+        + "</table></details>"
     )
 
 
@@ -183,8 +190,12 @@ def _explain(report: Report) -> str:
 
 def _timings(report: Report) -> str:
     t = report.timings
-    rows = [("bring-up", t.bring_up_s), ("time to symptom", t.time_to_symptom_s),
-            ("time to recover", t.time_to_recover_s), ("total", t.total_s)]
+    rows = [
+        ("bring-up", t.bring_up_s),
+        ("time to symptom", t.time_to_symptom_s),
+        ("time to recover", t.time_to_recover_s),
+        ("total", t.total_s),
+    ]
     cells = "".join(f"<tr><th>{name}</th><td>{_seconds(v)}</td></tr>" for name, v in rows)
     return f'<h2>Timings</h2><table id="timings" style="width:auto">{cells}</table>'
 

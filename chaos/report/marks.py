@@ -213,10 +213,15 @@ def _slow_steps(lanes: list[Lane], median: float | None) -> list[Mark]:
             if len(run) >= SLOW_RUN:
                 worst = max(d for _, d in run)
                 t_first = run[0][0]
-                out.append(Mark(
-                    "slow_step", lane.worker, t_first, steps.get(t_first, 0),
-                    f"{len(run)} slow steps (up to {worst:.2f} s, median {median:.2f} s)",
-                ))
+                out.append(
+                    Mark(
+                        "slow_step",
+                        lane.worker,
+                        t_first,
+                        steps.get(t_first, 0),
+                        f"{len(run)} slow steps (up to {worst:.2f} s, median {median:.2f} s)",
+                    )
+                )
             run = []
     return out
 

@@ -15,7 +15,6 @@ from chaos.checks.verdict import Status, Verdict
 from chaos.events import AddressEvent, NoticeEvent
 from chaos.timeline import Timeline
 
-
 # A notice that is the run's diagnosis (chaos.runner.diagnosis_notes), not a warning: shown as it is.
 ROOT_CAUSE = "root_cause"
 

@@ -4,8 +4,8 @@ links to what the ones before wrote) and per suite (JUnit XML, the index page)."
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from chaos.events import Event
 from chaos.events_text import log_lines

@@ -56,7 +56,7 @@ def timeline_svg(pic: Picture) -> str | None:
         fig.savefig(out, format="svg", metadata={"Date": None}, bbox_inches="tight")
     svg = out.getvalue()
     # Inline: no XML prolog or doctype; no RDF metadata (namespace URLs a reader could mistake for fetches)
-    svg = svg[svg.index("<svg"):]
+    svg = svg[svg.index("<svg") :]
     return re.sub(r"\s*<metadata>.*?</metadata>", "", svg, flags=re.S)
 
 
@@ -91,14 +91,28 @@ def _draw(pic: Picture):
             ys = [float("nan") if v is None else v for _, v in lane.losses]
             twin.plot(xs, ys, color=colour, linewidth=0.8, alpha=0.55, gid=f"loss-w{lane.worker}")
             if pic.reference_final_loss is not None:
-                twin.axhline(pic.reference_final_loss, color="#616161", linestyle=":", linewidth=1.0,
-                             gid=f"reference-loss-w{lane.worker}")
+                twin.axhline(
+                    pic.reference_final_loss,
+                    color="#616161",
+                    linestyle=":",
+                    linewidth=1.0,
+                    gid=f"reference-loss-w{lane.worker}",
+                )
             twin.set_ylabel("loss", color="#616161")
             twin.tick_params(axis="y", labelsize=7, colors="#616161")
         for k, m in enumerate(m for m in pic.marks if m.worker == lane.worker):
             marker, mcolour, size, _ = MARK_STYLE[m.kind]
-            ax.scatter([m.t], [m.step], marker=marker, s=size, color=mcolour, edgecolors="white",
-                       linewidths=0.6, zorder=5, gid=f"mark-{m.kind}-w{m.worker}-{k}")
+            ax.scatter(
+                [m.t],
+                [m.step],
+                marker=marker,
+                s=size,
+                color=mcolour,
+                edgecolors="white",
+                linewidths=0.6,
+                zorder=5,
+                gid=f"mark-{m.kind}-w{m.worker}-{k}",
+            )
         ax.set_ylim(-0.04 * top, top * 1.12)
         ax.set_ylabel(f"worker-{lane.worker}\nglobal step", color=colour)
         ax.grid(axis="y", alpha=0.25)
@@ -123,8 +137,12 @@ def _draw(pic: Picture):
     ax.set_xlim(0, right * 1.01)
     ax.grid(axis="y", alpha=0.25)
 
-    handles = [Line2D([], [], color=WORKER_COLOURS[l.worker % len(WORKER_COLOURS)], linewidth=2,
-                      label=f"worker-{l.worker} step") for l in pic.lanes]
+    handles = [
+        Line2D(
+            [], [], color=WORKER_COLOURS[l.worker % len(WORKER_COLOURS)], linewidth=2, label=f"worker-{l.worker} step"
+        )
+        for l in pic.lanes
+    ]
     handles.append(Line2D([], [], color="#9e9e9e", linewidth=0.8, label="loss (right axis)"))
     if pic.reference:
         handles.append(Line2D([], [], color="#757575", linestyle="--", label="uninterrupted reference run"))
@@ -145,10 +163,25 @@ def _draw(pic: Picture):
 
 def _windows(ax, pic: Picture, lane: str, *, label: bool) -> None:
     for w in pic.windows:
-        ax.axvspan(w.start, w.end, color=FAULT_COLOUR, alpha=0.13 if not w.open else 0.08, linewidth=0,
-                   gid=f"fault-{w.index}-{lane}")
+        ax.axvspan(
+            w.start,
+            w.end,
+            color=FAULT_COLOUR,
+            alpha=0.13 if not w.open else 0.08,
+            linewidth=0,
+            gid=f"fault-{w.index}-{lane}",
+        )
         if label:
             text = w.label + (" (never healed)" if w.open else "")
-            ax.annotate(text, xy=(w.start, 1.0), xycoords=("data", "axes fraction"), xytext=(2, 3 + 11 * (w.index % 3)),
-                        textcoords="offset points", color=FAULT_COLOUR, fontsize=8, va="bottom",
-                        annotation_clip=False, gid=f"fault-label-{w.index}")
+            ax.annotate(
+                text,
+                xy=(w.start, 1.0),
+                xycoords=("data", "axes fraction"),
+                xytext=(2, 3 + 11 * (w.index % 3)),
+                textcoords="offset points",
+                color=FAULT_COLOUR,
+                fontsize=8,
+                va="bottom",
+                annotation_clip=False,
+                gid=f"fault-label-{w.index}",
+            )

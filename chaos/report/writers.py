@@ -49,9 +49,9 @@ def junit_xml(reports: list[Report]) -> str:
         counts = {"tests": 0, "failures": 0, "errors": 0}
         if report.error:
             case = ET.SubElement(suite, "testcase", classname=report.scenario, name="run")
-            ET.SubElement(case, "error", message=report.error, type="run").text = (
-                f"{report.error}\nreproduce: {report.reproduce}"
-            )
+            ET.SubElement(
+                case, "error", message=report.error, type="run"
+            ).text = f"{report.error}\nreproduce: {report.reproduce}"
             counts["tests"] += 1
             counts["errors"] += 1
         for label, verdict in report.numbered():

@@ -11,15 +11,16 @@ import os
 import sys
 from pathlib import Path
 
-from chaos.checks.verdict import Status
-from chaos.live import view as live
-from chaos.errors import ChaosError, InfrastructureError
-from chaos.report import outputs, terminal_summary
 from chaos.backends.catalog import BACKENDS, DEFAULT_BACKEND, check_backend
+from chaos.checks.verdict import Status
+from chaos.errors import ChaosError, InfrastructureError
+from chaos.live import view as live
+from chaos.report import outputs, terminal_summary
 from chaos.runner.entries import DEFAULT_JOBS, backend_named, load_entries, preflight, refuse_for_backend
 from chaos.runner.run import RunOptions, broken_report
 from chaos.runner.suite import Entry, run_suite
 from chaos.text import clean
+
 
 def say_warnings(entries: list[Entry]) -> None:
     """What ``chaos validate`` warns about (settings that cannot matter, checks that
@@ -74,7 +75,11 @@ def _jobs(text: str) -> int:
 def register(subparsers) -> None:
     p = subparsers.add_parser("run", help="run scenarios (default: the whole suite in scenarios/)")
     p.add_argument("scenarios", nargs="*", metavar="SCENARIO", help="scenario files or folders")
-    p.add_argument("--report-dir", metavar="DIR", help="write a JSON report and an HTML page per scenario, junit.xml, index.html and worker logs")
+    p.add_argument(
+        "--report-dir",
+        metavar="DIR",
+        help="write a JSON report and an HTML page per scenario, junit.xml, index.html and worker logs",
+    )
     p.add_argument(
         "--jobs",
         "-j",

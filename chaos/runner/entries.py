@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from chaos import resources
-from chaos.errors import ScenarioError
 from chaos.backends.catalog import DEFAULT_BACKEND, backend_class, check_backend
+from chaos.errors import ScenarioError
 from chaos.runner.run import RunOptions, refuse_unsupported
 from chaos.runner.suite import Entry
 from chaos.scenario.loader import load_many
@@ -38,9 +38,9 @@ def load_entries(paths: list[str], workload_file: str | None = None) -> list[Ent
             try:
                 scenarios.append(scenario.with_workload(workload))
             except ScenarioError as exc:
-                loaded.errors.append(ScenarioError(
-                    f"{scenario.source} with --workload {workload_file}: {exc.message}", hint=exc.hint
-                ))
+                loaded.errors.append(
+                    ScenarioError(f"{scenario.source} with --workload {workload_file}: {exc.message}", hint=exc.hint)
+                )
         loaded = loaded._replace(scenarios=scenarios)
     if loaded.errors:
         if len(loaded.errors) == 1:

@@ -47,8 +47,9 @@ class SuiteProcessEnded(Exception):
 class ForkedSuite:
     """``Suite``'s interface (start, result, release_exclusive, cancel), run in a forked child."""
 
-    def __init__(self, entries: list[Entry], options: RunOptions, *, jobs: int = 1,
-                 hold_exclusive: bool = False) -> None:
+    def __init__(
+        self, entries: list[Entry], options: RunOptions, *, jobs: int = 1, hold_exclusive: bool = False
+    ) -> None:
         self.entries = entries
         self.options = options
         self.jobs = jobs
@@ -67,7 +68,7 @@ class ForkedSuite:
 
     # --- parent ------------------------------------------------------------
 
-    def start(self) -> "ForkedSuite":
+    def start(self) -> ForkedSuite:
         from_child, to_parent = os.pipe()
         from_parent, to_child = os.pipe()
         pid = os.fork()
@@ -137,8 +138,9 @@ class ForkedSuite:
             tail = "".join(self.log.read_text(errors="replace").splitlines(keepends=True)[-LOG_TAIL_LINES:])
         except OSError:
             tail = ""
-        return (f"the scenarios' process ended (exit {code}) before scenario {name} reported; "
-                f"its log is {self.log}" + (f", ending:\n{tail}" if tail else ""))
+        return f"the scenarios' process ended (exit {code}) before scenario {name} reported; its log is {self.log}" + (
+            f", ending:\n{tail}" if tail else ""
+        )
 
     def _wait(self) -> int | None:
         if self._exit_code is None and self._pid is not None:
@@ -195,8 +197,13 @@ def _serve(forked: ForkedSuite, out, from_parent: int) -> int:
         with lock:
             out.write(json.dumps(message) + "\n")
 
-    suite = Suite(forked.entries, forked.options, jobs=forked.jobs, hold_exclusive=forked.hold_exclusive,
-                  on_admit=lambda i: send(index=i, started=True))
+    suite = Suite(
+        forked.entries,
+        forked.options,
+        jobs=forked.jobs,
+        hold_exclusive=forked.hold_exclusive,
+        on_admit=lambda i: send(index=i, started=True),
+    )
     threading.Thread(target=_listen, args=(from_parent, suite), name="suite-control", daemon=True).start()
     suite.start()
     unsent = set(range(len(forked.entries)))

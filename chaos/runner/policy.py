@@ -24,14 +24,14 @@ heals mid-training; a redeploy is not a failure restart.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Iterable, Literal, Union
+from typing import Literal
 
 from chaos.checks.select import names
-from chaos.text import first_line
 from chaos.events import DoneEvent, ErrorEvent, Event, ExitEvent, StepEvent
 from chaos.scenario.triggers import Trigger
-
+from chaos.text import first_line
 
 # --- what the scenario asks --------------------------------------------------------
 
@@ -79,7 +79,7 @@ class Plan:
         return (self.restart != "none" and self.max_restarts > 0) or any(f.applies_at_create for f in self.faults)
 
     @classmethod
-    def of(cls, scenario) -> "Plan":
+    def of(cls, scenario) -> Plan:
         c = scenario.cluster
         evidence = None if c.workload is None else {e.value for e in c.workload.evidence}
         return cls(
@@ -117,7 +117,7 @@ class Seen:
     errors: tuple[tuple[int, str], ...] = ()  # (worker, "ErrorClass: message"): each worker's last error
 
     @classmethod
-    def of(cls, events: Iterable[Event]) -> "Seen":
+    def of(cls, events: Iterable[Event]) -> Seen:
         events = list(events)
         steps = [e for e in events if isinstance(e, StepEvent)]
         exits = [e for e in events if isinstance(e, ExitEvent)]
@@ -162,7 +162,7 @@ class State:
     stepped: bool = False  # some worker reported a step (in any generation)
 
     @classmethod
-    def start(cls, plan: Plan, t_train: float, injected: dict[int, float] | None = None) -> "State":
+    def start(cls, plan: Plan, t_train: float, injected: dict[int, float] | None = None) -> State:
         """Training started; ``injected``: faults already fired at bring-up (index -> time)."""
         injected = injected or {}
         return cls(
@@ -178,17 +178,17 @@ class State:
         return next((i for i, f in enumerate(self.faults) if f.injected_at is None), len(self.faults))
 
     # Transitions the supervisor applies as it carries out actions (with the real times).
-    def injected(self, index: int, t: float) -> "State":
+    def injected(self, index: int, t: float) -> State:
         faults = list(self.faults)
         faults[index] = FaultStatus(t, False)
         return replace(self, faults=tuple(faults), last_progress=max(self.last_progress, t))
 
-    def healed(self, index: int, t: float) -> "State":
+    def healed(self, index: int, t: float) -> State:
         faults = list(self.faults)
         faults[index] = replace(faults[index], healed=True)
         return replace(self, faults=tuple(faults), last_progress=max(self.last_progress, t))
 
-    def new_generation(self, t: float, *, failure_restart: bool) -> "State":
+    def new_generation(self, t: float, *, failure_restart: bool) -> State:
         return replace(
             self,
             generation_start=t,
@@ -247,7 +247,7 @@ class Abort:
     reason: str
 
 
-Action = Union[Inject, Heal, Redeploy, Restart, AwaitRestart, Finish, Abort]
+Action = Inject | Heal | Redeploy | Restart | AwaitRestart | Finish | Abort
 
 
 @dataclass(frozen=True)
@@ -300,10 +300,14 @@ def own_failure(plan: Plan, state: State, seen: Seen) -> str:
     else:
         when = f"at step {seen.max_step}" if seen.max_step else "during training"
     pending = state.next_fault
-    due = (f" (fault {pending}, {plan.faults[pending].name}, was due {plan.faults[pending].at.describe()})"
-           if pending < len(plan.faults) else "")
-    text = (f"{exits} exited with an error {when}, with no fault injected{due}: the workload itself fails, "
-            "not from a fault")
+    due = (
+        f" (fault {pending}, {plan.faults[pending].name}, was due {plan.faults[pending].at.describe()})"
+        if pending < len(plan.faults)
+        else ""
+    )
+    text = (
+        f"{exits} exited with an error {when}, with no fault injected{due}: the workload itself fails, not from a fault"
+    )
     errors = dict(seen.errors)
     own = [f"{names([w])}: {first_line(errors[w])}" for w in failed if w in errors]
     return text + ("; its error: " + "; ".join(own) + " (the whole of it: the worker's log)" if own else "")
@@ -325,8 +329,15 @@ def decide(plan: Plan, state: State, seen: Seen, now: float) -> Decision:
     if fault_free and not state.stepped:
         # A silent start is the job's own too.
         if plan.reports_steps and now - state.t_train > plan.bring_up_s:
-            return Decision((Abort(f"no training step within {plan.bring_up_s:g}s (timeouts.bring_up) of the "
-                                   "workers starting, with no fault injected"),), state)
+            return Decision(
+                (
+                    Abort(
+                        f"no training step within {plan.bring_up_s:g}s (timeouts.bring_up) of the "
+                        "workers starting, with no fault injected"
+                    ),
+                ),
+                state,
+            )
 
     # Faults fire in order, the next only once the previous fired.
     injects: list[Inject] = []
@@ -352,8 +363,14 @@ def decide(plan: Plan, state: State, seen: Seen, now: float) -> Decision:
         # Every worker exited 0: the job ended, also one that never reports done
         # (a custom loop with no report call): waiting for its done would stall.
         silent = [w for w in range(plan.trainers) if w not in seen.done] if plan.reports_done else []
-        notice = (f"{names(silent)} exited 0 without reporting done: the job ended (a job with no Keras fit "
-                  "and no report.done call reports none)") if silent else ""
+        notice = (
+            (
+                f"{names(silent)} exited 0 without reporting done: the job ended (a job with no Keras fit "
+                "and no report.done call reports none)"
+            )
+            if silent
+            else ""
+        )
         return Decision((*actions, Finish(True, notice=notice)), state)
 
     if seen.failed and state.first_failure is None:
@@ -361,7 +378,11 @@ def decide(plan: Plan, state: State, seen: Seen, now: float) -> Decision:
     # A generation that has not stepped yet is still coming up (TF imports,
     # restores): it gets the bring-up time, not the symptom time, before it
     # counts as stalled.
-    limit = plan.symptom_s if seen.last_step_t is not None or not plan.reports_steps else max(plan.symptom_s, plan.bring_up_s)
+    limit = (
+        plan.symptom_s
+        if seen.last_step_t is not None or not plan.reports_steps
+        else max(plan.symptom_s, plan.bring_up_s)
+    )
     stalled = now - state.last_progress > limit
     fired = {a.index for a in injects}
     timed_active = any(
@@ -386,9 +407,19 @@ def decide(plan: Plan, state: State, seen: Seen, now: float) -> Decision:
         return Decision((*actions, Finish(False, f"{why}; recovery policy allows no (further) restart")), state)
     if plan.restarted_by == "orchestrator":
         if not seen.failed:
-            return Decision((*actions, Finish(False, (
-                f"{why}, and no worker exited with a failure: the orchestrator's restart policy restarts only "
-                "those, so a hung job is never restarted by the platform"))), state)
+            return Decision(
+                (
+                    *actions,
+                    Finish(
+                        False,
+                        (
+                            f"{why}, and no worker exited with a failure: the orchestrator's restart policy restarts only "
+                            "those, so a hung job is never restarted by the platform"
+                        ),
+                    ),
+                ),
+                state,
+            )
         return Decision((*actions, AwaitRestart(tuple(sorted(seen.failed)), why)), state)
     if plan.restart == "failed" and seen.failed:
         workers = tuple(sorted(seen.failed))

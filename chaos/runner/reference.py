@@ -19,12 +19,11 @@ from pathlib import Path
 from chaos import interrupts
 from chaos.backends.base import Backend
 from chaos.backends.spec import Deployment
-from chaos.eventlog import EventLog
-from chaos.runner.training import run_training
 from chaos.errors import InfrastructureError
+from chaos.eventlog import EventLog
 from chaos.events import StepEvent
+from chaos.runner.training import run_training
 from chaos.workload.evidence import Evidence, unproduced
-
 
 CURVE_POINTS = 240  # enough for a line across a report's figure; the cache stays a few KB
 
@@ -68,8 +67,11 @@ def reference_key(spec: Deployment, image_ids: list[str]) -> str:
         settings.pop("backup_dir", None)
         # The scenario's environment too (TF_ENABLE_ONEDNN_OPTS changes the numerics):
         # once left out, a scenario with it was judged against a run without it.
-        what = {"settings": settings, "env": launch.env,
-                "worker_env": {str(i): env for i, env in sorted(spec.env.items()) if env}}
+        what = {
+            "settings": settings,
+            "env": launch.env,
+            "worker_env": {str(i): env for i, env in sorted(spec.env.items()) if env},
+        }
     else:
         what = {"command": list(launch.command or ()), "env": launch.env, "checkpoint_dir": launch.checkpoint_dir}
     blob = json.dumps({**what, "images": image_ids}, sort_keys=True)
@@ -132,8 +134,9 @@ def _compute(spec: Deployment, backend: Backend, path: Path, progress, stop: Eve
     last = max((e.step for e in result.events if isinstance(e, StepEvent)), default=0)
     final = [e for e in result.events if isinstance(e, StepEvent) and e.step == last]
     digest = "" if Evidence.WEIGHTS.value in missing else next(iter(result.digests.values()))
-    ref = Reference(digest, final[0].loss if final else None, progress_curve(result.events),
-                    tuple(sorted(missing.items())))
+    ref = Reference(
+        digest, final[0].loss if final else None, progress_curve(result.events), tuple(sorted(missing.items()))
+    )
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(asdict(ref)))
     tmp.replace(path)  # atomic: a reader never sees half a file

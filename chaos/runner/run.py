@@ -13,19 +13,19 @@ from __future__ import annotations
 
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
 
-from chaos.checks import run_checks
-from chaos.checks.verdict import unknown
 from chaos.backends.base import Backend
 from chaos.backends.catalog import DEFAULT_BACKEND, too_many_workers
 from chaos.backends.refusals import refusal
 from chaos.backends.spec import Deployment
-from chaos.eventlog import EventLog
+from chaos.checks import run_checks
+from chaos.checks.verdict import unknown
 from chaos.errors import ChaosError, ScenarioError
-from chaos.events import PhaseEvent, RUNNER
+from chaos.eventlog import EventLog
+from chaos.events import RUNNER, PhaseEvent
 from chaos.report import Report, build_report, outputs
 from chaos.runner.reference import uninterrupted_reference
 from chaos.runner.runinfo import run_info
@@ -170,7 +170,7 @@ def refuse_unsupported(scenario: Scenario, backend: str) -> None:
         raise ScenarioError(
             f"{scenario.name}: {crowded}",
             hint=f"use at most {BACKEND_MAX_WORKERS[backend]} workers here, or run it on a swarm that spreads them over "
-                 f"its nodes (--backend swarm: up to {BACKEND_MAX_WORKERS['swarm']}; docs/backends.md)",
+            f"its nodes (--backend swarm: up to {BACKEND_MAX_WORKERS['swarm']}; docs/backends.md)",
         )
     refused = refusal(scenario.name, [step.fault for step in scenario.faults], scenario.cluster.recovery.by, backend)
     if refused:
@@ -221,14 +221,32 @@ def run(
     return report.with_artifacts(artifacts) if artifacts else report
 
 
-def _run(scenario: Scenario, file: str, options: RunOptions, events: EventLog, progress: Progress | None,
-         admit: Callable[[], None] | None) -> Report:
-    return run_cluster(scenario, file, deployment_of(scenario, prepare_images(scenario, options, progress)),
-                       options, events, progress, admit)
+def _run(
+    scenario: Scenario,
+    file: str,
+    options: RunOptions,
+    events: EventLog,
+    progress: Progress | None,
+    admit: Callable[[], None] | None,
+) -> Report:
+    return run_cluster(
+        scenario,
+        file,
+        deployment_of(scenario, prepare_images(scenario, options, progress)),
+        options,
+        events,
+        progress,
+        admit,
+    )
 
 
 def run_cluster(
-    scenario: Scenario, file: str, spec: Deployment, options: RunOptions, events: EventLog, progress: Progress | None,
+    scenario: Scenario,
+    file: str,
+    spec: Deployment,
+    options: RunOptions,
+    events: EventLog,
+    progress: Progress | None,
     admit: Callable[[], None] | None = None,
 ) -> Report:
     """Reference run if a check needs one, the cluster, the supervisor, the checks."""
@@ -254,7 +272,12 @@ def run_cluster(
     verdicts = run_checks(scenario.checks, timeline)
     incomplete = None if outcome.finished else f"training did not complete: {outcome.reason}"
     return build_report(
-        scenario, file, verdicts, timeline, incomplete=incomplete, proxy_image=options.proxy_image,
+        scenario,
+        file,
+        verdicts,
+        timeline,
+        incomplete=incomplete,
+        proxy_image=options.proxy_image,
         backend=options.backend_name,
     )
 
@@ -275,8 +298,9 @@ def broken_report(
         unknown("not judged: the run broke (see the run error)").about(c.name, c.role, c.params())
         for c in scenario.checks
     ]
-    return build_report(scenario, file, verdicts, timeline, error=reason, proxy_image=options.proxy_image,
-                        backend=options.backend_name)
+    return build_report(
+        scenario, file, verdicts, timeline, error=reason, proxy_image=options.proxy_image, backend=options.backend_name
+    )
 
 
 def write_artifacts(report: Report, events: EventLog, report_dir: Path | None) -> dict[str, str]:

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from chaos import interrupts
 from chaos.eventlog import EventLog
@@ -53,8 +53,10 @@ class ScenarioOverran(Exception):
     timeouts should have ended it, so this is a bug to report, not a verdict."""
 
     def __init__(self, name: str, limit_s: float, where: str = "") -> None:
-        super().__init__(f"scenario {name} still running {limit_s:g} s after it started "
-                         f"(its timeouts.total should have ended it){where}")
+        super().__init__(
+            f"scenario {name} still running {limit_s:g} s after it started "
+            f"(its timeouts.total should have ended it){where}"
+        )
 
 
 class Suite:
@@ -100,7 +102,7 @@ class Suite:
 
     # --- scheduling --------------------------------------------------------
 
-    def start(self) -> "Suite":
+    def start(self) -> Suite:
         order = [i for i, e in enumerate(self.entries) if not e.exclusive]
         order += [i for i, e in enumerate(self.entries) if e.exclusive]
         self._scheduler = threading.Thread(target=self._schedule, args=(order,), name="suite", daemon=True)
@@ -170,8 +172,14 @@ class Suite:
                 show.expect(entry.scenario.name, entry.scenario.run_info().final_step)
                 events.subscribe(show.event)
             with interrupts.stop_token(lambda: events.stopped):  # lock waits end on cancel
-                report = run(entry.scenario, entry.file, self.options, events=events,
-                             progress=show.line if show else None, admit=lambda: self._admit(index))
+                report = run(
+                    entry.scenario,
+                    entry.file,
+                    self.options,
+                    events=events,
+                    progress=show.line if show else None,
+                    admit=lambda: self._admit(index),
+                )
             report = with_diagnosis(report, self.options.report_dir)
             self.reports[index] = report
             if show is not None:

@@ -16,12 +16,12 @@ heal that failed.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
-from chaos.checks.select import first_by_worker, names
 from chaos.backends.abilities import CheckpointListing, RestartsAhead
 from chaos.backends.base import Cluster
+from chaos.checks.select import first_by_worker, names
 from chaos.errors import ChaosError, InfrastructureError
 from chaos.events import RUNNER, NoticeEvent, PhaseEvent, PlanEvent, StartEvent
 from chaos.faults.undo import Undo
@@ -91,8 +91,7 @@ class Supervisor:
             raise InfrastructureError(
                 f"fault {step.fault.name} ({step.at.describe()}) could not be injected into "
                 f"{step.fault.target}: {type(exc).__name__}: {exc}",
-                hint="a fault on a worker needs it running: fire it earlier, or train longer "
-                "(steps_per_epoch, epochs)",
+                hint="a fault on a worker needs it running: fire it earlier, or train longer (steps_per_epoch, epochs)",
             ) from exc
         event = step.fault.inject_event(now)
         completed = self.clock()
@@ -107,8 +106,10 @@ class Supervisor:
         try:
             step.fault.prepare(self.cluster)
         except Exception as exc:  # noqa: BLE001 - the inject tries again, and says why if it fails
-            self._say(f"fault {index} ({step.fault.name}) could not be prepared ahead ({type(exc).__name__}: {exc}); "
-                      "its inject will do it")
+            self._say(
+                f"fault {index} ({step.fault.name}) could not be prepared ahead ({type(exc).__name__}: {exc}); "
+                "its inject will do it"
+            )
 
     def _warn_if_late(self, index: int, event, generation_start: float, completed: float) -> None:
         if step_at_bring_up(self.scenario, index):
@@ -164,9 +165,11 @@ class Supervisor:
         workload = self.scenario.cluster.workload
         if workload is None or not isinstance(self.cluster, CheckpointListing) or self.cluster.checkpoint_files() != 0:
             return
-        text = (f"nothing was written to checkpoint_dir {workload.checkpoint_dir} before this restart: the job "
-                "will start over from step 0, and the recovery checks judge that. Is checkpoint_dir where its "
-                "BackupAndRestore / CheckpointManager writes, and did training reach its first save?")
+        text = (
+            f"nothing was written to checkpoint_dir {workload.checkpoint_dir} before this restart: the job "
+            "will start over from step 0, and the recovery checks judge that. Is checkpoint_dir where its "
+            "BackupAndRestore / CheckpointManager writes, and did training reach its first save?"
+        )
         self._notice("checkpoint_empty", text)
         self._say(f"WARNING: {text}")
 
@@ -261,13 +264,17 @@ class Supervisor:
                     self._warn_if_no_checkpoint()
                     who = names(list(action.workers))
                     self._say(f"waiting for the orchestrator to restart {who} ({action.reason})")
-                    restarted = self.cluster.await_restarts(list(action.workers), action.reason,
-                                                            timeout_s=sc.timeouts.bring_up)
+                    restarted = self.cluster.await_restarts(
+                        list(action.workers), action.reason, timeout_s=sc.timeouts.bring_up
+                    )
                     missing = sorted(set(action.workers) - set(restarted))
                     if missing:
-                        return Outcome(False, f"{action.reason}; the orchestrator did not restart "
-                                              f"{names(missing)} within {sc.timeouts.bring_up:g}s (timeouts.bring_up)",
-                                       state.restarts)
+                        return Outcome(
+                            False,
+                            f"{action.reason}; the orchestrator did not restart "
+                            f"{names(missing)} within {sc.timeouts.bring_up:g}s (timeouts.bring_up)",
+                            state.restarts,
+                        )
                     created = self.clock()
                     state, skew_said = state.new_generation(created, failure_restart=True), False
                     acted = True

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 from chaos.backends.base import Backend
 from chaos.backends.spec import Deployment
-from chaos.eventlog import EventLog
-from chaos.text import first_line
 from chaos.errors import InfrastructureError
+from chaos.eventlog import EventLog
 from chaos.events import DoneEvent, Event, ExitEvent, StepEvent
+from chaos.text import first_line
 
 
 @dataclass(frozen=True)
@@ -55,12 +55,14 @@ def run_training(
     failures = [e for e in history if isinstance(e, ExitEvent) and e.exit_code != 0]
     if failures:
         errors = [e for e in history if e.kind == "error"]
-        detail = "; ".join(f"{e.source}: {e.error_class.rsplit('.', 1)[-1]}: {first_line(e.message)}" for e in errors[:2])
+        detail = "; ".join(
+            f"{e.source}: {e.error_class.rsplit('.', 1)[-1]}: {first_line(e.message)}" for e in errors[:2]
+        )
         raise InfrastructureError(
             f"a fault-free training run failed ({failures[0].source} exited {failures[0].exit_code}): the "
             f"workload itself fails, not from a fault; its error: {detail}",
             hint="run the job's image by hand with the same command to see why (the whole traceback is in the "
-                 "worker's log); for the built-in harness, check its image with `chaos images status`",
+            "worker's log); for the built-in harness, check its image with `chaos images status`",
         )
     steps = [e.t for e in history if isinstance(e, StepEvent)]
     done = [e for e in history if isinstance(e, DoneEvent)]

@@ -16,10 +16,9 @@ from chaos.backends.catalog import BACKENDS, DEFAULT_BACKEND, check_backend
 from chaos.backends.refusals import refusal
 from chaos.checks import RECOVERY_CHECKS, SYMPTOM_CHECKS
 from chaos.faults import FAULTS
-from chaos.scenario.model import current_model
-from chaos.scenario.loader import load_many, shown_path
-from chaos.errors import ScenarioError
 from chaos.registry import Registry, one_line, params_of
+from chaos.scenario.loader import load_many, shown_path
+from chaos.scenario.model import current_model
 from chaos.text import clean
 
 # The repository's own scenarios, for when the command runs outside the repo root.
@@ -83,8 +82,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     given = args.files or [scenario_dir(args.dir)]
     scenarios, errors = load_many(given)
     backend = check_backend(args.backend)
-    refused = {id(s): refusal(shown_path(s.source), [step.fault for step in s.faults], s.cluster.recovery.by, backend)
-               for s in scenarios}
+    refused = {
+        id(s): refusal(shown_path(s.source), [step.fault for step in s.faults], s.cluster.recovery.by, backend)
+        for s in scenarios
+    }
     errors += [e for e in refused.values() if e is not None]
     scenarios = [s for s in scenarios if refused[id(s)] is None]
     warned = 0
@@ -93,7 +94,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         warned += bool(warnings)
         for warning in warnings:
             print(f"warning: {shown_path(scenario.source)}: {clean(warning)}")
-        print(f"ok: {shown_path(scenario.source)}" + (f" ({len(warnings)} warning{'s' if len(warnings) > 1 else ''})" if warnings else ""))
+        print(
+            f"ok: {shown_path(scenario.source)}"
+            + (f" ({len(warnings)} warning{'s' if len(warnings) > 1 else ''})" if warnings else "")
+        )
     for error in errors:
         print(error.render())
     summary = f"{len(scenarios)} valid, {len(errors)} invalid"
@@ -113,7 +117,11 @@ def register(subparsers) -> None:
     )
     v.add_argument("files", nargs="*", metavar="PATH", help="scenario files or folders (default: every file in --dir)")
     v.add_argument("--dir", help="scenario directory (default: ./scenarios)")
-    v.add_argument("--backend", default=DEFAULT_BACKEND, metavar="NAME",
-                   help=f"also refuse scenarios with faults this backend cannot serve: {', '.join(BACKENDS)} "
-                   f"(default {DEFAULT_BACKEND})")
+    v.add_argument(
+        "--backend",
+        default=DEFAULT_BACKEND,
+        metavar="NAME",
+        help=f"also refuse scenarios with faults this backend cannot serve: {', '.join(BACKENDS)} "
+        f"(default {DEFAULT_BACKEND})",
+    )
     v.set_defaults(func=cmd_validate)

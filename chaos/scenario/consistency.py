@@ -14,13 +14,14 @@ Checks are described by what they declare (``Check.needs``, and fields named
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from chaos.backends.abilities import MOVES_WORKERS
 from chaos.faults.cluster_config import NOT_JSON_MODES
 from chaos.scenario.problems import Problem
-from chaos.scenario.workload_fit import workload_problems, workload_warnings
 from chaos.scenario.triggers import AtBringUp, AtEpoch, AtSeconds, AtStep, Trigger
+from chaos.scenario.workload_fit import workload_problems, workload_warnings
 from chaos.topology import MAX_WORKERS
 
 if TYPE_CHECKING:
@@ -48,16 +49,28 @@ def _trigger_problems(scenario: Scenario) -> list[Problem]:
     for i, step in enumerate(scenario.faults):
         at, until = step.at, step.until
         if harness and isinstance(at, AtStep) and at.step > training.total_steps:
-            problems.append(Problem(("faults", i, "at", "step"), f"{at.step} is past the last step ({training.total_steps})"))
+            problems.append(
+                Problem(("faults", i, "at", "step"), f"{at.step} is past the last step ({training.total_steps})")
+            )
         if harness and isinstance(at, AtEpoch) and at.epoch >= training.epochs:
-            problems.append(Problem(("faults", i, "at", "epoch"), f"{at.epoch} is past the last epoch ({training.epochs - 1}, 0-based)"))
+            problems.append(
+                Problem(
+                    ("faults", i, "at", "epoch"), f"{at.epoch} is past the last epoch ({training.epochs - 1}, 0-based)"
+                )
+            )
         if isinstance(at, AtSeconds) and at.seconds >= total_s:
             problems.append(
-                Problem(("faults", i, "at", "seconds"), f"{at.seconds:g} is not before timeouts.total ({total_s:g} s): the run is stopped before it fires")
+                Problem(
+                    ("faults", i, "at", "seconds"),
+                    f"{at.seconds:g} is not before timeouts.total ({total_s:g} s): the run is stopped before it fires",
+                )
             )
         if harness and isinstance(until, AtStep) and until.step > training.total_steps:
             problems.append(
-                Problem(("faults", i, "until", "step"), f"{until.step} is past the last step ({training.total_steps}): it would never heal")
+                Problem(
+                    ("faults", i, "until", "step"),
+                    f"{until.step} is past the last step ({training.total_steps}): it would never heal",
+                )
             )
         if harness and isinstance(until, AtEpoch) and until.epoch >= training.epochs:
             problems.append(
@@ -68,7 +81,10 @@ def _trigger_problems(scenario: Scenario) -> list[Problem]:
             )
         if isinstance(until, AtSeconds) and until.seconds >= total_s:
             problems.append(
-                Problem(("faults", i, "until", "seconds"), f"{until.seconds:g} is not before timeouts.total ({total_s:g} s): it would never heal")
+                Problem(
+                    ("faults", i, "until", "seconds"),
+                    f"{until.seconds:g} is not before timeouts.total ({total_s:g} s): it would never heal",
+                )
             )
         problems += _heal_order(i, at, until, training if harness else None)
         if isinstance(at, AtBringUp) and started:
@@ -92,7 +108,11 @@ def _heal_order(i: int, at: Trigger, until: Trigger | None, training: TrainingSp
     if isinstance(until, AtEpoch) and isinstance(at, AtEpoch) and until.epoch <= at.epoch:
         return [Problem(field, f"{until.epoch} is not after at.epoch {at.epoch}: the fault would heal as it fires")]
     if isinstance(until, AtSeconds) and isinstance(at, AtSeconds) and until.seconds <= at.seconds:
-        return [Problem(field, f"{until.seconds:g} is not after at.seconds {at.seconds:g}: the fault would heal as it fires")]
+        return [
+            Problem(
+                field, f"{until.seconds:g} is not after at.seconds {at.seconds:g}: the fault would heal as it fires"
+            )
+        ]
     if training is None:
         return []
     heal, fire = _first_step(until, training), _first_step(at, training)
@@ -137,18 +157,34 @@ def _check_problems(scenario: Scenario) -> list[Problem]:
             here = (role, i, check.name)
             listed = getattr(check, "workers", None)
             if listed == []:
-                problems.append(Problem((*here, "workers"), "must list at least one worker: with none the check would pass without looking"))
+                problems.append(
+                    Problem(
+                        (*here, "workers"),
+                        "must list at least one worker: with none the check would pass without looking",
+                    )
+                )
             problems += _workers_problems(scenario, (*here, "workers"), listed or [])
             index = getattr(check, "fault", None)
             if index is not None and scenario.faults and index >= len(scenario.faults):
-                problems.append(Problem((*here, "fault"), f"{index} is out of range; valid: 0..{len(scenario.faults) - 1}"))
+                problems.append(
+                    Problem((*here, "fault"), f"{index} is out of range; valid: 0..{len(scenario.faults) - 1}")
+                )
             epoch, step = getattr(check, "epoch", None), getattr(check, "step", None)
             if scenario.cluster.workload is not None:
                 epoch = step = None  # a user's job says its own length
             if epoch is not None and epoch >= training.epochs:
-                problems.append(Problem((*here, "epoch"), f"{epoch} is past the last epoch ({training.epochs - 1}, 0-based): it can never pass"))
+                problems.append(
+                    Problem(
+                        (*here, "epoch"),
+                        f"{epoch} is past the last epoch ({training.epochs - 1}, 0-based): it can never pass",
+                    )
+                )
             if step is not None and step > training.total_steps:
-                problems.append(Problem((*here, "step"), f"{step} is past the last step ({training.total_steps}): it can never pass"))
+                problems.append(
+                    Problem(
+                        (*here, "step"), f"{step} is past the last step ({training.total_steps}): it can never pass"
+                    )
+                )
             needs = check.needs
             if needs and not needs & possible:
                 wanted = " or ".join(NEEDS[n] for n in sorted(needs))
@@ -170,12 +206,17 @@ def _poison_problems(scenario: Scenario) -> list[Problem]:
         here = ("faults", i, step.name, "step")
         poison = step.fault.step
         if poison > training.total_steps:
-            problems.append(Problem(here, f"{poison} is past the last step ({training.total_steps}): nothing is poisoned"))
+            problems.append(
+                Problem(here, f"{poison} is past the last step ({training.total_steps}): nothing is poisoned")
+            )
         heal = _first_step(step.until, training)
         if heal is not None and heal <= poison:
             problems.append(
-                Problem(here, f"{poison} is not before until (step {heal}): the workers are redeployed without the "
-                        "poison before they reach it")
+                Problem(
+                    here,
+                    f"{poison} is not before until (step {heal}): the workers are redeployed without the "
+                    "poison before they reach it",
+                )
             )
     return problems
 
@@ -185,16 +226,34 @@ def _strategy_problems(training, workers: int) -> list[Problem]:
     if training.strategy == "mirrored":
         out = []
         if workers != 1:
-            out.append(Problem((*here, "strategy"), f"mirrored runs in one container: cluster.workers must be 1 (got {workers}); "
-                               "valid with several workers: multi_worker_mirrored"))
+            out.append(
+                Problem(
+                    (*here, "strategy"),
+                    f"mirrored runs in one container: cluster.workers must be 1 (got {workers}); "
+                    "valid with several workers: multi_worker_mirrored",
+                )
+            )
         if training.replicas < 2:
-            out.append(Problem((*here, "replicas"), f"mirrored needs replicas 2..8 to mirror anything (got {training.replicas})"))
+            out.append(
+                Problem(
+                    (*here, "replicas"), f"mirrored needs replicas 2..8 to mirror anything (got {training.replicas})"
+                )
+            )
         elif training.global_batch % training.replicas:
-            out.append(Problem((*here, "global_batch"), f"{training.global_batch} is not divisible by {training.replicas} replicas"))
+            out.append(
+                Problem(
+                    (*here, "global_batch"), f"{training.global_batch} is not divisible by {training.replicas} replicas"
+                )
+            )
         return out
     if training.replicas != 1:
-        return [Problem((*here, "replicas"), f"{training.replicas} replicas need strategy: mirrored; "
-                        "multi_worker_mirrored runs one replica a worker (valid: 1)")]
+        return [
+            Problem(
+                (*here, "replicas"),
+                f"{training.replicas} replicas need strategy: mirrored; "
+                "multi_worker_mirrored runs one replica a worker (valid: 1)",
+            )
+        ]
     return []
 
 
@@ -206,18 +265,22 @@ def _restarted_by_problems(scenario: Scenario) -> list[Problem]:
         return []
     problems = []
     if recovery.restart != "failed":
-        problems.append(Problem(
-            ("cluster", "recovery", "restart"),
-            f"{recovery.restart} cannot go with by: orchestrator: the orchestrator's restart policy restarts "
-            "only the workers that exit with a failure; valid with it: failed (or by: runner)",
-        ))
+        problems.append(
+            Problem(
+                ("cluster", "recovery", "restart"),
+                f"{recovery.restart} cannot go with by: orchestrator: the orchestrator's restart policy restarts "
+                "only the workers that exit with a failure; valid with it: failed (or by: runner)",
+            )
+        )
     for i, step in enumerate(scenario.faults):
         if set(step.fault.uses_abilities) & set(MOVES_WORKERS):
-            problems.append(Problem(
-                ("faults", i, step.name),
-                "cannot go with cluster.recovery.by: orchestrator yet: moving the worker off a lost or "
-                "drained node is the runner's restart; set by: runner",
-            ))
+            problems.append(
+                Problem(
+                    ("faults", i, step.name),
+                    "cannot go with cluster.recovery.by: orchestrator yet: moving the worker off a lost or "
+                    "drained node is the runner's restart; set by: runner",
+                )
+            )
     return problems
 
 
@@ -231,12 +294,16 @@ def _traffic_problems(scenario: Scenario) -> list[Problem]:
         if needs is None or needs == traffic:
             continue
         if needs == "direct":
-            why = ("acts on the link between two nodes, and with cluster.traffic: proxy every byte between "
-                   "the workers crosses the proxy's node instead; set cluster.traffic: direct")
+            why = (
+                "acts on the link between two nodes, and with cluster.traffic: proxy every byte between "
+                "the workers crosses the proxy's node instead; set cluster.traffic: direct"
+            )
         else:
-            why = ("acts on the proxy's link to the worker, which cluster.traffic: direct bypasses (the workers "
-                   "reach each other directly); set cluster.traffic: proxy, or use a packet fault "
-                   "(packet_loss, silent_drop, ...), which acts in the worker's own namespace")
+            why = (
+                "acts on the proxy's link to the worker, which cluster.traffic: direct bypasses (the workers "
+                "reach each other directly); set cluster.traffic: proxy, or use a packet fault "
+                "(packet_loss, silent_drop, ...), which acts in the worker's own namespace"
+            )
         problems.append(Problem(("faults", i, step.name), why))
     return problems
 
@@ -264,7 +331,9 @@ def _not_a_worker(scenario: Scenario, index: int, *, besides: int | None = None)
     return f"{said}; a scenario has at most {MAX_WORKERS} workers"
 
 
-def _workers_problems(scenario: Scenario, field: tuple, indices: Iterable[int], besides: int | None = None) -> list[Problem]:
+def _workers_problems(
+    scenario: Scenario, field: tuple, indices: Iterable[int], besides: int | None = None
+) -> list[Problem]:
     """A problem for each of ``indices`` that is no worker of the scenario's cluster, at ``field``."""
     return [Problem(field, why) for i in indices if (why := _not_a_worker(scenario, i, besides=besides))]
 
@@ -278,7 +347,12 @@ def reference_problems(scenario: Scenario) -> list[Problem]:
     if tf_versions is not None and len(tf_versions) != workers:
         problems.append(Problem(("cluster", "tf_versions"), f"lists {len(tf_versions)} versions for {workers} workers"))
     if scenario.cluster.workload is None and training.global_batch % workers:
-        problems.append(Problem(("cluster", "training", "global_batch"), f"{training.global_batch} is not divisible by {workers} workers"))
+        problems.append(
+            Problem(
+                ("cluster", "training", "global_batch"),
+                f"{training.global_batch} is not divisible by {workers} workers",
+            )
+        )
     problems.extend(_strategy_problems(training, workers))
     for i, step in enumerate(scenario.faults):
         here = ("faults", i, step.name)
@@ -323,7 +397,10 @@ def scenario_warnings(scenario: Scenario) -> list[Problem]:
         value = getattr(timeouts, name)
         if value >= timeouts.total:
             warnings.append(
-                Problem(("timeouts", name), f"{value:g} s is not less than timeouts.total ({timeouts.total:g} s): the run is stopped first")
+                Problem(
+                    ("timeouts", name),
+                    f"{value:g} s is not less than timeouts.total ({timeouts.total:g} s): the run is stopped first",
+                )
             )
     for i, step in enumerate(scenario.faults):
         if step.for_s is not None and step.for_s >= timeouts.total:
@@ -341,7 +418,10 @@ def scenario_warnings(scenario: Scenario) -> list[Problem]:
             within = getattr(check, "within_s", None)
             if within is not None and within > timeouts.total:
                 warnings.append(
-                    Problem((*here, "within_s"), f"{within:g} s is longer than timeouts.total ({timeouts.total:g} s): the run is stopped first")
+                    Problem(
+                        (*here, "within_s"),
+                        f"{within:g} s is longer than timeouts.total ({timeouts.total:g} s): the run is stopped first",
+                    )
                 )
             max_steps = getattr(check, "max_steps", None)
             if scenario.cluster.workload is None and max_steps is not None and max_steps >= training.total_steps:
@@ -351,8 +431,12 @@ def scenario_warnings(scenario: Scenario) -> list[Problem]:
                         f"{max_steps} is not less than the whole run ({training.total_steps} steps): the check can never fail",
                     )
                 )
-            if (check.name == "lost_work" and max_steps is None and scenario.cluster.workload is None
-                    and training.save_interval_steps >= training.total_steps):
+            if (
+                check.name == "lost_work"
+                and max_steps is None
+                and scenario.cluster.workload is None
+                and training.save_interval_steps >= training.total_steps
+            ):
                 warnings.append(
                     Problem(
                         here,

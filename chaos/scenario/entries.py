@@ -11,7 +11,7 @@ lists every fault and check. After parsing, the union yields plain values:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Optional, Union
+from typing import Annotated, Any, ClassVar, Union
 
 from pydantic import (
     AfterValidator,
@@ -68,10 +68,10 @@ class _FaultEntry(BaseModel):
     tag: ClassVar[str] = ""
 
     at: AnyTrigger = Field(description="bring_up, {step: N}, {epoch: N} or {seconds: S}")
-    for_: Optional[float] = Field(
+    for_: float | None = Field(
         None, alias="for", gt=0, le=MAX_SECONDS, description="heal this many seconds after it fired"
     )
-    until: Optional[AnyTrigger] = Field(
+    until: AnyTrigger | None = Field(
         None, description="heal when this is due: {step: N}, {epoch: N} or {seconds: S} (of training)"
     )
 
@@ -87,7 +87,9 @@ class _FaultEntry(BaseModel):
         if self.for_ is not None and self.until is not None:
             raise ValueError("give 'for' (seconds) or 'until' (a trigger), not both")
         if self.until is not None and self.until.before_start:
-            raise ValueError("'until: bring_up' would heal before training starts; use {step: N}, {epoch: N} or {seconds: S}")
+            raise ValueError(
+                "'until: bring_up' would heal before training starts; use {step: N}, {epoch: N} or {seconds: S}"
+            )
         return self
 
     def step(self) -> FaultStep:
@@ -129,11 +131,13 @@ def _discriminator(registry: Registry, reserved: tuple[str, ...]):
 def _union(registry: Registry, base: type[BaseModel], reserved: tuple[str, ...], suffix: str) -> Any:
     members = []
     for name, cls in registry.items():
-        annotation = Annotated[Optional[cls], BeforeValidator(_none_to_empty)] if base is _CheckEntry else cls
+        annotation = Annotated[cls | None, BeforeValidator(_none_to_empty)] if base is _CheckEntry else cls
         model = create_model(f"{cls.__name__}{suffix}", __base__=base, **{name: (annotation, ...)})
         model.tag = name
         members.append(Annotated[model, Tag(name)])
-    return Union[tuple(members)], Discriminator(_discriminator(registry, reserved))
+    return Union[tuple(members)], Discriminator(  # noqa: UP007 - a union built at run time
+        _discriminator(registry, reserved)
+    )
 
 
 def fault_step_type(registry: Registry) -> Any:

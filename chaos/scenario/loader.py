@@ -14,8 +14,9 @@ file's error instead of stopping at the first.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -64,7 +65,9 @@ def _validate(data: Any, source: str, root: safe_yaml.Node | None = None) -> Sce
         problems, more = problems_of(exc, model)
         raise ScenarioProblems(problems, more=more, source=source, positions=positions) from None
     except ScenarioProblems as exc:  # problems across fields, from the model itself
-        raise ScenarioProblems(exc.problems, more=exc.more, source=source, positions=positions, hint=exc.hint or HINT) from None
+        raise ScenarioProblems(
+            exc.problems, more=exc.more, source=source, positions=positions, hint=exc.hint or HINT
+        ) from None
 
 
 def scenario_from_dict(data: Any, source: str = "<scenario>") -> Scenario:
@@ -83,7 +86,9 @@ def read_text(path: Path) -> str:
         with path.open("rb") as f:
             raw = f.read(safe_yaml.MAX_BYTES + 1)
     except OSError as exc:
-        raise ScenarioFileError(path, f"{source}: cannot read: {clean(exc.strerror or str(exc))}", hint=PATH_HINT) from None
+        raise ScenarioFileError(
+            path, f"{source}: cannot read: {clean(exc.strerror or str(exc))}", hint=PATH_HINT
+        ) from None
     if len(raw) > safe_yaml.MAX_BYTES:
         raise ScenarioFileError(
             path,
@@ -151,9 +156,13 @@ def scenario_files(directory: str | Path) -> list[Path]:
     try:
         entries = sorted(directory.iterdir())
     except OSError as exc:
-        raise ScenarioFileError(directory, f"{source}: cannot read the folder: {clean(exc.strerror or str(exc))}", hint=PATH_HINT) from None
+        raise ScenarioFileError(
+            directory, f"{source}: cannot read the folder: {clean(exc.strerror or str(exc))}", hint=PATH_HINT
+        ) from None
     if not entries:
-        raise ScenarioFileError(directory, f"{source}: the folder is empty; it holds no scenario files (*.yaml, *.yml)", hint=PATH_HINT)
+        raise ScenarioFileError(
+            directory, f"{source}: the folder is empty; it holds no scenario files (*.yaml, *.yml)", hint=PATH_HINT
+        )
     files = [p for p in entries if _is_scenario_file(p)]
     if not files:
         raise ScenarioFileError(
@@ -174,7 +183,9 @@ def _resolve(given: Path) -> list[Path]:
     if not given.exists():
         raise ScenarioFileError(given, f"{source}: no such file or folder", hint=PATH_HINT)
     if given.suffix not in SCENARIO_SUFFIXES:
-        raise ScenarioFileError(given, f"{source}: not a scenario file: scenario files end in .yaml or .yml", hint=PATH_HINT)
+        raise ScenarioFileError(
+            given, f"{source}: not a scenario file: scenario files end in .yaml or .yml", hint=PATH_HINT
+        )
     return [given]
 
 

@@ -22,10 +22,9 @@ overflow the event loop's timers, a seed past 2^32 - 1 is refused by numpy.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import (
-    ValidationError,
     AfterValidator,
     BaseModel,
     BeforeValidator,
@@ -33,6 +32,7 @@ from pydantic import (
     Field,
     PlainValidator,
     PrivateAttr,
+    ValidationError,
     WithJsonSchema,
     create_model,
     field_validator,
@@ -40,20 +40,19 @@ from pydantic import (
 )
 
 from chaos.backends.spec import Limits
-from chaos.topology import MAX_PS, MAX_WORKERS, Topology
 from chaos.checks import RECOVERY_CHECKS, SYMPTOM_CHECKS, Check
 from chaos.faults import FAULTS
 from chaos.images.versions import DEFAULT_TF_VERSION, buildable_version
+from chaos.registry import MAX_SECONDS
 from chaos.scenario.consistency import reference_problems, scenario_warnings
 from chaos.scenario.entries import FaultStep, check_type, fault_step_type
 from chaos.scenario.problems import HINT, Problem, ScenarioProblems
 from chaos.scenario.tasks import resolve_tasks, shape_problems
 from chaos.text import compiled_regex, shown
-from chaos.registry import MAX_SECONDS
 from chaos.timeline import RunInfo
+from chaos.topology import MAX_PS, MAX_WORKERS, Topology
 from chaos.worker.settings import WorkerSettings
 from chaos.workload.spec import WorkloadSpec, check_env
-
 
 
 class _Strict(BaseModel):
@@ -76,7 +75,7 @@ def _save_freq(value: Any) -> str | int:
 
 
 SaveFreq = Annotated[
-    Union[Literal["epoch"], int],
+    Literal["epoch"] | int,
     PlainValidator(_save_freq),
     WithJsonSchema({"anyOf": [{"const": "epoch"}, {"type": "integer", "minimum": 1}]}),
 ]
@@ -84,7 +83,9 @@ SaveFreq = Annotated[
 
 def _version_text(value: Any) -> Any:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        raise ValueError(f"quote the version: YAML reads it as the number {shown(value)} (2.20 becomes 2.2); got {shown(value)}")
+        raise ValueError(
+            f"quote the version: YAML reads it as the number {shown(value)} (2.20 becomes 2.2); got {shown(value)}"
+        )
     return value
 
 
@@ -109,7 +110,7 @@ class LogSignature(_Strict):
     (beyond what the checks under expect: already say)."""
 
     pattern: str = Field(min_length=1, max_length=500, description="regular expression searched for in each log line")
-    why: Optional[Text] = Field(None, description="what the line means, shown beside the evidence")
+    why: Text | None = Field(None, description="what the line means, shown beside the evidence")
 
     @field_validator("pattern")
     @classmethod
@@ -175,8 +176,8 @@ class WorkerResources(_Strict):
     """Container limits every worker is created with (what a pod's resources
     say): a smaller or larger machine is a change `chaos compare` validates."""
 
-    cpus: Optional[float] = Field(None, gt=0, le=64, description="CPU time, in cores (a CFS quota); default: no limit")
-    memory_mb: Optional[int] = Field(
+    cpus: float | None = Field(None, gt=0, le=64, description="CPU time, in cores (a CFS quota); default: no limit")
+    memory_mb: int | None = Field(
         None, ge=256, le=1 << 20, description="memory limit (swap included), MB; default: no limit"
     )
 
@@ -189,11 +190,13 @@ class WorkerResources(_Strict):
 
 class ClusterSpec(_Strict):
     workers: int = Field(2, ge=1, le=MAX_WORKERS)
-    tf_version: TfVersion = Field(DEFAULT_TF_VERSION, description="every worker's image, unless tf_versions says otherwise")
-    tf_versions: Optional[list[TfVersion]] = Field(None, description="one TF version per worker index")
+    tf_version: TfVersion = Field(
+        DEFAULT_TF_VERSION, description="every worker's image, unless tf_versions says otherwise"
+    )
+    tf_versions: list[TfVersion] | None = Field(None, description="one TF version per worker index")
     training: TrainingSpec = TrainingSpec()
     recovery: RecoveryPolicy = RecoveryPolicy()
-    workload: Optional[WorkloadSpec] = Field(
+    workload: WorkloadSpec | None = Field(
         None, description="a user's training job (image, command, checkpoint_dir); default: the built-in harness"
     )
     env: dict[str, str] = Field(
@@ -209,7 +212,9 @@ class ClusterSpec(_Strict):
         "direct, worker to worker (for node_link, a link between two nodes; faults on the proxy are refused)",
     )
     ps: int = Field(
-        0, ge=0, le=MAX_PS,
+        0,
+        ge=0,
+        le=MAX_PS,
         description=f"parameter servers (with training.strategy: parameter_server, which needs 1..{MAX_PS}); the cluster "
         "is then a chief + the workers + the ps, each task a container (name it in a fault with task:)",
     )
@@ -224,8 +229,11 @@ class ClusterSpec(_Strict):
 
     def topology(self) -> Topology:
         """Names, slots and TF_CONFIG of every container (chaos.topology)."""
-        return Topology(self.workers, num_ps=self.ps if self.training.strategy == "parameter_server" else 0,
-                        direct=self.traffic == "direct")
+        return Topology(
+            self.workers,
+            num_ps=self.ps if self.training.strategy == "parameter_server" else 0,
+            direct=self.traffic == "direct",
+        )
 
     @property
     def containers(self) -> int:
@@ -268,7 +276,7 @@ class Scenario(_Strict):
         default_factory=list, max_length=20, description="log lines `chaos diagnose` also matches this failure by"
     )
     timeouts: Timeouts = Timeouts()
-    _source: Optional[Path] = PrivateAttr(None)
+    _source: Path | None = PrivateAttr(None)
 
     @model_validator(mode="after")
     def _references(self) -> Scenario:
@@ -297,7 +305,7 @@ class Scenario(_Strict):
         """Settings that are legal but have no effect or cannot matter, each as ``field.path: why``."""
         return [str(w) for w in scenario_warnings(self)]
 
-    def with_workload(self, workload: WorkloadSpec | None) -> "Scenario":
+    def with_workload(self, workload: WorkloadSpec | None) -> Scenario:
         """This scenario run against ``workload`` (``chaos run --workload``), validated again."""
         if workload is None:
             return self
@@ -324,8 +332,12 @@ class Scenario(_Strict):
     def checks(self) -> list[Check]:
         return [*self.expect, *self.recover]
 
-    def run_info(self, reference_digest: str | None = None, reference_final_loss: float | None = None,
-                 reference_curve: tuple = ()) -> RunInfo:
+    def run_info(
+        self,
+        reference_digest: str | None = None,
+        reference_final_loss: float | None = None,
+        reference_curve: tuple = (),
+    ) -> RunInfo:
         training = self.cluster.training
         return RunInfo(
             num_workers=self.cluster.reporters,

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import re
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Callable, Union, get_args, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, Tag, ValidationError
 
@@ -55,7 +56,7 @@ PATTERNS = {
 _SEXAGESIMAL = re.compile(r"^[0-9]{1,6}(:[0-5]?[0-9]){1,3}$")
 _NUMBER_TEXT = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$")
 
-Loc = tuple[Union[str, int], ...]
+Loc = tuple[str | int, ...]
 
 
 def format_path(loc: Loc) -> str:
@@ -89,7 +90,9 @@ class Problem:
 Positions = Callable[[Problem], "tuple[int, int] | None"]
 
 
-def render(problems: list[Problem], source: str | None = None, more: int = 0, positions: Positions | None = None) -> str:
+def render(
+    problems: list[Problem], source: str | None = None, more: int = 0, positions: Positions | None = None
+) -> str:
     """``file:line:col: path: message`` for one problem; a count and one such line each for several."""
 
     def line(problem: Problem) -> str:
@@ -201,7 +204,10 @@ def _tag_problem(loc: Loc, error: dict, tags: list[str]) -> Problem:
     if error["type"] == "union_tag_not_found":
         value = error.get("input")
         if noun == "trigger" and isinstance(value, dict) and len(value) > 1:
-            return Problem(loc, f"give one trigger, not {len(value)} ({', '.join(key_text(k) for k in list(value)[:4])}); valid: {valid}")
+            return Problem(
+                loc,
+                f"give one trigger, not {len(value)} ({', '.join(key_text(k) for k in list(value)[:4])}); valid: {valid}",
+            )
         return Problem(loc, f"names no {noun} (got {kind_of(value)}); expected one of: {valid}")
     tag = error["ctx"]["tag"]
     if noun == "fault" and tag in FAULTS.planned:
@@ -256,7 +262,10 @@ def describe(error: dict, root: type[BaseModel]) -> Problem:
     if kind == "string_too_short":
         return Problem(loc, "must not be empty")
     if kind == "string_too_long":
-        return Problem(loc, f"must be at most {ctx.get('max_length')} characters (got {len(value) if isinstance(value, str) else '?'})")
+        return Problem(
+            loc,
+            f"must be at most {ctx.get('max_length')} characters (got {len(value) if isinstance(value, str) else '?'})",
+        )
     if kind == "too_short":
         least = ctx.get("min_length", 1)
         return Problem(loc, f"must list at least {'one item' if least == 1 else f'{least} items'} (got {shown(value)})")

@@ -64,7 +64,12 @@ UNSAFE_TEXT_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2
 
 MERGE_REFUSED = "merge keys (<<) are not supported (YAML 1.2 has none); write the keys out"
 
-_BOMS = [(codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"), (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16")]
+_BOMS = [
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+]
 
 
 @dataclass
@@ -94,13 +99,15 @@ def decode(raw: bytes) -> str:
         if raw.startswith(bom):
             raise YamlProblem(1, 1, f"the file is {name} text; save it as UTF-8")
     if raw.startswith(codecs.BOM_UTF8):
-        raw = raw[len(codecs.BOM_UTF8):]
+        raw = raw[len(codecs.BOM_UTF8) :]
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         head = raw[: exc.start].decode("utf-8", errors="replace")
         line, column = _position(head, len(head))
-        raise YamlProblem(line, column, f"byte 0x{raw[exc.start]:02x} is not UTF-8 text; save the file as UTF-8") from None
+        raise YamlProblem(
+            line, column, f"byte 0x{raw[exc.start]:02x} is not UTF-8 text; save the file as UTF-8"
+        ) from None
 
 
 class _Loader(yaml.SafeLoader):
@@ -123,7 +130,10 @@ class _Loader(yaml.SafeLoader):
         self._depth += 1
         self._nodes += 1
         if self._depth > MAX_DEPTH:
-            raise _at(self.peek_event().start_mark, f"nested more than {MAX_DEPTH} levels deep; a scenario needs fewer than 10")
+            raise _at(
+                self.peek_event().start_mark,
+                f"nested more than {MAX_DEPTH} levels deep; a scenario needs fewer than 10",
+            )
         if self._nodes > MAX_VALUES:
             raise _at(self.peek_event().start_mark, f"more than {MAX_VALUES} values; a scenario needs a few hundred")
         try:
@@ -206,7 +216,7 @@ def _kind(node: Node) -> str:
 
 
 def _tag_refused(tag: str) -> str:
-    short = "!!" + tag[len("tag:yaml.org,2002:"):] if tag.startswith("tag:yaml.org,2002:") else tag
+    short = "!!" + tag[len("tag:yaml.org,2002:") :] if tag.startswith("tag:yaml.org,2002:") else tag
     return f"the tag {shown(short)} is not supported here; a scenario holds plain text, numbers, lists and mappings"
 
 
@@ -300,9 +310,13 @@ def compose(text: str) -> Node | None:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "not valid YAML"
         if exc.context and exc.context_mark and exc.problem:
-            where = f" at {exc.context_mark.line + 1}:{exc.context_mark.column + 1}" if exc.context_mark is not mark else ""
+            where = (
+                f" at {exc.context_mark.line + 1}:{exc.context_mark.column + 1}" if exc.context_mark is not mark else ""
+            )
             problem = f"{problem} ({exc.context}{where})"
-        raise YamlProblem(mark.line + 1 if mark else 1, mark.column + 1 if mark else 1, f"not valid YAML: {clean(problem)}") from None
+        raise YamlProblem(
+            mark.line + 1 if mark else 1, mark.column + 1 if mark else 1, f"not valid YAML: {clean(problem)}"
+        ) from None
     except yaml.YAMLError as exc:
         raise YamlProblem(1, 1, f"not valid YAML: {clean(str(exc))}") from None
     finally:
@@ -319,7 +333,9 @@ def construct(root: Node | None) -> Any:
         return loader.construct_document(root)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        raise YamlProblem(mark.line + 1 if mark else 1, mark.column + 1 if mark else 1, clean(exc.problem or str(exc))) from None
+        raise YamlProblem(
+            mark.line + 1 if mark else 1, mark.column + 1 if mark else 1, clean(exc.problem or str(exc))
+        ) from None
     finally:
         loader.dispose()
 

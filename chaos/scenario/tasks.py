@@ -45,13 +45,24 @@ def shape_problems(scenario: Any) -> list[Problem]:
     ps_strategy = c.training.strategy == "parameter_server"
     here = ("cluster",)
     if ps_strategy and c.ps < 1:
-        return [Problem((*here, "ps"), f"training.strategy parameter_server needs parameter servers: valid 1..{MAX_PS} (got 0)")]
+        return [
+            Problem(
+                (*here, "ps"), f"training.strategy parameter_server needs parameter servers: valid 1..{MAX_PS} (got 0)"
+            )
+        ]
     if not ps_strategy and c.ps:
-        return [Problem((*here, "ps"), f"{c.ps} parameter servers need training.strategy: parameter_server "
-                        f"(got {c.training.strategy}); valid here: 0")]
+        return [
+            Problem(
+                (*here, "ps"),
+                f"{c.ps} parameter servers need training.strategy: parameter_server "
+                f"(got {c.training.strategy}); valid here: 0",
+            )
+        ]
     problems = []
     if ps_strategy and c.workload is not None:
-        problems.append(Problem((*here, "workload"), "parameter_server runs the built-in harness only (chaos.worker.ps_harness)"))
+        problems.append(
+            Problem((*here, "workload"), "parameter_server runs the built-in harness only (chaos.worker.ps_harness)")
+        )
     if ps_strategy and c.tf_versions is not None:
         problems.append(Problem((*here, "tf_versions"), "parameter_server clusters run one TF version: use tf_version"))
     return problems

@@ -13,7 +13,7 @@ Seconds, here and wherever a scenario gives a duration, are finite and at most
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Union
+from typing import Annotated, Any, ClassVar
 
 from pydantic import (
     BaseModel,
@@ -116,14 +116,11 @@ def _word_to_model(value: Any) -> Any:
 
 
 AnyTrigger = Annotated[
-    Union[
-        Annotated[
-            Annotated[AtBringUp, BeforeValidator(_word_to_model), WithJsonSchema({"const": "bring_up"})],
-            Tag("bring_up"),
-        ],
-        Annotated[AtStep, Tag("step")],
-        Annotated[AtEpoch, Tag("epoch")],
-        Annotated[AtSeconds, Tag("seconds")],
-    ],
+    Annotated[
+        Annotated[AtBringUp, BeforeValidator(_word_to_model), WithJsonSchema({"const": "bring_up"})], Tag("bring_up")
+    ]
+    | Annotated[AtStep, Tag("step")]
+    | Annotated[AtEpoch, Tag("epoch")]
+    | Annotated[AtSeconds, Tag("seconds")],
     Discriminator(_trigger_tag),
 ]

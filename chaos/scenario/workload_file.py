@@ -26,7 +26,9 @@ def load_workload(path: str | Path) -> WorkloadSpec:
     if not isinstance(data, dict):
         raise ScenarioProblems(
             [Problem((), "a workload is a mapping (image: ..., command: [...], checkpoint_dir: ...)")],
-            source=source, positions=lambda p: (1, 1), hint=HINT,
+            source=source,
+            positions=lambda p: (1, 1),
+            hint=HINT,
         )
     try:
         spec = WorkloadSpec.model_validate(data, strict=True)

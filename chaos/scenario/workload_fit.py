@@ -44,17 +44,21 @@ def workload_problems(scenario: Scenario) -> list[Problem]:
     counts_steps = Evidence.STEPS in workload.evidence
     for i, step in enumerate(scenario.faults):
         for hook in sorted(step.fault.hooks()):
-            problems.append(Problem(
-                ("faults", i, step.name),
-                f"needs {HOOKS.get(hook, hook)}, which a user's job does not have: it cannot act on this workload",
-            ))
+            problems.append(
+                Problem(
+                    ("faults", i, step.name),
+                    f"needs {HOOKS.get(hook, hook)}, which a user's job does not have: it cannot act on this workload",
+                )
+            )
         for key, trigger in (("at", step.at), ("until", step.until)):
             if isinstance(trigger, (AtStep, AtEpoch)) and not counts_steps:
-                problems.append(Problem(
-                    ("faults", i, key, trigger.tag),
-                    "the workload reports no steps (agent: none, no progress pattern): use {seconds: S}, "
-                    "or give cluster.workload.progress",
-                ))
+                problems.append(
+                    Problem(
+                        ("faults", i, key, trigger.tag),
+                        "the workload reports no steps (agent: none, no progress pattern): use {seconds: S}, "
+                        "or give cluster.workload.progress",
+                    )
+                )
     return problems
 
 
@@ -74,8 +78,12 @@ def workload_warnings(scenario: Scenario) -> list[Problem]:
         for i, check in enumerate(checks):
             why = cannot_judge(check, provided)
             if why:
-                warnings.append(Problem((role, i, check.name), f"will be unknown: {why.removeprefix('not judged: ')} "
-                                                               f"(agent: {workload.agent})"))
+                warnings.append(
+                    Problem(
+                        (role, i, check.name),
+                        f"will be unknown: {why.removeprefix('not judged: ')} (agent: {workload.agent})",
+                    )
+                )
             elif Evidence.WEIGHTS.value in check.evidence:
                 if not scanned:  # the job's code, read once: can it report a digest at all?
                     no_digest, scanned = no_digest_reason(_based(scenario)), True

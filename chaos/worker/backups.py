@@ -132,8 +132,11 @@ def kill_during_save_applier(report=None, saved_epoch=None):
             # written (its write callback), before it sweeps older backups.
             if epoch is not None and saved_epoch is not None and saved_epoch(model_checkpoint_path) < epoch:
                 return update(save_dir, model_checkpoint_path, *args, **kwargs)  # an earlier save: armed still
-            print(f"kill_during_save: {model_checkpoint_path} written, {save_dir}/checkpoint not yet: SIGKILL",
-                  file=sys.stderr, flush=True)
+            print(
+                f"kill_during_save: {model_checkpoint_path} written, {save_dir}/checkpoint not yet: SIGKILL",
+                file=sys.stderr,
+                flush=True,
+            )
             try:
                 if report:
                     report(model_checkpoint_path)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from chaos.events import CheckpointEvent, EpochEndEvent, StepEvent
 from chaos.worker.emit import Emitter
@@ -61,8 +61,9 @@ def resume_position_or_start(path: str | None, save_freq: str | int, steps_per_e
     try:
         return resume_position(path, save_freq, steps_per_epoch)
     except Exception as exc:  # noqa: BLE001 - any read error: TF's restore decides
-        print(f"backup {path} unreadable ({type(exc).__name__}: {exc}); leaving it to BackupAndRestore",
-              file=sys.stderr)
+        print(
+            f"backup {path} unreadable ({type(exc).__name__}: {exc}); leaving it to BackupAndRestore", file=sys.stderr
+        )
         return 0, 0
 
 
@@ -118,9 +119,7 @@ def make_callback_class(keras):
             step = (epoch + 1) * self.steps_per_epoch
             if getattr(self.model, "stop_training", False) and getattr(self, "_step", 0):
                 step = self._step  # a callback (TerminateOnNaN) ended the epoch early
-            self.emitter.emit(
-                EpochEndEvent, epoch=epoch, step=step, loss=float(logs.get("loss", float("nan")))
-            )
+            self.emitter.emit(EpochEndEvent, epoch=epoch, step=step, loss=float(logs.get("loss", float("nan"))))
             self._report_backup(step)
 
         def _report_backup(self, step: int) -> None:

@@ -26,11 +26,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import resource
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Union
+from typing import Any, ClassVar
 
 from chaos.events import CommandEvent
 from chaos.worker.emit import Emitter
+
 
 @dataclass(frozen=True)
 class MemoryDemand:
@@ -54,7 +56,7 @@ class KillDuringSave:
 
 
 # What a fault may send a worker's training process (ClusterControl.command).
-WorkerCommand = Union[MemoryDemand, KillDuringSave]
+WorkerCommand = MemoryDemand | KillDuringSave
 
 
 def params_of(command: WorkerCommand) -> dict[str, Any]:
@@ -130,9 +132,7 @@ def cap_gpu_memory(tf, memory_mb: int) -> bool:
     gpus = tf.config.list_physical_devices("GPU")
     if not gpus:
         return False
-    tf.config.set_logical_device_configuration(
-        gpus[0], [tf.config.LogicalDeviceConfiguration(memory_limit=memory_mb)]
-    )
+    tf.config.set_logical_device_configuration(gpus[0], [tf.config.LogicalDeviceConfiguration(memory_limit=memory_mb)])
     return True
 
 
@@ -165,7 +165,9 @@ def make_control_callback(keras, channel: ControlChannel, handlers: dict[str, Ca
             name = command.get("command", "")
             handler = handlers.get(name)
             if handler is None:
-                emitter.emit(CommandEvent, command=name, params={"error": f"unknown command; valid: {sorted(handlers)}"})
+                emitter.emit(
+                    CommandEvent, command=name, params={"error": f"unknown command; valid: {sorted(handlers)}"}
+                )
                 return
             emitter.emit(CommandEvent, command=name, params=handler(command.get("params", {})))
 

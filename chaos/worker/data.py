@@ -20,9 +20,7 @@ def _true_weights(seed: int, features: int) -> np.ndarray:
     return np.random.default_rng([seed, 7919]).normal(size=(features, 1)).astype(np.float32)
 
 
-def make_batch(
-    seed: int, step: int, shard: int, local_batch: int, features: int
-) -> tuple[np.ndarray, np.ndarray]:
+def make_batch(seed: int, step: int, shard: int, local_batch: int, features: int) -> tuple[np.ndarray, np.ndarray]:
     """The batch that shard ``shard`` consumes at 0-based global step ``step``."""
     rng = np.random.default_rng([seed, step, shard])
     x = rng.normal(size=(local_batch, features)).astype(np.float32)

@@ -13,10 +13,14 @@ import sys
 from chaos.events import CheckpointEvent, DoneEvent, ErrorEvent, RestoredEvent, StartEvent
 from chaos.worker import backups, data, mirrored, tfcompat
 from chaos.worker.backups import make_keep_callback
-from chaos.worker.cluster_env import TF_CONFIG_ENV, make_resolver
 from chaos.worker.callback import (
-    latest_backup, make_callback_class, resume_position, resume_position_or_start, saved_epoch,
+    latest_backup,
+    make_callback_class,
+    resume_position,
+    resume_position_or_start,
+    saved_epoch,
 )
+from chaos.worker.cluster_env import TF_CONFIG_ENV, make_resolver
 from chaos.worker.control import (
     ControlChannel,
     cap_address_space,
@@ -47,18 +51,14 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
     # A GPU's memory cap must be set before TF initializes the device.
     has_gpu = bool(settings.device_memory_mb) and cap_gpu_memory(tf, settings.device_memory_mb)
     apply_seeding(tf, keras, settings.seeding, settings.seed, index)
-    options = tf.distribute.experimental.CommunicationOptions(
-        timeout_seconds=settings.collective_timeout_s or None
-    )
+    options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=settings.collective_timeout_s or None)
     if one_host is not None:
         strategy = one_host
     elif settings.tf_config_after_strategy:
         strategy = strategy_before_tf_config(tf, options)
     else:
         tfcompat.configure_heartbeat(tf, cluster_spec, settings.heartbeat_timeout_s)
-        strategy = tf.distribute.MultiWorkerMirroredStrategy(
-            cluster_resolver=resolver, communication_options=options
-        )
+        strategy = tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver, communication_options=options)
 
     if settings.kept_copies:
         backups.repair(latest_backup(settings.backup_dir), settings.backup_dir)
@@ -66,9 +66,7 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
     epoch0, step_in_epoch0 = resume_position_or_start(checkpoint, settings.save_freq, settings.steps_per_epoch)
     start_step = epoch0 * settings.steps_per_epoch + step_in_epoch0
     shard = index if settings.shard_data else 0
-    xs, ys = data.make_shard(
-        settings.seed, shard, start_step, settings.total_steps, local_batch, settings.features
-    )
+    xs, ys = data.make_shard(settings.seed, shard, start_step, settings.total_steps, local_batch, settings.features)
     xs = data.poisoned(xs, start_step, settings.poison_step, settings.poison_value)  # poison_input fault
 
     def dataset_fn(_input_context):
@@ -88,8 +86,14 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
     memory_demand = tf.Variable(0, dtype=tf.int64, trainable=False, name="chaos_memory_demand")
     with strategy.scope():
         model = build_model(
-            tf, keras, settings.features, settings.hidden, settings.learning_rate, memory_demand,
-            dropout=settings.dropout, replica_losses=settings.replicas > 1,
+            tf,
+            keras,
+            settings.features,
+            settings.hidden,
+            settings.learning_rate,
+            memory_demand,
+            dropout=settings.dropout,
+            replica_losses=settings.replicas > 1,
         )
 
     class ReportRestore(keras.callbacks.Callback):
@@ -107,8 +111,9 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
     def report_backup(path: str) -> None:
         # A backup written but never named (kill_during_save): reported like any other.
         epoch, in_epoch = resume_position(path, settings.save_freq, settings.steps_per_epoch)
-        emitter.emit(CheckpointEvent, epoch=epoch, step=epoch * settings.steps_per_epoch + in_epoch,
-                     path=os.path.basename(path))
+        emitter.emit(
+            CheckpointEvent, epoch=epoch, step=epoch * settings.steps_per_epoch + in_epoch, path=os.path.basename(path)
+        )
 
     ChaosEvents = make_callback_class(keras)
     ApplyRunnerCommands = make_control_callback(
@@ -134,8 +139,11 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
         ),
         ReportRestore(),
         make_plan_callback(keras, emitter, settings, local_batch, epoch0)(),
-        *([make_keep_callback(keras, settings.backup_dir, settings.kept_copies, settings.save_freq, latest_backup)()]
-          if settings.kept_copies and index == 0 else []),
+        *(
+            [make_keep_callback(keras, settings.backup_dir, settings.kept_copies, settings.save_freq, latest_backup)()]
+            if settings.kept_copies and index == 0
+            else []
+        ),
         ChaosEvents(
             settings.steps_per_epoch,
             backup_dir=settings.backup_dir,
@@ -145,6 +153,7 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
             step_fields=step_fields(model, mirrored.replica_step_fields(shards, start_step) if shards else None),
         ),
     ]
+
     class ReportDone(keras.callbacks.Callback):
         # Said at the end of training, not after fit returns: fit's return can
         # take 18 s more on one worker once its peer has exited (measured in

@@ -25,8 +25,14 @@ def make_strategy(tf, replicas: int):
 def replica_shards(settings, start_step: int, per_replica_batch: int) -> list:
     """(xs, ys) per replica, from ``start_step`` on."""
     return [
-        data.make_shard(settings.seed, r if settings.shard_data else 0, start_step, settings.total_steps,
-                        per_replica_batch, settings.features)
+        data.make_shard(
+            settings.seed,
+            r if settings.shard_data else 0,
+            start_step,
+            settings.total_steps,
+            per_replica_batch,
+            settings.features,
+        )
         for r in range(settings.replicas)
     ]
 

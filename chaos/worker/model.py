@@ -17,8 +17,16 @@ from __future__ import annotations
 WEIGHTS_FINITE_LOG = "weights_finite"  # the train step's log: every weight finite after the update
 
 
-def build_model(tf, keras, features: int, hidden: int, learning_rate: float, memory_demand=None, dropout: float = 0.0,
-                replica_losses: bool = False):
+def build_model(
+    tf,
+    keras,
+    features: int,
+    hidden: int,
+    learning_rate: float,
+    memory_demand=None,
+    dropout: float = 0.0,
+    replica_losses: bool = False,
+):
     from chaos.worker.dropout import MASK_LOG, hidden_with_dropout
 
     hidden_layers, drop = hidden_with_dropout(tf, keras, hidden, dropout) if dropout else (None, None)

@@ -52,8 +52,11 @@ def train(settings: WorkerSettings, emitter: Emitter) -> None:
 def serve(tf, resolver) -> None:
     """A ps or worker task: a server the coordinator places variables and steps on."""
     server = tf.distribute.Server(
-        resolver.cluster_spec(), job_name=resolver.task_type, task_index=resolver.task_id,
-        protocol=resolver.rpc_layer or "grpc", start=True,
+        resolver.cluster_spec(),
+        job_name=resolver.task_type,
+        task_index=resolver.task_id,
+        protocol=resolver.rpc_layer or "grpc",
+        start=True,
     )
     print(f"{resolver.task_type}-{resolver.task_id}: serving at {server.target}", flush=True)
     server.join()
@@ -83,8 +86,13 @@ def coordinate(tf, resolver, settings: WorkerSettings, emitter: Emitter) -> None
     if manager.latest_checkpoint:
         checkpoint.restore(manager.latest_checkpoint).assert_consumed()
         at = int(step.numpy())
-        emitter.emit(RestoredEvent, epoch=at // spe, step=at,
-                     checkpoint=os.path.basename(manager.latest_checkpoint), weights_digest=digest())
+        emitter.emit(
+            RestoredEvent,
+            epoch=at // spe,
+            step=at,
+            checkpoint=os.path.basename(manager.latest_checkpoint),
+            weights_digest=digest(),
+        )
 
     xs, ys = data.make_shard(seed, 0, 0, min(DATA_BATCHES, settings.total_steps), local_batch, f)
 

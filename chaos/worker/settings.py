@@ -46,10 +46,16 @@ class Bounds:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return None  # a flag or a text: its type is the bound
         kind = "an int " if integer else ""
-        rules = [(op, bound, holds) for op, bound, holds in (
-            (">=", self.ge, lambda v, b: v >= b), (">", self.gt, lambda v, b: v > b),
-            ("<=", self.le, lambda v, b: v <= b), ("<", self.lt, lambda v, b: v < b),
-        ) if bound is not None]
+        rules = [
+            (op, bound, holds)
+            for op, bound, holds in (
+                (">=", self.ge, lambda v, b: v >= b),
+                (">", self.gt, lambda v, b: v > b),
+                ("<=", self.le, lambda v, b: v <= b),
+                ("<", self.lt, lambda v, b: v < b),
+            )
+            if bound is not None
+        ]
         if all(holds(value, bound) for _, bound, holds in rules):
             return None
         said = " and ".join(f"{op} {int(b) if float(b).is_integer() else b}" for op, b, _ in rules)
@@ -110,7 +116,8 @@ class WorkerSettings:
         0,
         "the fix for a damaged backup: the chief keeps this many verified copies of the newest backups, "
         "and every worker checks the newest before restoring it (chaos.worker.backups); 0: BackupAndRestore alone",
-        ge=0, le=5,
+        ge=0,
+        le=5,
     )
     # How the harness learns the cluster: "tf_config" (TFConfigClusterResolver
     # reads TF_CONFIG) or "simple" (a SimpleClusterResolver built from an
@@ -140,7 +147,8 @@ class WorkerSettings:
         0.0,
         "a Dropout layer of this rate on the hidden layer (0: none); step events then carry a hash "
         "of each worker's dropout mask",
-        ge=0, lt=1,
+        ge=0,
+        lt=1,
     )
 
     # --- set by faults, not by a scenario -----------------------------------------
@@ -168,7 +176,9 @@ class WorkerSettings:
         ):
             raise ValueError(f"save_freq must be 'epoch' or an int >= 1, got {self.save_freq!r}")
         if self.replicas > 1 and self.strategy != "mirrored":
-            raise ValueError(f"replicas {self.replicas} needs strategy 'mirrored' (MWMS runs one replica a worker here)")
+            raise ValueError(
+                f"replicas {self.replicas} needs strategy 'mirrored' (MWMS runs one replica a worker here)"
+            )
 
     @classmethod
     def change(cls, **values: Any) -> dict[str, Any]:
@@ -200,16 +210,14 @@ class WorkerSettings:
         if self.local_batch_size:
             return self.local_batch_size
         if self.global_batch % num_workers:
-            raise ValueError(
-                f"global_batch {self.global_batch} is not divisible by {num_workers} workers"
-            )
+            raise ValueError(f"global_batch {self.global_batch} is not divisible by {num_workers} workers")
         return self.global_batch // num_workers
 
     def to_env(self) -> dict[str, str]:
         return {ENV_VAR: json.dumps(asdict(self), sort_keys=True)}
 
     @classmethod
-    def from_env(cls, environ: dict[str, str]) -> "WorkerSettings":
+    def from_env(cls, environ: dict[str, str]) -> WorkerSettings:
         raw = environ.get(ENV_VAR)
         if not raw:
             return cls()

@@ -16,7 +16,7 @@ refuses it for a workload that cannot serve it.
 from __future__ import annotations
 
 import enum
-from typing import Iterable
+from collections.abc import Iterable
 
 
 class Evidence(str, enum.Enum):
@@ -65,10 +65,17 @@ EVERYTHING = frozenset(Evidence)
 # The agent hooks Keras fit from outside the job's code: no batch contents, no per-worker loss.
 # Initial weights, dropout masks, batch sizes and the per-step finiteness of the weights
 # come from the harness's own train step and callbacks only.
-AGENT = frozenset(EVERYTHING - {
-    Evidence.BATCH_DIGESTS, Evidence.LOCAL_LOSS, Evidence.INITIAL_WEIGHTS, Evidence.DROPOUT_MASKS,
-    Evidence.LOCAL_BATCH, Evidence.WEIGHTS_FINITE,
-})
+AGENT = frozenset(
+    EVERYTHING
+    - {
+        Evidence.BATCH_DIGESTS,
+        Evidence.LOCAL_LOSS,
+        Evidence.INITIAL_WEIGHTS,
+        Evidence.DROPOUT_MASKS,
+        Evidence.LOCAL_BATCH,
+        Evidence.WEIGHTS_FINITE,
+    }
+)
 # No agent: errors parsed from stderr only; steps only with a progress pattern.
 LOG_ONLY = frozenset({Evidence.ERRORS})
 
@@ -92,8 +99,11 @@ def unproduced(events: Iterable) -> dict[str, str]:
     events = list(events)
     done = {e.source: e for e in events if isinstance(e, DoneEvent)}
     stepped = any(isinstance(e, StepEvent) for e in events)
-    reported = stepped or bool(done) or any(
-        isinstance(e, (PlanEvent, CheckpointEvent, RestoredEvent, EpochEndEvent)) for e in events)
+    reported = (
+        stepped
+        or bool(done)
+        or any(isinstance(e, (PlanEvent, CheckpointEvent, RestoredEvent, EpochEndEvent)) for e in events)
+    )
     calls = "made no report.{} call" if reported else "made no report call"
     out: dict[str, str] = {}
     if not stepped:
@@ -106,5 +116,6 @@ def unproduced(events: Iterable) -> dict[str, str]:
         if empty:
             out[Evidence.WEIGHTS.value] = (
                 f"no weights digest: {', '.join(empty)} reported done without weights "
-                "(report.done(model.get_weights()) reports them)")
+                "(report.done(model.get_weights()) reports them)"
+            )
     return out

@@ -45,7 +45,7 @@ class Launch:
         return LineParser(source, self.progress, parse_errors=Evidence.START not in self.evidence)
 
     @classmethod
-    def of(cls, spec: WorkloadSpec) -> "Launch":
+    def of(cls, spec: WorkloadSpec) -> Launch:
         env = dict(spec.env)
         env["CHAOS_CHECKPOINT_DIR"] = spec.checkpoint_dir
         if spec.agent == "auto":

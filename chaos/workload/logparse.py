@@ -77,13 +77,16 @@ class LineParser:
             match = self.step.search(text)
             if match:
                 groups = match.groupdict()
-                out.append(StepEvent(
-                    t=t, source=self.source,
-                    step=_number(groups.get("step"), int, 0),
-                    epoch=_number(groups.get("epoch"), int, 0),
-                    loss=_number(groups.get("loss"), float, float("nan")),
-                    local_loss=_number(groups.get("loss"), float, float("nan")),
-                ))
+                out.append(
+                    StepEvent(
+                        t=t,
+                        source=self.source,
+                        step=_number(groups.get("step"), int, 0),
+                        epoch=_number(groups.get("epoch"), int, 0),
+                        loss=_number(groups.get("loss"), float, float("nan")),
+                        local_loss=_number(groups.get("loss"), float, float("nan")),
+                    )
+                )
         if self.done is not None and self.done.search(text):
             out.append(DoneEvent(t=t, source=self.source))
         return out

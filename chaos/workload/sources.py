@@ -78,6 +78,8 @@ def no_digest_reason(workload: WorkloadSpec) -> str | None:
     if any(FIT.search(text) or CHECKPOINT.search(text) or AGENT.search(text) for text in map(_read, files)):
         return None
     where = script.relative_to(context).as_posix()
-    return (f"no weights digest: the job's code ({where} and the other Python files of its build context) "
-            "runs no Keras fit, makes no tf.train.Checkpoint and no report call "
-            "(report.done(model.get_weights()) gives one)")
+    return (
+        f"no weights digest: the job's code ({where} and the other Python files of its build context) "
+        "runs no Keras fit, makes no tf.train.Checkpoint and no report call "
+        "(report.done(model.get_weights()) gives one)"
+    )

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -42,8 +42,10 @@ def check_env(env: dict[str, str]) -> dict[str, str]:
         name = bad[0]
         near = name.strip()
         meant = f"; did you mean {near!r}?" if ENV_NAME.fullmatch(near) else ""
-        raise ValueError(f"{name!r} is not a valid environment variable name (valid: letters, digits and _, "
-                         f"not starting with a digit){meant}")
+        raise ValueError(
+            f"{name!r} is not a valid environment variable name (valid: letters, digits and _, "
+            f"not starting with a digit){meant}"
+        )
     reserved = [k for k in env if k in RESERVED_ENV]
     if reserved:
         raise ValueError(f"{reserved[0]} is set by the framework for every worker; do not set it")
@@ -77,7 +79,7 @@ class ProgressPattern(_Strict):
     """Read training progress from the job's log lines (for a job without the agent)."""
 
     step: str = Field(description="regex matching a step line; named groups: step (required), loss, epoch")
-    done: Optional[str] = Field(None, description="regex matching the line that says training finished")
+    done: str | None = Field(None, description="regex matching the line that says training finished")
 
     @field_validator("step")
     @classmethod
@@ -93,9 +95,9 @@ class ProgressPattern(_Strict):
 class WorkloadSpec(_Strict):
     """A user's MultiWorkerMirroredStrategy job: its image and command."""
 
-    image: Optional[str] = Field(None, min_length=1, description="an image present on the Docker engine")
-    build: Optional[BuildSpec] = Field(None, description="or: build the image from a Dockerfile (offline)")
-    command: Optional[list[str]] = Field(None, min_length=1, description="the job's command; default: the image's own")
+    image: str | None = Field(None, min_length=1, description="an image present on the Docker engine")
+    build: BuildSpec | None = Field(None, description="or: build the image from a Dockerfile (offline)")
+    command: list[str] | None = Field(None, min_length=1, description="the job's command; default: the image's own")
     env: dict[str, str] = Field(default_factory=dict, description="environment variables of every worker")
     checkpoint_dir: str = Field(
         description="absolute path where the job writes its backups (BackupAndRestore, CheckpointManager); "
@@ -104,11 +106,11 @@ class WorkloadSpec(_Strict):
     agent: Literal["auto", "none"] = Field(
         "auto", description="auto: report the job's events by hooking Keras fit from outside its code; none: logs only"
     )
-    progress: Optional[ProgressPattern] = Field(None, description="log-line patterns for progress without the agent")
-    _base_dir: Optional[str] = PrivateAttr(None)  # set by based_at: where the declaring file is
+    progress: ProgressPattern | None = Field(None, description="log-line patterns for progress without the agent")
+    _base_dir: str | None = PrivateAttr(None)  # set by based_at: where the declaring file is
 
     @model_validator(mode="after")
-    def _one_source(self) -> "WorkloadSpec":
+    def _one_source(self) -> WorkloadSpec:
         if (self.image is None) == (self.build is None):
             raise ValueError("give image (an image on the engine) or build (a Dockerfile), exactly one")
         if not self.checkpoint_dir.startswith("/"):
@@ -120,7 +122,7 @@ class WorkloadSpec(_Strict):
     def _env(cls, value: dict[str, str]) -> dict[str, str]:
         return check_env(value)
 
-    def based_at(self, folder: str | Path) -> "WorkloadSpec":
+    def based_at(self, folder: str | Path) -> WorkloadSpec:
         """This spec with relative paths resolved against ``folder``."""
         copy = self.model_copy()
         copy._base_dir = str(folder)

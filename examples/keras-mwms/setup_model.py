@@ -23,8 +23,10 @@ def training_set(seed, examples):
 
 
 def build_model():
-    return tf.keras.Sequential([
-        tf.keras.layers.Input(shape=(FEATURES,)),
-        tf.keras.layers.Dense(32, activation="relu"),
-        tf.keras.layers.Dense(1),
-    ])
+    return tf.keras.Sequential(
+        [
+            tf.keras.layers.Input(shape=(FEATURES,)),
+            tf.keras.layers.Dense(32, activation="relu"),
+            tf.keras.layers.Dense(1),
+        ]
+    )

@@ -22,7 +22,6 @@ import json
 import os
 
 import tensorflow as tf
-
 from setup_model import build_model, training_set
 
 try:  # tfchaos's reporting calls; present only when the agent is layered in
@@ -43,8 +42,11 @@ def parse_args():
 
 
 def is_chief(task_type, task_id, cluster_spec):
-    return (task_type is None or task_type == "chief"
-            or (task_type == "worker" and task_id == 0 and "chief" not in cluster_spec.as_dict()))
+    return (
+        task_type is None
+        or task_type == "chief"
+        or (task_type == "worker" and task_id == 0 and "chief" not in cluster_spec.as_dict())
+    )
 
 
 def write_dir(checkpoint_dir, task_type, task_id, cluster_spec):
@@ -103,8 +105,12 @@ def main():
 
     steps = args.steps_per_epoch
     if report:
-        report.plan(total_steps=args.epochs * steps, steps_per_epoch=steps, save_every_steps=steps,
-                    checkpoint_dir=args.checkpoint_dir)
+        report.plan(
+            total_steps=args.epochs * steps,
+            steps_per_epoch=steps,
+            save_every_steps=steps,
+            checkpoint_dir=args.checkpoint_dir,
+        )
     latest = tf.train.latest_checkpoint(args.checkpoint_dir)
     if latest:
         checkpoint.restore(latest)
@@ -125,8 +131,10 @@ def main():
             report.checkpoint(int(epoch.numpy()) * steps, path)
         if not is_chief(task_type, task_id, cluster_spec):
             tf.io.gfile.rmtree(manager.directory)
-        print("Epoch: %d, step: %d, train_loss: %f." % (epoch.numpy() - 1, epoch.numpy() * steps, total_loss / steps),
-              flush=True)
+        print(
+            "Epoch: %d, step: %d, train_loss: %f." % (epoch.numpy() - 1, epoch.numpy() * steps, total_loss / steps),
+            flush=True,
+        )
 
     if report:
         report.done(model.get_weights())

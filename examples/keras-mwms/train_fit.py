@@ -20,7 +20,6 @@ import json
 import os
 
 import tensorflow as tf
-
 from setup_model import build_model, training_set
 
 
@@ -31,10 +30,14 @@ def parse_args():
     parser.add_argument("--per-worker-batch", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--checkpoint-dir", default=os.environ.get("CHECKPOINT_DIR", "/checkpoints"),
-                        help="BackupAndRestore's backup_dir: shared by all workers, kept across restarts")
-    parser.add_argument("--save-freq", default="epoch",
-                        help="BackupAndRestore's save_freq: 'epoch' or a number of steps")
+    parser.add_argument(
+        "--checkpoint-dir",
+        default=os.environ.get("CHECKPOINT_DIR", "/checkpoints"),
+        help="BackupAndRestore's backup_dir: shared by all workers, kept across restarts",
+    )
+    parser.add_argument(
+        "--save-freq", default="epoch", help="BackupAndRestore's save_freq: 'epoch' or a number of steps"
+    )
     parser.add_argument("--reshuffle", action="store_true", help="shuffle the training set again every epoch")
     parser.add_argument("--verbose", default="auto", help="fit's verbose: auto, 0, 1 or 2")
     return parser.parse_args()

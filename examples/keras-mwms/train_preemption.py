@@ -19,7 +19,6 @@ import argparse
 import os
 
 import tensorflow as tf
-
 from setup_model import build_model, training_set
 
 try:  # tfchaos's reporting calls; present only when the agent is layered in
@@ -111,8 +110,9 @@ def main():
 
     total = args.epochs * steps
     if report:
-        report.plan(total_steps=total, steps_per_epoch=steps, save_every_steps=steps,
-                    checkpoint_dir=args.checkpoint_dir)
+        report.plan(
+            total_steps=total, steps_per_epoch=steps, save_every_steps=steps, checkpoint_dir=args.checkpoint_dir
+        )
     start = int(step.numpy())
     if start and report:
         report.restored(start, tf.train.latest_checkpoint(chief_dir), weights=model.get_weights())

@@ -24,7 +24,6 @@ import os
 from multiprocessing import util
 
 import tensorflow as tf
-
 from setup_model import build_model, training_set
 
 
@@ -39,14 +38,20 @@ def parse_args():
     parser.add_argument("--tutorial-save-order", action="store_true")
     parser.add_argument("--global-step", action="store_true")
     parser.add_argument("--save-every", type=int, default=20)
-    parser.add_argument("--count-in-replica", choices=["sum", "mean", "only_first_replica"],
-                        help="with --global-step: advance it inside strategy.run (replica context), aggregated so")
+    parser.add_argument(
+        "--count-in-replica",
+        choices=["sum", "mean", "only_first_replica"],
+        help="with --global-step: advance it inside strategy.run (replica context), aggregated so",
+    )
     return parser.parse_args()
 
 
 def _is_chief(task_type, task_id, cluster_spec):
-    return (task_type is None or task_type == "chief"
-            or (task_type == "worker" and task_id == 0 and "chief" not in cluster_spec.as_dict()))
+    return (
+        task_type is None
+        or task_type == "chief"
+        or (task_type == "worker" and task_id == 0 and "chief" not in cluster_spec.as_dict())
+    )
 
 
 def write_filepath(filepath, task_type, task_id, cluster_spec):
@@ -105,10 +110,20 @@ def main():
     cluster_spec = strategy.cluster_resolver.cluster_spec()
     write_checkpoint_dir = write_filepath(args.checkpoint_dir, task_type, task_id, cluster_spec)
     if args.global_step:
-        checkpoint = tf.train.Checkpoint(model=multi_worker_model, optimizer=optimizer, epoch=epoch,
-                                         step_in_epoch=step_in_epoch, global_step=global_step)
-        manager = tf.train.CheckpointManager(checkpoint, directory=write_checkpoint_dir, max_to_keep=2,
-                                             step_counter=global_step, checkpoint_interval=args.save_every)
+        checkpoint = tf.train.Checkpoint(
+            model=multi_worker_model,
+            optimizer=optimizer,
+            epoch=epoch,
+            step_in_epoch=step_in_epoch,
+            global_step=global_step,
+        )
+        manager = tf.train.CheckpointManager(
+            checkpoint,
+            directory=write_checkpoint_dir,
+            max_to_keep=2,
+            step_counter=global_step,
+            checkpoint_interval=args.save_every,
+        )
     else:
         checkpoint = tf.train.Checkpoint(model=multi_worker_model, epoch=epoch, step_in_epoch=step_in_epoch)
         manager = tf.train.CheckpointManager(checkpoint, directory=write_checkpoint_dir, max_to_keep=1)

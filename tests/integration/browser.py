@@ -14,8 +14,8 @@ import base64
 import json
 import os
 import re
-import signal
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -35,12 +35,25 @@ class Browser:
 
         self._profile = tempfile.TemporaryDirectory(prefix="tfchaos-chromium-")
         self.proc = subprocess.Popen(
-            [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-             "--no-first-run", "--disable-extensions", "--disable-background-networking",
-             "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
-             f"--window-size={width},{height}", "--remote-debugging-port=0",
-             f"--user-data-dir={self._profile.name}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            [
+                chromium(),
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--no-first-run",
+                "--disable-extensions",
+                "--disable-background-networking",
+                "--proxy-server=127.0.0.1:9",
+                "--proxy-bypass-list=<-loopback>",
+                f"--window-size={width},{height}",
+                "--remote-debugging-port=0",
+                f"--user-data-dir={self._profile.name}",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
             start_new_session=True,  # its own process group: close() ends the helpers with it
         )
         port = self._port()
@@ -54,8 +67,9 @@ class Browser:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.2)
-        self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=CALL_TIMEOUT_S,
-                                              suppress_origin=True)
+        self.ws = websocket.create_connection(
+            page["webSocketDebuggerUrl"], timeout=CALL_TIMEOUT_S, suppress_origin=True
+        )
         self._id = 0
         self.events: list[dict] = []
         for domain in ("Page", "Runtime", "Log", "Network"):
@@ -141,8 +155,11 @@ class Browser:
                 "return [x, y, Math.max(...rs.map(r => r.right)) - x, Math.max(...rs.map(r => r.bottom)) + scrollY - y]; })()"
             )
             box = [box[0] - margin, box[1] - margin, box[2] + 2 * margin, box[3] + 2 * margin]
-        params = {"format": "png", "captureBeyondViewport": True,
-                  "clip": {"x": max(0, box[0]), "y": max(0, box[1]), "width": box[2], "height": box[3], "scale": 1}}
+        params = {
+            "format": "png",
+            "captureBeyondViewport": True,
+            "clip": {"x": max(0, box[0]), "y": max(0, box[1]), "width": box[2], "height": box[3], "scale": 1},
+        }
         data = self.call("Page.captureScreenshot", **params)["data"]
         with open(path, "wb") as fh:
             fh.write(base64.b64decode(data))
@@ -175,7 +192,7 @@ class Browser:
                         raise
                     time.sleep(0.1)
 
-    def __enter__(self) -> "Browser":
+    def __enter__(self) -> Browser:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -56,12 +56,20 @@ def dind_engine(client, node_image: str):
         network = client.networks.create(prefix, driver="bridge", labels=labels, check_duplicate=True)
         volume = client.volumes.create(f"{prefix}-docker", labels=labels)
         container = client.containers.run(
-            node_image, command=["dockerd", "--host", f"tcp://0.0.0.0:{PORT}", "--host", "unix:///var/run/docker.sock"],
-            name=prefix, hostname=prefix, labels=labels, network=network.name,
-            cap_add=list(NODE_CAPS), security_opt=list(NODE_SECURITY_OPT),
-            volumes={volume.name: {"bind": "/var/lib/docker", "mode": "rw"},
-                     CGROUP_ROOT: {"bind": CGROUP_ROOT, "mode": "rw"}},
-            detach=True)
+            node_image,
+            command=["dockerd", "--host", f"tcp://0.0.0.0:{PORT}", "--host", "unix:///var/run/docker.sock"],
+            name=prefix,
+            hostname=prefix,
+            labels=labels,
+            network=network.name,
+            cap_add=list(NODE_CAPS),
+            security_opt=list(NODE_SECURITY_OPT),
+            volumes={
+                volume.name: {"bind": "/var/lib/docker", "mode": "rw"},
+                CGROUP_ROOT: {"bind": CGROUP_ROOT, "mode": "rw"},
+            },
+            detach=True,
+        )
         container.reload()
         address = container.attrs["NetworkSettings"]["Networks"][network.name]["IPAddress"]
         host = f"tcp://{address}:{PORT}"
@@ -75,14 +83,19 @@ def dind_engine(client, node_image: str):
                 container.reload()
                 if container.status != "running" or time.monotonic() > deadline:
                     tail = container.logs(tail=5).decode(errors="replace")
-                    raise RuntimeError(f"the engine in {prefix} did not answer on {host} ({container.status}): {tail}")
+                    raise RuntimeError(
+                        f"the engine in {prefix} did not answer on {host} ({container.status}): {tail}"
+                    ) from None
                 time.sleep(1)
         yield Dind(host, prefix, inner)
     finally:
         if inner is not None:
             inner.close()
-        for obj, remove in ((container, lambda c: c.remove(force=True, v=True)),
-                            (volume, lambda v: v.remove(force=True)), (network, lambda n: n.remove())):
+        for obj, remove in (
+            (container, lambda c: c.remove(force=True, v=True)),
+            (volume, lambda v: v.remove(force=True)),
+            (network, lambda n: n.remove()),
+        ):
             if obj is not None:
                 with contextlib.suppress(Exception):
                     remove(obj)
@@ -128,10 +141,11 @@ def top_layer(client, tag: str) -> dict[str, tuple]:
             if member.name.endswith("/layer.tar"):
                 with tarfile.open(fileobj=outer.extractfile(member), mode="r|") as layer:
                     # An imported layer keeps its tar's own names ("./etc/..."): one form for both.
-                    layers[member.name] = {m.name.removeprefix("./").rstrip("/"):
-                                           (m.type, m.mode, m.uid, m.gid, m.size, m.linkname) for m in layer}
+                    layers[member.name] = {
+                        m.name.removeprefix("./").rstrip("/"): (m.type, m.mode, m.uid, m.gid, m.size, m.linkname)
+                        for m in layer
+                    }
             elif member.name == "manifest.json":
                 manifest = json.load(outer.extractfile(member))
     assert manifest is not None, f"no manifest.json in `docker save {tag}`"
     return layers[manifest[0]["Layers"][-1]]
-

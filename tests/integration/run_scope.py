@@ -41,10 +41,9 @@ from dataclasses import dataclass
 
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT
 from chaos.backends.docker import venv_cache
-from chaos.images.plans import LABEL_BUILD_SESSION, LABEL_KIND
 from chaos.backends.docker.engine_objects import EngineObject, list_objects, remove_objects
 from chaos.backends.docker.ownership import LABEL_SESSION
-
+from chaos.images.plans import LABEL_BUILD_SESSION, LABEL_KIND
 
 ANONYMOUS = re.compile(r"[0-9a-f]{64}")  # Docker's name for a volume nobody named
 
@@ -54,7 +53,7 @@ class Snapshot:
     ids: frozenset[tuple[str, str]]
 
     @classmethod
-    def take(cls, client) -> "Snapshot":
+    def take(cls, client) -> Snapshot:
         return cls(frozenset((o.kind, o.id) for o in list_objects(client)))
 
 
@@ -78,17 +77,17 @@ def is_ours(obj: EngineObject, session: str, used_volumes: set[str]) -> bool:
         if obj.labels.get(LABEL_PROJECT) == PROJECT and obj.labels.get(venv_cache.LABEL_ROLE) == venv_cache.ROLE:
             return False
         return ANONYMOUS.fullmatch(obj.id) is not None and obj.id not in used_volumes
-    return (obj.kind == "container" and obj.labels.get(LABEL_KIND) == "build"
-            and obj.labels.get(LABEL_BUILD_SESSION) == session)
+    return (
+        obj.kind == "container"
+        and obj.labels.get(LABEL_KIND) == "build"
+        and obj.labels.get(LABEL_BUILD_SESSION) == session
+    )
 
 
 def leftovers(client, before: Snapshot, session: str) -> list[EngineObject]:
     """The test's own objects that were not there before it."""
     used = volumes_in_use(client)
-    return [
-        o for o in list_objects(client)
-        if (o.kind, o.id) not in before.ids and is_ours(o, session, used)
-    ]
+    return [o for o in list_objects(client) if (o.kind, o.id) not in before.ids and is_ours(o, session, used)]
 
 
 def remove(client, objects: list[EngineObject]) -> None:

@@ -49,10 +49,24 @@ EPOCHS, STEPS = 3, 10
 def build_example(base: str = "tfchaos/worker-deps:tf2.21", tag: str = EXAMPLE_IMAGE) -> str:
     """Build the example the way its README says (offline, on the deps image)."""
     built = subprocess.run(
-        ["docker", "build", "-q", "--pull=false", "--build-arg", f"BASE={base}",
-         "--label", f"{LABEL_PROJECT}={PROJECT}", "--label", "io.tfchaos.kind=example",
-         "-t", tag, str(EXAMPLE)],
-        capture_output=True, text=True, timeout=900,
+        [
+            "docker",
+            "build",
+            "-q",
+            "--pull=false",
+            "--build-arg",
+            f"BASE={base}",
+            "--label",
+            f"{LABEL_PROJECT}={PROJECT}",
+            "--label",
+            "io.tfchaos.kind=example",
+            "-t",
+            tag,
+            str(EXAMPLE),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert built.returncode == 0, f"building {tag} failed: {built.stderr[-2000:]}"
     return tag
@@ -65,8 +79,15 @@ class UserJobCluster:
     Every object is labelled and removed on exit; the output of each container
     generation is kept (``runs``)."""
 
-    def __init__(self, client, image: str, command: list[str], workers: int = 2, agent: bool = True,
-                 env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        client,
+        image: str,
+        command: list[str],
+        workers: int = 2,
+        agent: bool = True,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.client, self.image, self.command = client, image, command
         self.workers, self.agent, self.env = workers, agent, dict(env or {})
         self.id = uuid.uuid4().hex[:8]
@@ -76,13 +97,19 @@ class UserJobCluster:
         self.generation = 0
         self._network = self._volume = self._agent_dir = None
 
-    def __enter__(self) -> "UserJobCluster":
+    def __enter__(self) -> UserJobCluster:
         try:
             self._network = self.client.networks.create(f"tfchaos-agent-{self.id}", labels=self.labels)
             self._volume = self.client.volumes.create(f"tfchaos-agent-{self.id}-ckpt", labels=self.labels)
             # As the runner does: the example image runs as a non-root user and has no /checkpoints.
-            prepare_checkpoint_volume(self.client, self._volume.name, [self.image], CHECKPOINT_DIR,
-                                      labels=self.labels, name=f"tfchaos-agent-{self.id}-volume-owner")
+            prepare_checkpoint_volume(
+                self.client,
+                self._volume.name,
+                [self.image],
+                CHECKPOINT_DIR,
+                labels=self.labels,
+                name=f"tfchaos-agent-{self.id}-volume-owner",
+            )
             if self.agent:
                 self._agent_dir = Path(tempfile.mkdtemp(prefix="tfchaos-agent-"))
                 self._agent_dir.chmod(0o755)
@@ -107,11 +134,15 @@ class UserJobCluster:
                 binds[str(self._agent_dir)] = {"bind": layer.AGENT_DIR, "mode": "ro"}
             env.update(self.env)
             created = api.create_container(
-                self.image, command=self.command, name=f"tfchaos-agent-{self.id}-w{i}-g{self.generation}",
-                labels=self.labels, environment=env,
+                self.image,
+                command=self.command,
+                name=f"tfchaos-agent-{self.id}-w{i}-g{self.generation}",
+                labels=self.labels,
+                environment=env,
                 host_config=api.create_host_config(binds=binds, network_mode=self._network.name, init=True),
                 networking_config=api.create_networking_config(
-                    {self._network.name: api.create_endpoint_config(aliases=[f"worker-{i}"])}),
+                    {self._network.name: api.create_endpoint_config(aliases=[f"worker-{i}"])}
+                ),
             )
             self.containers[i] = self.client.containers.get(created["Id"])
         for container in self.containers.values():
@@ -127,7 +158,9 @@ class UserJobCluster:
                 codes[i] = container.wait(timeout=remaining)["StatusCode"]
             except Exception as exc:  # timeout: say what each worker printed last
                 tails = {j: c.logs(tail=15).decode(errors="replace") for j, c in self.containers.items()}
-                raise AssertionError(f"worker-{i} still running after {timeout} s ({exc}); last output: {tails}")
+                raise AssertionError(
+                    f"worker-{i} still running after {timeout} s ({exc}); last output: {tails}"
+                ) from exc
         self._collect(codes)
         return codes
 
@@ -135,7 +168,11 @@ class UserJobCluster:
         """Poll the live output until predicate(events of this generation) holds."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            events = [e for i, c in self.containers.items() for e in events_of(c.logs(stderr=False).decode(errors="replace"), i)]
+            events = [
+                e
+                for i, c in self.containers.items()
+                for e in events_of(c.logs(stderr=False).decode(errors="replace"), i)
+            ]
             if predicate(events):
                 return events
             time.sleep(poll)
@@ -147,12 +184,16 @@ class UserJobCluster:
     def _collect(self, codes: dict[int, int]) -> None:
         for i, container in self.containers.items():
             container.reload()
-            self.runs.append({
-                "worker": i, "generation": self.generation, "exit_code": codes[i],
-                "oom": container.attrs["State"].get("OOMKilled", False),
-                "stdout": container.logs(stdout=True, stderr=False).decode(errors="replace"),
-                "stderr": container.logs(stdout=False, stderr=True).decode(errors="replace"),
-            })
+            self.runs.append(
+                {
+                    "worker": i,
+                    "generation": self.generation,
+                    "exit_code": codes[i],
+                    "oom": container.attrs["State"].get("OOMKilled", False),
+                    "stdout": container.logs(stdout=True, stderr=False).decode(errors="replace"),
+                    "stderr": container.logs(stdout=False, stderr=True).decode(errors="replace"),
+                }
+            )
         self._remove_containers()
 
     def _remove_containers(self) -> None:
@@ -164,8 +205,12 @@ class UserJobCluster:
         self.containers = {}
 
     def events(self, generation: int | None = None) -> list[Event]:
-        return [e for run in self.runs if generation in (None, run["generation"])
-                for e in events_of(run["stdout"], run["worker"])]
+        return [
+            e
+            for run in self.runs
+            if generation in (None, run["generation"])
+            for e in events_of(run["stdout"], run["worker"])
+        ]
 
     def __exit__(self, *exc) -> None:
         self._remove_containers()
@@ -218,10 +263,10 @@ def test_fit_job_with_the_agent_reports_every_event_on_every_worker(docker_clien
     assert codes == {0: 0, 1: 0}, cluster.runs
     total = EPOCHS * STEPS
     for w in (0, 1):
-        start, = of(events, StartEvent, w)
+        (start,) = of(events, StartEvent, w)
         assert start.tf_version.startswith("2.21.") and start.keras_version.startswith("2.21.")
         assert start.fingerprint["pkg:tf-keras"] == start.keras_version
-        plan, = of(events, PlanEvent, w)
+        (plan,) = of(events, PlanEvent, w)
         assert (plan.epochs, plan.steps_per_epoch, plan.total_steps) == (EPOCHS, STEPS, total)
         assert (plan.save_every_steps, plan.checkpoint_dir, plan.initial_epoch) == (STEPS, CHECKPOINT_DIR, 0)
         steps = of(events, StepEvent, w)
@@ -234,7 +279,9 @@ def test_fit_job_with_the_agent_reports_every_event_on_every_worker(docker_clien
         assert not of(events, ErrorEvent, w)
     # Every epoch end left a backup (the chief sees each; the chief deletes the
     # last one when fit ends, so worker-1 may miss it).
-    assert [(e.step, e.path) for e in of(events, CheckpointEvent, 0)] == [(STEPS * k, f"ckpt-{k}") for k in range(1, EPOCHS + 1)]
+    assert [(e.step, e.path) for e in of(events, CheckpointEvent, 0)] == [
+        (STEPS * k, f"ckpt-{k}") for k in range(1, EPOCHS + 1)
+    ]
     assert {e.step for e in of(events, CheckpointEvent, 1)} <= {STEPS * k for k in range(1, EPOCHS + 1)}
     done = of(events, DoneEvent)
     assert len(done) == 2 and len({e.weights_digest for e in done}) == 1
@@ -254,12 +301,20 @@ def test_custom_loop_with_the_report_calls_reports_every_event_on_every_worker(d
     total = EPOCHS * STEPS
     for w in (0, 1):
         assert [e.kind for e in events if e.worker == w][:2] == ["start", "plan"]
-        plan, = of(events, PlanEvent, w)
-        assert (plan.epochs, plan.steps_per_epoch, plan.total_steps, plan.save_every_steps) == (EPOCHS, STEPS, total, STEPS)
-        assert [(e.epoch, e.step) for e in of(events, StepEvent, w)] == [((s - 1) // STEPS, s) for s in range(1, total + 1)]
+        (plan,) = of(events, PlanEvent, w)
+        assert (plan.epochs, plan.steps_per_epoch, plan.total_steps, plan.save_every_steps) == (
+            EPOCHS,
+            STEPS,
+            total,
+            STEPS,
+        )
+        assert [(e.epoch, e.step) for e in of(events, StepEvent, w)] == [
+            ((s - 1) // STEPS, s) for s in range(1, total + 1)
+        ]
         # Each worker saves (the non-chief to a temporary directory it deletes).
-        assert [(e.epoch, e.step, e.path) for e in of(events, CheckpointEvent, w)] == \
-            [(k, STEPS * k, f"ckpt-{k}") for k in range(1, EPOCHS + 1)]
+        assert [(e.epoch, e.step, e.path) for e in of(events, CheckpointEvent, w)] == [
+            (k, STEPS * k, f"ckpt-{k}") for k in range(1, EPOCHS + 1)
+        ]
         assert not of(events, RestoredEvent, w) and not of(events, ErrorEvent, w)
     done = of(events, DoneEvent)
     assert len(done) == 2 and len({e.weights_digest for e in done}) == 1
@@ -271,7 +326,9 @@ def test_custom_loop_with_the_report_calls_reports_every_event_on_every_worker(d
 # one checkpoint restored on both, resumed from it, bit-exact against an uninterrupted
 # run); its by-hand copy here cost two more clusters.
 @pytest.mark.parametrize("script", ["train_custom_loop.py"])
-def test_killed_worker_restored_from_checkpoint_ends_with_the_uninterrupted_digest(docker_client, example_image, script):
+def test_killed_worker_restored_from_checkpoint_ends_with_the_uninterrupted_digest(
+    docker_client, example_image, script
+):
     job = command(script, KILL_EPOCHS, KILL_STEPS)
     with UserJobCluster(docker_client, example_image, job) as reference:
         reference.start()
@@ -288,7 +345,7 @@ def test_killed_worker_restored_from_checkpoint_ends_with_the_uninterrupted_dige
         killed_at = max(e.step for e in of(first, StepEvent))
         assert codes == {0: 1, 1: 137}, cluster.runs
         assert killed_at < KILL_EPOCHS * KILL_STEPS, "training finished before the kill"
-        chief_error, = of(first, ErrorEvent, 0)  # (from fit, then the top level: reported once)
+        (chief_error,) = of(first, ErrorEvent, 0)  # (from fit, then the top level: reported once)
         assert chief_error.error_class == "tensorflow.python.framework.errors_impl.UnavailableError"
         assert not of(first, ErrorEvent, 1)  # SIGKILL: no Python left to say anything
 
@@ -308,8 +365,11 @@ def test_killed_worker_restored_from_checkpoint_ends_with_the_uninterrupted_dige
 def test_the_same_job_without_the_agent_prints_no_event_and_trains_the_same(docker_client, example_image):
     command = fit_command(EPOCHS, STEPS, "--verbose", "2")
     outcomes = {}
-    for label, agent, env in (("on", True, {}), ("layered, CHAOS_AGENT=0", True, {"CHAOS_AGENT": "0"}),
-                              ("absent", False, {})):
+    for label, agent, env in (
+        ("on", True, {}),
+        ("layered, CHAOS_AGENT=0", True, {"CHAOS_AGENT": "0"}),
+        ("absent", False, {}),
+    ):
         with UserJobCluster(docker_client, example_image, command, agent=agent, env=env) as cluster:
             cluster.start()
             assert cluster.wait() == {0: 0, 1: 0}, (label, cluster.runs)
@@ -335,7 +395,7 @@ def test_fit_job_on_tf215_reports_its_built_in_keras(docker_client):
         assert cluster.wait() == {0: 0, 1: 0}, cluster.runs
         events = cluster.events()
     for w in (0, 1):
-        start, = of(events, StartEvent, w)
+        (start,) = of(events, StartEvent, w)
         assert start.tf_version.startswith("2.15.") and start.keras_version.startswith("2.15.")
         assert "env:TF_USE_LEGACY_KERAS" not in start.fingerprint
         assert [e.step for e in of(events, StepEvent, w)] == list(range(1, EPOCHS * STEPS + 1))
@@ -362,7 +422,8 @@ print("equal", len(cases))
 
 def test_agent_digest_equals_the_harness_digest_on_real_arrays(docker_client, example_image):
     container = docker_client.containers.create(
-        example_image, ["python", "-c", DIGEST_CHECK],
+        example_image,
+        ["python", "-c", DIGEST_CHECK],
         labels={LABEL_PROJECT: PROJECT, LABEL_SESSION: session_id(), "io.tfchaos.test": "agent"},
         volumes={str(ROOT / "chaos"): {"bind": "/opt/src/chaos", "mode": "ro"}},
         environment={"PYTHONPATH": "/opt/src"},

@@ -10,7 +10,6 @@ import math
 import statistics
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -27,9 +26,25 @@ def events(report, kind, source=None):
 def audited(tmp_path_factory, images):
     out = tmp_path_factory.mktemp("audit")
     proc = subprocess.run(
-        [sys.executable, "-m", "chaos", "audit", "--battery", "quick", "-j", "3", "--mtbf-hours", "24", "--nodes", "64",
-         "--report-dir", str(out)],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "chaos",
+            "audit",
+            "--battery",
+            "quick",
+            "-j",
+            "3",
+            "--mtbf-hours",
+            "24",
+            "--nodes",
+            "64",
+            "--report-dir",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     print(proc.stdout[-6000:], proc.stderr[-3000:])
     return proc, out, json.loads((out / "card.json").read_text())
@@ -53,13 +68,17 @@ def test_detection_and_recovery_figures_are_the_run_s_events(audited):
     inject = events(report, "inject")[0]
     first_restart = min(e.t for e in events(report, "restart") if e.t >= inject.t)
     for w in (0, 1):
-        signs = [e.t for e in report.timeline.events
-                 if e.kind in ("error", "exit") and e.source == f"worker-{w}" and inject.t <= e.t < first_restart]
+        signs = [
+            e.t
+            for e in report.timeline.events
+            if e.kind in ("error", "exit") and e.source == f"worker-{w}" and inject.t <= e.t < first_restart
+        ]
         assert run["detection"][f"worker-{w}"]["value"] == pytest.approx(min(signs) - inject.t)
     exits = [e.t for e in events(report, "exit") if inject.t <= e.t <= first_restart]
     assert run["detect_s"]["value"] == pytest.approx(min(exits) - inject.t)
-    last_restart = max(e.t for e in events(report, "restart") if e.t < min(
-        s.t for s in events(report, "step") if s.t > first_restart))
+    last_restart = max(
+        e.t for e in events(report, "restart") if e.t < min(s.t for s in events(report, "step") if s.t > first_restart)
+    )
     first_step = min((s for s in events(report, "step") if s.t > last_restart), key=lambda s: s.t)
     assert run["restart_s"]["value"] == pytest.approx(first_step.t - first_restart)
     before = max(s.step for s in events(report, "step") if s.t < first_restart)

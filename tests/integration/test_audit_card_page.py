@@ -12,13 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from browser import Browser, chromium  # noqa: E402  (conftest puts tests/integration on sys.path)
 
 UNIT = Path(__file__).resolve().parents[1] / "unit"
 sys.path[:0] = [str(UNIT / "audit"), str(UNIT / "checks")]  # the audit's hand-built reports
 
 from audit_reports import killed_worker_report, reference_report, silent_report  # noqa: E402
+
 from chaos.audit.battery import KILLED_WORKER, PEER_PAUSED, REFERENCE  # noqa: E402
 from chaos.audit.card import Assumptions, build_card  # noqa: E402
 from chaos.audit.measure import measure  # noqa: E402
@@ -51,8 +51,11 @@ GEOMETRY = """(() => {
 
 @pytest.fixture(scope="module")
 def card_page(tmp_path_factory):
-    runs = [measure(REFERENCE, reference_report(save_pause=0.3), 40), measure(KILLED_WORKER, killed_worker_report(), 30),
-            measure(PEER_PAUSED, silent_report(10.0), 40)]
+    runs = [
+        measure(REFERENCE, reference_report(save_pause=0.3), 40),
+        measure(KILLED_WORKER, killed_worker_report(), 30),
+        measure(PEER_PAUSED, silent_report(10.0), 40),
+    ]
     card = with_policy_check(build_card(runs, Assumptions(24, 64), workload="w.yaml", battery="quick"))
     out = tmp_path_factory.mktemp("audit-card")
     return card, write_card(card, out)["html"]
@@ -71,7 +74,9 @@ def seen(card_page):
 def _x_of(tau, xgrid):
     """Where ``tau`` falls on the log axis the page drew (its first and last decade lines)."""
     a, b = xgrid[0], xgrid[-1]
-    return a["x"] + (b["x"] - a["x"]) * (math.log10(tau) - math.log10(a["v"])) / (math.log10(b["v"]) - math.log10(a["v"]))
+    return a["x"] + (b["x"] - a["x"]) * (math.log10(tau) - math.log10(a["v"])) / (
+        math.log10(b["v"]) - math.log10(a["v"])
+    )
 
 
 def _y_of(ettr, ygrid):
@@ -85,8 +90,10 @@ def test_the_marked_points_sit_on_the_curve_where_their_values_say(card_page, se
     assert geometry is not None, "no goodput picture on the page"
     assert errors == [] and all(u.startswith("file://") for u in requests), (errors, requests)
     m = card.model
-    expected = {"pt-now": (m.interval_s, m.now.ettr),
-                "pt-optimum": (m.best_interval_steps * m.step_time_s.value, m.recommended.ettr)}
+    expected = {
+        "pt-now": (m.interval_s, m.now.ettr),
+        "pt-optimum": (m.best_interval_steps * m.step_time_s.value, m.recommended.ettr),
+    }
     assert len(geometry["xgrid"]) >= 2 and geometry["curveLength"] > 100
     for name, (tau, ettr) in expected.items():
         p = geometry["points"][name]

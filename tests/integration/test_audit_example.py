@@ -24,11 +24,15 @@ COMMAND = ["python", "train_fit.py", "--epochs", "5", "--steps-per-epoch", "60",
 
 def workload(tmp: Path, name: str, extra: list[str]) -> Path:
     path = tmp / f"{name}.yaml"
-    path.write_text(yaml.safe_dump({
-        "build": {"context": str(EXAMPLE), "dockerfile": "Dockerfile"},
-        "command": COMMAND + extra,
-        "checkpoint_dir": "/checkpoints",
-    }))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "build": {"context": str(EXAMPLE), "dockerfile": "Dockerfile"},
+                "command": COMMAND + extra,
+                "checkpoint_dir": "/checkpoints",
+            }
+        )
+    )
     return path
 
 
@@ -39,9 +43,23 @@ def cards(images, tmp_path_factory):
     procs = {}
     for name, extra in variants.items():
         procs[name] = subprocess.Popen(
-            [sys.executable, "-m", "chaos", "audit", "--workload", str(workload(tmp, name, extra)),
-             "--battery", "quick", "-j", "2", "--report-dir", str(tmp / name)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-m",
+                "chaos",
+                "audit",
+                "--workload",
+                str(workload(tmp, name, extra)),
+                "--battery",
+                "quick",
+                "-j",
+                "2",
+                "--report-dir",
+                str(tmp / name),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
     out = {}
     for name, proc in procs.items():

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from chaos.checks.verdict import Status
 from chaos.backends.docker.cluster import DockerCluster
 from chaos.backends.spec import Deployment
+from chaos.checks.verdict import Status
 from chaos.events import ExitEvent
 from chaos.runner.run import RunOptions
 from chaos.runner.suite import Entry, run_suite
@@ -73,8 +73,12 @@ def user_images(images, docker_client, tmp_path_factory):
         folder = tmp_path_factory.mktemp(name)
         (folder / "Dockerfile").write_text(f"FROM {base}\n{body}")
         tag = f"tfchaos-test/nonroot-{name}:{uuid.uuid4().hex[:8]}"
-        subprocess.run(["docker", "build", "--pull=false", "-q", "-t", tag, str(folder)],
-                       check=True, capture_output=True, timeout=300)
+        subprocess.run(
+            ["docker", "build", "--pull=false", "-q", "-t", tag, str(folder)],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
         made[name] = tag
     yield made
     for tag in made.values():
@@ -83,8 +87,13 @@ def user_images(images, docker_client, tmp_path_factory):
 
 def run_workers(image: str, proxy: str, checkpoint_dir: str) -> dict[int, tuple[int, list[str]]]:
     """Two workers of ``image`` with the run's volume at ``checkpoint_dir``: exit code and log of each."""
-    launch = Launch(command=("python3", "-c", WRITE_AND_READ, checkpoint_dir), checkpoint_dir=checkpoint_dir,
-                    harness_settings=False, evidence=frozenset({Evidence.ERRORS}), description="a probe")
+    launch = Launch(
+        command=("python3", "-c", WRITE_AND_READ, checkpoint_dir),
+        checkpoint_dir=checkpoint_dir,
+        harness_settings=False,
+        evidence=frozenset({Evidence.ERRORS}),
+        description="a probe",
+    )
     spec = Deployment(images=(image, image), proxy_image=proxy, launch=launch)
     with DockerCluster(spec) as cluster:
         cluster.start_workers()  # returns once the proxy routes to both
@@ -99,11 +108,14 @@ def run_workers(image: str, proxy: str, checkpoint_dir: str) -> dict[int, tuple[
         return {i: (exits.get(i, -1), cluster.log_tail(i)) for i in range(2)}
 
 
-@pytest.mark.parametrize("kind, checkpoint_dir, owner", [
-    ("uid", "/shared/backup", "1000:1000"),  # nested, not in the image: Docker makes it root's
-    ("named", "/checkpoints", "1000:1000"),
-    ("own-dir", "/ckpt", "1000:1000"),  # in the image, root's 0755: Docker's copy would keep it root's
-])
+@pytest.mark.parametrize(
+    "kind, checkpoint_dir, owner",
+    [
+        ("uid", "/shared/backup", "1000:1000"),  # nested, not in the image: Docker makes it root's
+        ("named", "/checkpoints", "1000:1000"),
+        ("own-dir", "/ckpt", "1000:1000"),  # in the image, root's 0755: Docker's copy would keep it root's
+    ],
+)
 def test_a_non_root_image_writes_the_checkpoint_volume(images, user_images, kind, checkpoint_dir, owner):
     result = run_workers(user_images[kind], images["proxy"], checkpoint_dir)
     for index, (code, log) in result.items():
@@ -134,7 +146,9 @@ def test_the_examples_tutorial_jobs_recover_from_a_non_root_image_without_a_chec
     assert "USER 1000" in dockerfile and not [line for line in runs if "checkpoint" in line], runs  # nothing prepared
     entries = [
         Entry(example_scenario("fit-job-killed-worker-recovers.yaml", "fit-job-nested-checkpoint-dir"), "<fit>"),
-        Entry(example_scenario("custom-loop-killed-chief-recovers.yaml", "custom-loop-nested-checkpoint-dir"), "<loop>"),
+        Entry(
+            example_scenario("custom-loop-killed-chief-recovers.yaml", "custom-loop-nested-checkpoint-dir"), "<loop>"
+        ),
     ]
     from chaos.report import terminal_summary
 

@@ -26,11 +26,11 @@ import uuid
 from pathlib import Path
 
 import pytest
+from run_scope import Snapshot, volumes_in_use  # noqa: E402  (conftest puts it on sys.path)
 
 from chaos.backends.docker.engine_objects import list_objects
 from chaos.backends.docker.ownership import LABEL_SESSION, SESSION_ENV, Liveness
 from chaos.backends.docker.runs import runs_on_engine
-from run_scope import Snapshot, volumes_in_use  # noqa: E402  (conftest puts it on sys.path)
 
 pytestmark = pytest.mark.integration
 
@@ -52,8 +52,12 @@ class Chaos:
         if cache is not None:
             env["TFCHAOS_CACHE"] = str(cache)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "chaos", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, env=env, cwd=ROOT,
+            [sys.executable, "-m", "chaos", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+            cwd=ROOT,
             # A shell without job control starts background jobs with SIGINT
             # ignored, and Python then never raises KeyboardInterrupt: give the
             # run the Ctrl-C a terminal user has, however the tests were started.
@@ -93,8 +97,11 @@ class Chaos:
 
 def dangling_volumes(client, before: Snapshot) -> list[str]:
     used = volumes_in_use(client)
-    return [o.describe() for o in list_objects(client, kinds=("volume",))
-            if ("volume", o.id) not in before.ids and not o.labels and o.id not in used]
+    return [
+        o.describe()
+        for o in list_objects(client, kinds=("volume",))
+        if ("volume", o.id) not in before.ids and not o.labels and o.id not in used
+    ]
 
 
 # (where to interrupt: the line that marks the moment, extra delay, signals to send)
@@ -109,7 +116,9 @@ POINTS = [
 
 
 @pytest.mark.parametrize("point, marker, delay, signals", POINTS, ids=[p[0] for p in POINTS])
-def test_an_interrupt_at_any_point_leaves_nothing_and_no_traceback(images, docker_client, tmp_path, point, marker, delay, signals):
+def test_an_interrupt_at_any_point_leaves_nothing_and_no_traceback(
+    images, docker_client, tmp_path, point, marker, delay, signals
+):
     before = Snapshot.take(docker_client)
     # A fresh reference cache for the reference-run point only: the run computes it there.
     run = Chaos("run", str(KILLED), "-j", "1", cache=tmp_path if point == "reference run" else None)
@@ -164,13 +173,18 @@ def test_clean_all_leaves_a_users_container_of_an_image_built_on_ours(images, do
     container of it (started by hand, beside a run) is theirs: `chaos clean --all`
     removes the run and never that container."""
     tag = f"tfchaos-test/child-of-ours:{uuid.uuid4().hex[:8]}"
-    (tmp_path / "Dockerfile").write_text(f"FROM {images['worker']}\nENTRYPOINT []\nCMD [\"sleep\", \"300\"]\n")
-    subprocess.run(["docker", "build", "--pull=false", "-q", "-t", tag, str(tmp_path)],
-                   check=True, capture_output=True, timeout=300)
+    (tmp_path / "Dockerfile").write_text(f'FROM {images["worker"]}\nENTRYPOINT []\nCMD ["sleep", "300"]\n')
+    subprocess.run(
+        ["docker", "build", "--pull=false", "-q", "-t", tag, str(tmp_path)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     name = f"userjob-{uuid.uuid4().hex[:8]}"
     try:
-        subprocess.run(["docker", "run", "-d", "--name", name, tag, "sleep", "300"],
-                       check=True, capture_output=True, timeout=60)
+        subprocess.run(
+            ["docker", "run", "-d", "--name", name, tag, "sleep", "300"], check=True, capture_output=True, timeout=60
+        )
         inherited = docker_client.containers.get(name).labels
         assert inherited.get("io.tfchaos.project") == "tfchaos", inherited  # what misled clean before
         run = Chaos("baseline", "--epochs", "50")
@@ -178,13 +192,19 @@ def test_clean_all_leaves_a_users_container_of_an_image_built_on_ours(images, do
         run.proc.kill()  # no teardown: the run is left for clean
         run.finish(timeout=30)
         assert run.objects(docker_client), "a killed run should have left its objects"
-        others = [r.describe() for r in runs_on_engine(docker_client)
-                  if r.session != run.session and r.liveness() is not Liveness.GONE]
+        others = [
+            r.describe()
+            for r in runs_on_engine(docker_client)
+            if r.session != run.session and r.liveness() is not Liveness.GONE
+        ]
         if others:  # --all removes live runs too: never another session's on a shared engine
-            pytest.skip(f"another session's live run is on this engine ({'; '.join(others)}): "
-                        "`chaos clean --all` would remove it")
-        clean = subprocess.run([sys.executable, "-m", "chaos", "clean", "--all"], capture_output=True, text=True,
-                               timeout=120)
+            pytest.skip(
+                f"another session's live run is on this engine ({'; '.join(others)}): "
+                "`chaos clean --all` would remove it"
+            )
+        clean = subprocess.run(
+            [sys.executable, "-m", "chaos", "clean", "--all"], capture_output=True, text=True, timeout=120
+        )
         assert clean.returncode == 0, clean.stdout + clean.stderr
         assert run.objects(docker_client) == [], clean.stdout
         assert docker_client.containers.get(name).status == "running", clean.stdout

@@ -10,8 +10,8 @@ from chaos.backends.docker.backend import DockerBackend
 from chaos.backends.docker.cluster import DockerCluster
 from chaos.backends.spec import Deployment
 from chaos.eventlog import EventLog
-from chaos.runner.training import run_training
 from chaos.events import CheckpointEvent, DoneEvent, ExitEvent, RestoredEvent, StepEvent
+from chaos.runner.training import run_training
 from chaos.worker.settings import WorkerSettings
 
 # Beside the scenarios under --chaos-scenarios (chaos.pytest_plugin): judged on digests, not on time.
@@ -62,9 +62,9 @@ def test_interrupted_and_resumed_run_ends_with_the_uninterrupted_digest(images, 
             listening = cluster.container(i).exec_run(["ss", "-ltnH"]).output.decode()
             assert f":{cluster.topology.port(i)} " in listening, listening
 
-        assert events.wait_for(
-            lambda evs: any(isinstance(e, CheckpointEvent) and e.step >= 40 for e in evs), 120
-        ), "no checkpoint at step >= 40"
+        assert events.wait_for(lambda evs: any(isinstance(e, CheckpointEvent) and e.step >= 40 for e in evs), 120), (
+            "no checkpoint at step >= 40"
+        )
         for i in range(2):
             cluster.signal(i, "SIGKILL")
         assert events.wait_for(lambda evs: sum(isinstance(e, ExitEvent) for e in evs) >= 2, 30)
@@ -72,8 +72,11 @@ def test_interrupted_and_resumed_run_ends_with_the_uninterrupted_digest(images, 
         assert killed_at < SETTINGS.total_steps, "training finished before the kill"
 
         cluster.restart([0, 1], reason="test: resume after kill")
+
         # (finished() would see the kill's exits at once: wait for both done events.)
-        both_done = lambda evs: len({e.source for e in evs if isinstance(e, DoneEvent)}) == 2
+        def both_done(evs):
+            return len({e.source for e in evs if isinstance(e, DoneEvent)}) == 2
+
         assert events.wait_for(both_done, 180), "the restarted workers did not finish"
         history = events.snapshot()
 

@@ -23,12 +23,27 @@ SHIPPED = Path(__file__).parents[2] / "scenarios"
 
 
 def test_a_longer_heartbeat_timeout_shows_as_a_later_symptom(images, tmp_path, capsys):
-    code = main(["compare", "--baseline", "default", "--candidate", "heartbeat_timeout_s=30",
-                 str(SCENARIOS), "--repeat", "1", "--report-dir", str(tmp_path)], embedded=True)
+    code = main(
+        [
+            "compare",
+            "--baseline",
+            "default",
+            "--candidate",
+            "heartbeat_timeout_s=30",
+            str(SCENARIOS),
+            "--repeat",
+            "1",
+            "--report-dir",
+            str(tmp_path),
+        ],
+        embedded=True,
+    )
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if line.startswith("run ")]
-    assert [line.split(":")[0] for line in lines] == ["run 1/1 baseline (default)",
-                                                      "run 1/1 candidate (heartbeat_timeout_s=30)"]
+    assert [line.split(":")[0] for line in lines] == [
+        "run 1/1 baseline (default)",
+        "run 1/1 candidate (heartbeat_timeout_s=30)",
+    ]
     assert code == 0, out  # one run a side cannot call a timing change, and both sides pass
     assert "no timing change can be called beyond noise" in out
     data = json.loads((tmp_path / "compare.json").read_text())
@@ -44,15 +59,29 @@ def test_a_longer_heartbeat_timeout_shows_as_a_later_symptom(images, tmp_path, c
     assert (tmp_path / "compare.md").exists() and (tmp_path / "compare-junit.xml").exists()
 
 
-def test_tf_218_against_the_default_on_a_shipped_scenario_shows_the_versions_and_no_regression(images, tmp_path, capsys):
+def test_tf_218_against_the_default_on_a_shipped_scenario_shows_the_versions_and_no_regression(
+    images, tmp_path, capsys
+):
     from chaos.images import ensure_images
 
     ensure_images(("2.18",), progress=lambda msg: print(f"[images] {msg}", flush=True))
     # TF 2.18 says "Task ... heartbeat timeout" where 2.20 says "stopped sending
     # heartbeats": before the scenario accepted both, this compare was a regression.
-    code = main(["compare", "--baseline", "default", "--candidate", "tf=2.18",
-                 str(SHIPPED / "partitioned-worker-fails-then-recovers.yaml"), "--repeat", "1",
-                 "--report-dir", str(tmp_path)], embedded=True)
+    code = main(
+        [
+            "compare",
+            "--baseline",
+            "default",
+            "--candidate",
+            "tf=2.18",
+            str(SHIPPED / "partitioned-worker-fails-then-recovers.yaml"),
+            "--repeat",
+            "1",
+            "--report-dir",
+            str(tmp_path),
+        ],
+        embedded=True,
+    )
     out = capsys.readouterr().out
     assert code == 0, out
     (scenario,) = json.loads((tmp_path / "compare.json").read_text())["scenarios"]

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from chaos.compose.files import API_PORT_ENV
+from chaos.backends.proxy_client import ProxyClient
 from chaos.compose.control import ComposeControl
+from chaos.compose.files import API_PORT_ENV
 from chaos.compose.inject import inject_for, parse_fault, proxy_api
 from chaos.compose.watch import compose_containers
-from chaos.backends.proxy_client import ProxyClient
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,8 +31,14 @@ def _free_port() -> int:
 
 def _compose(project: str, port: int, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, API_PORT_ENV: str(port)}
-    return subprocess.run(["docker-compose", "-p", project, "-f", str(ROOT / "docker-compose.yml"), *args],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        ["docker-compose", "-p", project, "-f", str(ROOT / "docker-compose.yml"), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.fixture
@@ -63,9 +69,21 @@ def test_an_injected_fault_is_on_while_it_lasts_and_healed_after(compose_cluster
     # Through the CLI, as docs/explore-by-hand.md shows it: a toxic on worker-1's route for 4 s.
     proxies = ProxyClient("127.0.0.1", port)
     cli = subprocess.Popen(
-        [sys.executable, "-m", "chaos", "compose", "--project", project,
-         "--inject", "latency: {worker: 1, latency_ms: 50}", "--for", "4"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "chaos",
+            "compose",
+            "--project",
+            project,
+            "--inject",
+            "latency: {worker: 1, latency_ms: 50}",
+            "--for",
+            "4",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     seen = []
     while cli.poll() is None:
@@ -81,9 +99,16 @@ def test_an_injected_fault_is_on_while_it_lasts_and_healed_after(compose_cluster
     workers = {n: c for n, c in containers.items() if n.startswith("worker-")}
     stop = threading.Event()
     said: list[str] = []
-    inject = threading.Thread(target=inject_for, args=(parse_fault("pause_worker: {worker: 1}"),
-                                                       ComposeControl(workers, lambda e: None, "127.0.0.1", port),
-                                                       None, said.append, stop))
+    inject = threading.Thread(
+        target=inject_for,
+        args=(
+            parse_fault("pause_worker: {worker: 1}"),
+            ComposeControl(workers, lambda e: None, "127.0.0.1", port),
+            None,
+            said.append,
+            stop,
+        ),
+    )
     inject.start()
     deadline = time.monotonic() + 30
     while not workers["worker-1"].attrs["State"].get("Paused"):
@@ -93,5 +118,7 @@ def test_an_injected_fault_is_on_while_it_lasts_and_healed_after(compose_cluster
     stop.set()
     inject.join(30)
     workers["worker-1"].reload()
-    assert workers["worker-1"].attrs["State"]["Status"] == "running" and not workers["worker-1"].attrs["State"]["Paused"]
+    assert (
+        workers["worker-1"].attrs["State"]["Status"] == "running" and not workers["worker-1"].attrs["State"]["Paused"]
+    )
     assert said[-1] == "FAULT pause_worker on worker-1 healed"

@@ -13,8 +13,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
-
 from browser import Browser, chromium  # noqa: E402  (conftest puts tests/integration on sys.path)
+
 from chaos.report import read_json
 from chaos.report.marks import picture
 
@@ -41,8 +41,9 @@ DRAWN = """(() => {
 
 
 def chaos_run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "chaos", "run", *args], capture_output=True, text=True,
-                          timeout=600, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "chaos", "run", *args], capture_output=True, text=True, timeout=600, cwd=ROOT
+    )
 
 
 @pytest.fixture(scope="module")

@@ -79,13 +79,30 @@ def test_second_run_builds_nothing(built, client):
 @pytest.mark.parametrize("version", VERSIONS)
 def test_worker_reports_tf_version(built, version, client):
     tag = worker_image_tag(version)
-    code = ("import os, tensorflow as tf\n"
-            "if os.environ.get('TF_USE_LEGACY_KERAS'):\n    import tf_keras\n"
-            "print(tf.__version__)\n")
-    out = subprocess.run(["docker", "run", "--rm", "--label", f"{LABEL_PROJECT}=tfchaos",
-                          "--label", f"{LABEL_SESSION}={session_id()}",
-                          "--entrypoint", "/opt/venv/bin/python", tag, "-c", code],
-                         capture_output=True, text=True, timeout=300)
+    code = (
+        "import os, tensorflow as tf\n"
+        "if os.environ.get('TF_USE_LEGACY_KERAS'):\n    import tf_keras\n"
+        "print(tf.__version__)\n"
+    )
+    out = subprocess.run(
+        [
+            "docker",
+            "run",
+            "--rm",
+            "--label",
+            f"{LABEL_PROJECT}=tfchaos",
+            "--label",
+            f"{LABEL_SESSION}={session_id()}",
+            "--entrypoint",
+            "/opt/venv/bin/python",
+            tag,
+            "-c",
+            code,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == EXPECTED_TF[version]
     env = dict(e.split("=", 1) for e in client.images.get(tag).attrs["Config"]["Env"])
@@ -101,8 +118,9 @@ def test_worker_reports_tf_version(built, version, client):
 
 def test_proxy_answers_version(built, client):
     name = f"tfchaos-imagetest-proxy-{uuid.uuid4().hex[:8]}"
-    container = client.containers.run(PROXY_IMAGE, detach=True, name=name, ports={"8474/tcp": None},
-                                      labels=_labels_here())
+    container = client.containers.run(
+        PROXY_IMAGE, detach=True, name=name, ports={"8474/tcp": None}, labels=_labels_here()
+    )
     try:
         deadline = time.monotonic() + 30
         last = None
@@ -154,8 +172,13 @@ def _anonymous_volumes_made_by(client, image: str, **create) -> tuple[set[str], 
     before it, its mounts). Only that container's mounts are compared: other
     sessions create and remove volumes on this engine at the same time."""
     before = _volume_names(client)
-    container = client.containers.create(image, name=f"tfchaos-imagetest-vol-{uuid.uuid4().hex[:8]}",
-                                         labels=_labels_here(), network_disabled=True, **create)
+    container = client.containers.create(
+        image,
+        name=f"tfchaos-imagetest-vol-{uuid.uuid4().hex[:8]}",
+        labels=_labels_here(),
+        network_disabled=True,
+        **create,
+    )
     try:
         container.start()
         container.reload()
@@ -177,8 +200,12 @@ def test_the_volume_check_sees_an_anonymous_volume(built, client):
     old images' VOLUME /tmp/wheels did) is seen, and removed with it."""
     from docker.types import Mount
 
-    made, mounts = _anonymous_volumes_made_by(client, worker_image_tag(DEFAULT_TF_VERSION), entrypoint=["true"],
-                                              mounts=[Mount("/tmp/wheels", None, type="volume")])
+    made, mounts = _anonymous_volumes_made_by(
+        client,
+        worker_image_tag(DEFAULT_TF_VERSION),
+        entrypoint=["true"],
+        mounts=[Mount("/tmp/wheels", None, type="volume")],
+    )
     assert len(made) == 1 and [m["Destination"] for m in mounts] == ["/tmp/wheels"]
     assert not made & _volume_names(client)  # remove(v=True) took it
 
@@ -187,9 +214,14 @@ def test_the_volume_check_sees_an_anonymous_volume(built, client):
 
 
 def _run(client, image: str, script: str, **create) -> tuple[int, str]:
-    container = client.containers.create(image, entrypoint=["sh", "-c", script],
-                                         name=f"tfchaos-imagetest-user-{uuid.uuid4().hex[:8]}",
-                                         labels=_labels_here(), network_disabled=True, **create)
+    container = client.containers.create(
+        image,
+        entrypoint=["sh", "-c", script],
+        name=f"tfchaos-imagetest-user-{uuid.uuid4().hex[:8]}",
+        labels=_labels_here(),
+        network_disabled=True,
+        **create,
+    )
     try:
         container.start()
         status = container.wait(timeout=120)["StatusCode"]
@@ -234,9 +266,13 @@ def test_a_new_named_backup_volume_is_writable_by_the_worker(built, client, back
 
 def test_the_runner_can_send_a_command_to_the_worker(built, client):
     """DockerCluster.command runs control_file_script with `docker exec` as the image's user."""
-    container = client.containers.create(worker_image_tag(DEFAULT_TF_VERSION), entrypoint=["sleep", "60"],
-                                         name=f"tfchaos-imagetest-cmd-{uuid.uuid4().hex[:8]}",
-                                         labels=_labels_here(), network_disabled=True)
+    container = client.containers.create(
+        worker_image_tag(DEFAULT_TF_VERSION),
+        entrypoint=["sleep", "60"],
+        name=f"tfchaos-imagetest-cmd-{uuid.uuid4().hex[:8]}",
+        labels=_labels_here(),
+        network_disabled=True,
+    )
     try:
         container.start()
         result = container.exec_run(control_file_script(7, "memory_demand", {"demand_mb": 1, "cap_mb": None}))

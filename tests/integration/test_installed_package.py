@@ -13,7 +13,6 @@ reinstall of the wheel into the cached one about 2 s.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import json
@@ -66,8 +65,23 @@ def wheel(images_from_the_checkout, tmp_path_factory) -> Path:
         else:
             shutil.copy(path, src / name)
     out = tmp_path_factory.mktemp("dist")
-    _ok(_run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q",
-              str(src), "-w", str(out)], cwd=out))
+    _ok(
+        _run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--disable-pip-version-check",
+                "-q",
+                str(src),
+                "-w",
+                str(out),
+            ],
+            cwd=out,
+        )
+    )
     (built,) = out.glob("tfchaos-*.whl")
     return built
 
@@ -76,8 +90,11 @@ def _requirements(wheel: Path) -> list[str]:
     with zipfile.ZipFile(wheel) as zf:
         meta = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
         text = zf.read(meta).decode()
-    return sorted(line.split(":", 1)[1].strip() for line in text.splitlines()
-                  if line.startswith("Requires-Dist:") and "extra ==" not in line)
+    return sorted(
+        line.split(":", 1)[1].strip()
+        for line in text.splitlines()
+        if line.startswith("Requires-Dist:") and "extra ==" not in line
+    )
 
 
 @pytest.fixture(scope="module")
@@ -100,8 +117,22 @@ def venv(wheel) -> Path:
             _ok(_run([sys.executable, "-m", "venv", str(path)], cwd=root))  # no --system-site-packages
             _ok(_run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *reqs], cwd=root))
             (path / ".complete").write_text("\n".join(reqs) + "\n")
-        _ok(_run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
-                  "--force-reinstall", str(wheel)], cwd=root))
+        _ok(
+            _run(
+                [
+                    str(python),
+                    "-m",
+                    "pip",
+                    "install",
+                    "-q",
+                    "--disable-pip-version-check",
+                    "--no-deps",
+                    "--force-reinstall",
+                    str(wheel),
+                ],
+                cwd=root,
+            )
+        )
         yield path
         fcntl.flock(lock, fcntl.LOCK_UN)
 
@@ -130,9 +161,16 @@ def chaos_cmd(venv, user_repo):
 
 def test_the_wheel_carries_what_the_framework_needs_at_run_time(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for rel in ["docker/worker/Dockerfile", "docker/proxy/Dockerfile", "docker/venv/Dockerfile",
-                "docker/venv/install-venv.sh", "docker/venv/add-user.sh", "docker/worker/tf2.21/requirements.txt",
-                "docker/proxy/requirements.txt", f"scenarios/{SCENARIO}"]:
+    for rel in [
+        "docker/worker/Dockerfile",
+        "docker/proxy/Dockerfile",
+        "docker/venv/Dockerfile",
+        "docker/venv/install-venv.sh",
+        "docker/venv/add-user.sh",
+        "docker/worker/tf2.21/requirements.txt",
+        "docker/proxy/requirements.txt",
+        f"scenarios/{SCENARIO}",
+    ]:
         assert f"chaos/_assets/{rel}" in names, rel
     assert "chaos/scenario/schema.json" in names and "chaos/worker/__main__.py" in names
     shipped = {n.rsplit("/", 1)[1] for n in names if n.startswith("chaos/_assets/scenarios/")}
@@ -141,9 +179,17 @@ def test_the_wheel_carries_what_the_framework_needs_at_run_time(wheel):
 
 
 def test_the_installed_package_is_the_wheel_not_the_checkout(venv, user_repo):
-    out = _ok(_run([str(venv / "bin" / "python"), "-c",
-                    "import chaos, chaos.resources as r; print(chaos.__file__); print(r.docker_dir()); "
-                    "print(r.builtin_scenarios_dir()); print(r.source_checkout())"], cwd=user_repo))
+    out = _ok(
+        _run(
+            [
+                str(venv / "bin" / "python"),
+                "-c",
+                "import chaos, chaos.resources as r; print(chaos.__file__); print(r.docker_dir()); "
+                "print(r.builtin_scenarios_dir()); print(r.source_checkout())",
+            ],
+            cwd=user_repo,
+        )
+    )
     module, docker_dir, scenarios, checkout = out.split()
     site = venv / "lib"
     assert Path(module).is_relative_to(site) and Path(docker_dir).is_relative_to(site)

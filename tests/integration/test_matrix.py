@@ -16,8 +16,23 @@ pytestmark = [pytest.mark.integration, pytest.mark.chaos_beside_scenarios]
 
 def test_reduced_matrix_names_the_error_and_the_silent_hang(images, tmp_path, capsys):
     table = tmp_path / "matrix.md"
-    code = main(["matrix", "--toxic", "connection_reset", "blackhole", "--direction", "both",
-                 "--target", "non-chief", "--when", "mid_training", "--markdown", str(table)], embedded=True)
+    code = main(
+        [
+            "matrix",
+            "--toxic",
+            "connection_reset",
+            "blackhole",
+            "--direction",
+            "both",
+            "--target",
+            "non-chief",
+            "--when",
+            "mid_training",
+            "--markdown",
+            str(table),
+        ],
+        embedded=True,
+    )
     out = capsys.readouterr().out
     assert code == 1, out  # the blackhole cell hangs silently
     rows = {line.split("|")[1].strip(): line for line in table.read_text().splitlines()[2:]}

@@ -26,13 +26,20 @@ import pytest
 
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT
 from chaos.backends.docker.engine_objects import list_objects
+from chaos.backends.docker.netns import LABEL_ROLE, ROLE, DockerNetns
 from chaos.backends.docker.ownership import LABEL_SESSION, owner_labels
 from chaos.faults.packet import (
-    MtuBlackhole, PacketCorrupt, PacketDelay, PacketDuplicate, PacketLoss, PacketReorder, SilentDrop, SynDrop,
+    MtuBlackhole,
+    PacketCorrupt,
+    PacketDelay,
+    PacketDuplicate,
+    PacketLoss,
+    PacketReorder,
+    SilentDrop,
+    SynDrop,
 )
+from chaos.images.netns_helper import ensure_helper_image
 from chaos.netns import rules, traffic
-from chaos.backends.docker.netns import LABEL_ROLE, ROLE, DockerNetns
-from chaos.images.netns_helper import HELPER_IMAGE, ensure_helper_image
 from chaos.topology import Topology
 
 pytestmark = pytest.mark.integration
@@ -62,9 +69,18 @@ class Pair:
         self.containers = []
         try:
             for i in range(2):
-                self.containers.append(client.containers.run(
-                    image, entrypoint=["sleep", "infinity"], command=[], name=f"{self.prefix}-c{i}",
-                    labels=self.labels, network=self.network.name, detach=True, init=True))
+                self.containers.append(
+                    client.containers.run(
+                        image,
+                        entrypoint=["sleep", "infinity"],
+                        command=[],
+                        name=f"{self.prefix}-c{i}",
+                        labels=self.labels,
+                        network=self.network.name,
+                        detach=True,
+                        init=True,
+                    )
+                )
             for c in self.containers:
                 c.reload()
         except BaseException:
@@ -76,8 +92,9 @@ class Pair:
 
     # --- the verbs a packet fault uses ---
     def netns(self, index: int) -> DockerNetns:
-        return DockerNetns.join(self.client, self.containers[index], labels=self.labels,
-                                prefix=f"{self.prefix}-c{index}")
+        return DockerNetns.join(
+            self.client, self.containers[index], labels=self.labels, prefix=f"{self.prefix}-c{index}"
+        )
 
     def tf_config(self, index: int) -> str:
         return Topology(2).tf_config(index)
@@ -98,7 +115,8 @@ class Pair:
         """Datagrams from 0 to 1; what 1 received."""
         out_file = f"/tmp/recv-{uuid.uuid4().hex[:6]}.json"
         self.containers[1].exec_run(
-            ["sh", "-c", f'python3 -c "$1" recv {PORT} {quiet_s} > {out_file}', "sh", TRAFFIC], detach=True)
+            ["sh", "-c", f'python3 -c "$1" recv {PORT} {quiet_s} > {out_file}', "sh", TRAFFIC], detach=True
+        )
         self._wait_for(1, out_file)
         self.python(0, "send", self.address(1), str(PORT), str(count), str(rate), str(size))
         deadline = time.monotonic() + quiet_s + 30
@@ -134,8 +152,9 @@ class Pair:
         return rules.leftovers(saved, qdiscs, links)
 
     def helpers(self) -> list:
-        return self.client.containers.list(all=True, filters={"label": [f"{LABEL_RUN}={self.run_id}",
-                                                                        f"{LABEL_ROLE}={ROLE}"]})
+        return self.client.containers.list(
+            all=True, filters={"label": [f"{LABEL_RUN}={self.run_id}", f"{LABEL_ROLE}={ROLE}"]}
+        )
 
     def close(self) -> None:
         for c in self.client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={self.run_id}"}):
@@ -171,8 +190,10 @@ def test_loss_rate_over_10000_datagrams_is_within_2_points(pair, percent):
         healed_clean(pair, undo, 1)
     overflow = pair.snmp(1, "Udp", "RcvbufErrors") - overflow  # a receiver starved of CPU drops some itself
     lost = (10_000 - out["distinct"] - overflow) / 100
-    print(f"packet_loss {percent}% ({implementation}): lost {lost:.2f}% ({overflow} more dropped by a full "
-          f"receive buffer); {pair.events[0].text}")
+    print(
+        f"packet_loss {percent}% ({implementation}): lost {lost:.2f}% ({overflow} more dropped by a full "
+        f"receive buffer); {pair.events[0].text}"
+    )
     assert abs(lost - percent) <= 2, out
     notice = [e for e in pair.events if e.topic == "packet_fault"]
     assert notice and "iptables statistic" in notice[0].text
@@ -260,8 +281,10 @@ def test_syn_drop_times_out_new_connections_and_heal_lets_them_through(pair):
     fault = SynDrop(worker=1, direction="ingress")
     undo = fault.inject(pair)
     try:
-        probe = ("import socket,sys\ntry:\n socket.create_connection((sys.argv[1], 9995), timeout=3)\n"
-                 " print('connected')\nexcept OSError as e:\n print(type(e).__name__)")
+        probe = (
+            "import socket,sys\ntry:\n socket.create_connection((sys.argv[1], 9995), timeout=3)\n"
+            " print('connected')\nexcept OSError as e:\n print(type(e).__name__)"
+        )
         result = pair.containers[0].exec_run(["python3", "-c", probe, pair.address(1)])
         during = result.output.decode().strip()
     finally:
@@ -273,14 +296,18 @@ def test_syn_drop_times_out_new_connections_and_heal_lets_them_through(pair):
 
 def test_silent_drop_freezes_an_open_connection_without_fin_or_rst(pair):
     # A TCP stream that is open when the fault comes: its bytes stop, no error reaches either side.
-    server = ("import socket,time,json\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
-              "s.bind(('0.0.0.0',9994));s.listen(1);c,_=s.accept();n=0;c.settimeout(1.0);t=time.time()\n"
-              "last=time.time()\nwhile time.time()-t<12:\n try:\n  d=c.recv(65536)\n  if not d: break\n"
-              "  n+=len(d);last=time.time()\n except socket.timeout: pass\n"
-              "print(json.dumps({'bytes':n,'quiet_s':round(time.time()-last,1)}))")
-    client = ("import socket,time,sys\nc=socket.create_connection((sys.argv[1],9994));c.settimeout(1.0)\n"
-              "t=time.time()\nwhile time.time()-t<12:\n try: c.send(b'x'*1000)\n except OSError as e:\n"
-              "  print(type(e).__name__); time.sleep(0.5)\n time.sleep(0.01)")
+    server = (
+        "import socket,time,json\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
+        "s.bind(('0.0.0.0',9994));s.listen(1);c,_=s.accept();n=0;c.settimeout(1.0);t=time.time()\n"
+        "last=time.time()\nwhile time.time()-t<12:\n try:\n  d=c.recv(65536)\n  if not d: break\n"
+        "  n+=len(d);last=time.time()\n except socket.timeout: pass\n"
+        "print(json.dumps({'bytes':n,'quiet_s':round(time.time()-last,1)}))"
+    )
+    client = (
+        "import socket,time,sys\nc=socket.create_connection((sys.argv[1],9994));c.settimeout(1.0)\n"
+        "t=time.time()\nwhile time.time()-t<12:\n try: c.send(b'x'*1000)\n except OSError as e:\n"
+        "  print(type(e).__name__); time.sleep(0.5)\n time.sleep(0.01)"
+    )
     out_file = "/tmp/silent.json"
     pair.containers[1].exec_run(["sh", "-c", f'python3 -c "$1" > {out_file}', "sh", server], detach=True)
     time.sleep(0.5)

@@ -46,8 +46,13 @@ SCENARIOS = [
     "scenarios/corrupt-checkpoint-with-a-verified-copy-recovers-bit-exact.yaml",  # a checkpoint fault (and a kill)
     "examples/keras-mwms/chaos_suite/fit-job-killed-worker-recovers.yaml",  # a kill, of a user's job built from its Dockerfile
 ]
-BUILT = [f"tfchaos/worker-deps:tf{DEFAULT_TF_VERSION}", f"tfchaos/worker:tf{DEFAULT_TF_VERSION}", "tfchaos/proxy-deps:latest", "tfchaos/proxy:latest",
-         "tfchaos/netns-helper:latest"]
+BUILT = [
+    f"tfchaos/worker-deps:tf{DEFAULT_TF_VERSION}",
+    f"tfchaos/worker:tf{DEFAULT_TF_VERSION}",
+    "tfchaos/proxy-deps:latest",
+    "tfchaos/proxy:latest",
+    "tfchaos/netns-helper:latest",
+]
 
 
 def without_references(folder: Path) -> list[str]:
@@ -72,8 +77,9 @@ def without_references(folder: Path) -> list[str]:
 
 def chaos(args: list[str], host: str, timeout: float) -> subprocess.CompletedProcess:
     env = {**os.environ, "DOCKER_HOST": host}
-    return subprocess.run([sys.executable, "-m", "chaos", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "chaos", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def tail(proc: subprocess.CompletedProcess, n: int = 30) -> str:
@@ -89,8 +95,7 @@ def remote(docker_client):
         yield engine
 
 
-def test_images_build_and_scenarios_of_each_kind_pass_on_an_engine_that_shares_no_path(remote, docker_client,
-                                                                                       tmp_path):
+def test_images_build_and_scenarios_of_each_kind_pass_on_an_engine_that_shares_no_path(remote, docker_client, tmp_path):
     base = find_base(docker_client)
     assert base is not None, "the base image is built by `chaos images build` on this machine first"
     seconds, size = transfer_image(docker_client, remote.client, base.tag)
@@ -98,14 +103,21 @@ def test_images_build_and_scenarios_of_each_kind_pass_on_an_engine_that_shares_n
 
     t0 = time.monotonic()
     build = chaos(["images", "build", "--tf", DEFAULT_TF_VERSION], remote.host, timeout=1800)
-    print(f"[remote] chaos images build --tf {DEFAULT_TF_VERSION}: {time.monotonic() - t0:.0f} s\n{tail(build, 40)}", flush=True)
+    print(
+        f"[remote] chaos images build --tf {DEFAULT_TF_VERSION}: {time.monotonic() - t0:.0f} s\n{tail(build, 40)}",
+        flush=True,
+    )
     assert build.returncode == 0, tail(build)
     assert "sending the wheelhouse" in build.stdout + build.stderr  # over the API, not a bind
     for tag in BUILT:
         assert remote.client.images.get(tag).labels.get(LABEL_INPUTS), tag
     # The same inputs give the same hash on either engine (the deps images and the helper: the
     # app images also hash the work tree's code, which may have moved since this machine's build).
-    for tag in (f"tfchaos/worker-deps:tf{DEFAULT_TF_VERSION}", "tfchaos/proxy-deps:latest", "tfchaos/netns-helper:latest"):
+    for tag in (
+        f"tfchaos/worker-deps:tf{DEFAULT_TF_VERSION}",
+        "tfchaos/proxy-deps:latest",
+        "tfchaos/netns-helper:latest",
+    ):
         local = get_image(docker_client, tag)
         if local is None:  # not built on this machine (yet)
             continue
@@ -117,8 +129,11 @@ def test_images_build_and_scenarios_of_each_kind_pass_on_an_engine_that_shares_n
     for tag in BUILT:
         assert not (remote.client.images.get(tag).attrs["Config"] or {}).get("Volumes"), tag
     local_proxy_deps = get_image(docker_client, "tfchaos/proxy-deps:latest")
-    if local_proxy_deps is not None and local_proxy_deps.labels[LABEL_INPUTS] == \
-            remote.client.images.get("tfchaos/proxy-deps:latest").labels[LABEL_INPUTS]:
+    if (
+        local_proxy_deps is not None
+        and local_proxy_deps.labels[LABEL_INPUTS]
+        == remote.client.images.get("tfchaos/proxy-deps:latest").labels[LABEL_INPUTS]
+    ):
         here, there = (top_layer(c, "tfchaos/proxy-deps:latest") for c in (docker_client, remote.client))
         # A file of the base that a step opened for writing (useradd's /etc/.pwd.lock, empty) is
         # in the layer on overlay2, which copies it up, and not on fuse-overlayfs, whose diff
@@ -136,12 +151,17 @@ def test_images_build_and_scenarios_of_each_kind_pass_on_an_engine_that_shares_n
     (tmp_path / "scenarios").mkdir()
     scenarios = without_references(tmp_path / "scenarios")
     run = chaos(["run", "-j", "2", "--report-dir", str(reports), *scenarios], remote.host, timeout=2400)
-    print(f"[remote] chaos run of {len(SCENARIOS)} scenarios: {time.monotonic() - t0:.0f} s\n{tail(run, 40)}",
-          flush=True)
+    print(
+        f"[remote] chaos run of {len(SCENARIOS)} scenarios: {time.monotonic() - t0:.0f} s\n{tail(run, 40)}", flush=True
+    )
     # junit.xml: one testsuite per scenario, one testcase per check (chaos.report.writers).
     suites = ET.parse(reports / "junit.xml").getroot().findall("testsuite")
-    failed = [f"{s.get('name')}: {c.get('name')}" for s in suites for c in s.findall("testcase")
-              if c.find("failure") is not None or c.find("error") is not None]
+    failed = [
+        f"{s.get('name')}: {c.get('name')}"
+        for s in suites
+        for c in s.findall("testcase")
+        if c.find("failure") is not None or c.find("error") is not None
+    ]
     assert len(suites) == len(SCENARIOS) and failed == [], tail(run)
     assert all(len(s.findall("testcase")) >= 2 for s in suites)
     assert run.returncode == 0, tail(run)

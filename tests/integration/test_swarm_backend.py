@@ -42,13 +42,16 @@ NODE_LOST = "scenarios-swarm/node-lost-worker-rescheduled-resumes-from-the-share
 NODE_DRAINED = "scenarios-swarm/node-drained-worker-rescheduled-resumes-from-the-shared-checkpoint.yaml"
 LINK_CUT = "scenarios-swarm/link-between-two-nodes-cut-fails-on-the-heartbeat-then-recovers.yaml"
 SILENT_DROP = "scenarios/silent-drop-of-a-workers-connections-fails-on-the-heartbeat-then-recovers.yaml"
-RESTARTED_BY_SWARM = "scenarios-swarm/killed-worker-restarted-by-the-orchestrator-resumes-from-the-shared-checkpoint.yaml"
+RESTARTED_BY_SWARM = (
+    "scenarios-swarm/killed-worker-restarted-by-the-orchestrator-resumes-from-the-shared-checkpoint.yaml"
+)
 
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.swarm,
-    pytest.mark.skipif(os.environ.get(GATE) == "0",
-                       reason=f"{GATE}=0: the swarm scenarios are left out (docs/backends.md)"),
+    pytest.mark.skipif(
+        os.environ.get(GATE) == "0", reason=f"{GATE}=0: the swarm scenarios are left out (docs/backends.md)"
+    ),
 ]
 
 
@@ -62,8 +65,9 @@ def swarm(docker_client, images):
 
     helper = ensure_helper_image(docker_client, progress=say)  # the packet fault's, run on the worker's node
     t0 = time.monotonic()
-    with local_swarm(nodes=3, images=[images["worker"], images["proxy"], helper], client=docker_client,
-                     progress=say) as swarm:
+    with local_swarm(
+        nodes=3, images=[images["worker"], images["proxy"], helper], client=docker_client, progress=say
+    ) as swarm:
         say(f"swarm up {time.monotonic() - t0:.1f}s ({' '.join(swarm.timings.lines()).strip()})")
         yield swarm
 
@@ -76,10 +80,12 @@ def run_on_swarm(path, swarm, docker_client, images, monkeypatch, tmp_path):
     # recovered run must end with the same weights digest.
     # (Computed from the scenario without its faults, restarted by the runner: one host refuses a
     # node_lost and recovery by an orchestrator; neither changes an uninterrupted run.)
-    plain = scenario.model_copy(update={"faults": [], "cluster": scenario.cluster.model_copy(
-        update={"recovery": RecoveryPolicy()})})
-    on_one_host = uninterrupted_reference(deployment_of(plain, prepare_images(plain, RunOptions(), None)),
-                                          DockerBackend(docker_client))
+    plain = scenario.model_copy(
+        update={"faults": [], "cluster": scenario.cluster.model_copy(update={"recovery": RecoveryPolicy()})}
+    )
+    on_one_host = uninterrupted_reference(
+        deployment_of(plain, prepare_images(plain, RunOptions(), None)), DockerBackend(docker_client)
+    )
     assert on_one_host.digest
     monkeypatch.setenv("DOCKER_HOST", swarm.plan.docker_host(1))
     t0 = time.monotonic()
@@ -93,10 +99,14 @@ def run_on_swarm(path, swarm, docker_client, images, monkeypatch, tmp_path):
     return report, places, what_the_run_left(swarm, images["worker"])
 
 
-@pytest.mark.parametrize("path, restarted_by", [(KILLED, "runner"), (RESTARTED_BY_SWARM, "orchestrator")],
-                         ids=["by-runner", "by-orchestrator"])
-def test_killed_worker_recovers_bit_exact_with_each_worker_on_its_own_node(path, restarted_by, swarm, docker_client,
-                                                                           images, monkeypatch, tmp_path):
+@pytest.mark.parametrize(
+    "path, restarted_by",
+    [(KILLED, "runner"), (RESTARTED_BY_SWARM, "orchestrator")],
+    ids=["by-runner", "by-orchestrator"],
+)
+def test_killed_worker_recovers_bit_exact_with_each_worker_on_its_own_node(
+    path, restarted_by, swarm, docker_client, images, monkeypatch, tmp_path
+):
     """The runner restarts the workers (restart policy none), or Swarm's restart policy does
     (cluster.recovery.by: orchestrator): then the runner restarts nothing, and follows the new tasks."""
     report, places, leftovers = run_on_swarm(path, swarm, docker_client, images, monkeypatch, tmp_path)
@@ -127,10 +137,14 @@ def say_recovery(report, places) -> None:
     say(f"nodes before/after: {places[:2]} -> {places[2:]}")
 
 
-@pytest.mark.parametrize("path, gone, back", [(NODE_LOST, "node_lost", "node_restored"),
-                                              (NODE_DRAINED, "node_drained", "node_active")], ids=["lost", "drained"])
+@pytest.mark.parametrize(
+    "path, gone, back",
+    [(NODE_LOST, "node_lost", "node_restored"), (NODE_DRAINED, "node_drained", "node_active")],
+    ids=["lost", "drained"],
+)
 def test_a_lost_or_drained_nodes_worker_resumes_on_another_node_from_the_shared_checkpoint(
-        path, gone, back, swarm, docker_client, images, monkeypatch, tmp_path):
+    path, gone, back, swarm, docker_client, images, monkeypatch, tmp_path
+):
     report, places, leftovers = run_on_swarm(path, swarm, docker_client, images, monkeypatch, tmp_path)
     before, after = dict(places[:2]), dict(places[2:])
     assert after["worker-1"] != before["worker-1"] and after["worker-0"] == before["worker-0"], places
@@ -138,14 +152,17 @@ def test_a_lost_or_drained_nodes_worker_resumes_on_another_node_from_the_shared_
     say(f"notices: {notices}")
     assert notices[gone].startswith(before["worker-1"])
     assert back in notices and "teardown_incomplete" not in notices
-    nodes = {n.attrs["Description"]["Hostname"]: (n.attrs["Status"]["State"], n.attrs["Spec"]["Availability"])
-             for n in swarm.client(1).nodes.list()}
+    nodes = {
+        n.attrs["Description"]["Hostname"]: (n.attrs["Status"]["State"], n.attrs["Spec"]["Availability"])
+        for n in swarm.client(1).nodes.list()
+    }
     assert set(nodes.values()) == {("ready", "active")}, nodes  # the swarm is whole again for what comes next
     assert leftovers == {}, leftovers
 
 
-def test_a_packet_fault_runs_in_the_tasks_namespace_on_its_node_and_tf_sees_it(swarm, docker_client, images,
-                                                                              monkeypatch, tmp_path):
+def test_a_packet_fault_runs_in_the_tasks_namespace_on_its_node_and_tf_sees_it(
+    swarm, docker_client, images, monkeypatch, tmp_path
+):
     """silent_drop on worker-1 (node-3): a helper joins its task's network namespace through
     node-3's engine; the chief's heartbeat error, recovery as on one host, and the helper gone."""
     report, places, leftovers = run_on_swarm(SILENT_DROP, swarm, docker_client, images, monkeypatch, tmp_path)
@@ -157,7 +174,8 @@ def test_a_packet_fault_runs_in_the_tasks_namespace_on_its_node_and_tf_sees_it(s
 
 
 def test_a_cut_link_between_the_workers_nodes_fails_on_the_heartbeat_and_each_node_stays_ready(
-        swarm, docker_client, images, monkeypatch, tmp_path):
+    swarm, docker_client, images, monkeypatch, tmp_path
+):
     """node_link with cluster.traffic: direct: the overlay's packets between node-2 and node-3
     dropped in node-2's namespace; the chief's heartbeat error, recovery, and the rules gone."""
     report, places, leftovers = run_on_swarm(LINK_CUT, swarm, docker_client, images, monkeypatch, tmp_path)
@@ -188,8 +206,9 @@ def what_the_run_left(swarm, image: str, settle_s: float = 15.0) -> dict:
         if not left or time.monotonic() > deadline:
             break
         time.sleep(0.5)
-    listing = swarm.client(2).containers.run(image, entrypoint=["ls", "-A", "/store"], remove=True,
-                                             volumes={STORE_IN_NODE: {"bind": "/store", "mode": "ro"}})
+    listing = swarm.client(2).containers.run(
+        image, entrypoint=["ls", "-A", "/store"], remove=True, volumes={STORE_IN_NODE: {"bind": "/store", "mode": "ro"}}
+    )
     if listing.decode().split():
         left["store"] = listing.decode().split()
     return left
@@ -198,6 +217,8 @@ def what_the_run_left(swarm, image: str, settle_s: float = 15.0) -> dict:
 def _run_containers(swarm, i: int) -> list[str]:
     """The runs' containers on node ``i``, or why its engine cannot say (a node that did not come back)."""
     try:
-        return [c.name for c in swarm.client(i).containers.list(all=True, filters={"label": "io.tfchaos.backend=swarm"})]
+        return [
+            c.name for c in swarm.client(i).containers.list(all=True, filters={"label": "io.tfchaos.backend=swarm"})
+        ]
     except Exception as exc:  # noqa: BLE001 - said as a leftover, not a traceback
         return [f"node-{i} unreachable: {str(exc).splitlines()[0][:200]}"]

@@ -56,12 +56,19 @@ def shared_store_round_trip(swarm, image: str) -> str:
 
     def task(node: int, code: str) -> str:
         container = swarm.client(node).containers.run(
-            image, ["python3", "-c", code], user="1000", remove=True,
-            volumes={STORE_IN_NODE: {"bind": "/backup", "mode": "rw"}})
+            image,
+            ["python3", "-c", code],
+            user="1000",
+            remove=True,
+            volumes={STORE_IN_NODE: {"bind": "/backup", "mode": "rw"}},
+        )
         return container.decode().strip()
 
-    task(2, "import os; open('/backup/probe.tmp', 'w').write('written on node-2'); "
-            "os.replace('/backup/probe.tmp', '/backup/probe')")
+    task(
+        2,
+        "import os; open('/backup/probe.tmp', 'w').write('written on node-2'); "
+        "os.replace('/backup/probe.tmp', '/backup/probe')",
+    )
     return task(3, "print('seen on node-3:', open('/backup/probe').read())")
 
 

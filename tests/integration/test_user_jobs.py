@@ -48,36 +48,52 @@ def tf215_job(docker_client):
 
     ensure_images(("2.15",), proxy=False)
     subprocess.run(
-        ["docker", "build", "--pull=false", "-q", "--build-arg", "BASE=tfchaos/worker-deps:tf2.15",
-         "--label", "io.tfchaos.project=tfchaos", "--label", "io.tfchaos.kind=example",
-         "-t", TF215_IMAGE, str(EXAMPLE)],
-        check=True, capture_output=True, timeout=600,
+        [
+            "docker",
+            "build",
+            "--pull=false",
+            "-q",
+            "--build-arg",
+            "BASE=tfchaos/worker-deps:tf2.15",
+            "--label",
+            "io.tfchaos.project=tfchaos",
+            "--label",
+            "io.tfchaos.kind=example",
+            "-t",
+            TF215_IMAGE,
+            str(EXAMPLE),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
     )
     return TF215_IMAGE
 
 
 def skew_scenario(image: str):
-    return scenario_from_dict({
-        "name": "fit-job-version-skew-by-image",
-        "description": "worker-1 runs the job built on TF 2.15 beside the default TF (2.21)",
-        "explain": EXPLAIN,
-        "cluster": {
-            "workers": 2,
-            "workload": {
-                "build": {"context": str(EXAMPLE)},
-                "command": ["python", "train_fit.py", "--epochs", "3", "--steps-per-epoch", "20", "--verbose", "0"],
-                "checkpoint_dir": "/checkpoints",
+    return scenario_from_dict(
+        {
+            "name": "fit-job-version-skew-by-image",
+            "description": "worker-1 runs the job built on TF 2.15 beside the default TF (2.21)",
+            "explain": EXPLAIN,
+            "cluster": {
+                "workers": 2,
+                "workload": {
+                    "build": {"context": str(EXAMPLE)},
+                    "command": ["python", "train_fit.py", "--epochs", "3", "--steps-per-epoch", "20", "--verbose", "0"],
+                    "checkpoint_dir": "/checkpoints",
+                },
+                "recovery": {"restart": "all", "max_restarts": 1},
             },
-            "recovery": {"restart": "all", "max_restarts": 1},
-        },
-        "faults": [{"version_skew": {"workers": [1], "image": image}, "at": "bring_up"}],
-        "expect": [
-            {"environment_skew": {"workers": [1], "keys": ["tf_version"]}},
-            {"exit_code": {"code": "nonzero"}},
-        ],
-        "recover": [{"environments_match": None}, {"identical_weights": None}, {"completed": None}],
-        "timeouts": {"bring_up": 120, "symptom": 60, "total": 300},
-    })
+            "faults": [{"version_skew": {"workers": [1], "image": image}, "at": "bring_up"}],
+            "expect": [
+                {"environment_skew": {"workers": [1], "keys": ["tf_version"]}},
+                {"exit_code": {"code": "nonzero"}},
+            ],
+            "recover": [{"environments_match": None}, {"identical_weights": None}, {"completed": None}],
+            "timeouts": {"bring_up": 120, "symptom": 60, "total": 300},
+        }
+    )
 
 
 def log_only_with_recovery_checks():
@@ -86,8 +102,12 @@ def log_only_with_recovery_checks():
     data = base.to_dict()
     data["name"] = "no-agent-recovery-checks-are-unknown"
     data["cluster"]["workload"]["build"]["context"] = str(EXAMPLE)
-    data["recover"] = [{"restored_same_checkpoint": None}, {"identical_weights": None},
-                       {"matches_uninterrupted": None}, {"completed": None}]
+    data["recover"] = [
+        {"restored_same_checkpoint": None},
+        {"identical_weights": None},
+        {"matches_uninterrupted": None},
+        {"completed": None},
+    ]
     return scenario_from_dict(data)
 
 
@@ -108,8 +128,11 @@ def checkpoint_dir_not_where_the_job_writes():
 def reports(images, tf215_job):
     # The loops with no report call and the Keras 3 ones run in test_user_jobs_loops.py (another lane).
     entries = [Entry(load_scenario(p), str(p)) for p in sorted(SUITE.glob("*.yaml")) if p.name not in LOOPS]
-    entries += [Entry(skew_scenario(tf215_job), "<skew>"), Entry(log_only_with_recovery_checks(), "<log-only>"),
-                Entry(checkpoint_dir_not_where_the_job_writes(), "<wrong-checkpoint-dir>")]
+    entries += [
+        Entry(skew_scenario(tf215_job), "<skew>"),
+        Entry(log_only_with_recovery_checks(), "<log-only>"),
+        Entry(checkpoint_dir_not_where_the_job_writes(), "<wrong-checkpoint-dir>"),
+    ]
     return {r.scenario: r for r in run_suite(entries, RunOptions(), jobs=3)}
 
 
@@ -119,15 +142,18 @@ def explain(report) -> str:
     return terminal_summary([report])
 
 
-@pytest.mark.parametrize("name", [
-    "fit-job-killed-worker-recovers",
-    "fit-job-port-refused-mid-training",
-    "custom-loop-killed-chief-recovers",
-    "no-agent-killed-worker-judged-from-logs",
-    "fit-job-version-skew-by-image",
-    "custom-loop-preempted-with-handler-saves-at-the-step",
-    "custom-loop-preempted-without-handler-loses-the-steps-since-the-save",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "fit-job-killed-worker-recovers",
+        "fit-job-port-refused-mid-training",
+        "custom-loop-killed-chief-recovers",
+        "no-agent-killed-worker-judged-from-logs",
+        "fit-job-version-skew-by-image",
+        "custom-loop-preempted-with-handler-saves-at-the-step",
+        "custom-loop-preempted-without-handler-loses-the-steps-since-the-save",
+    ],
+)
 def test_the_example_suite_passes_on_the_users_job(reports, name):
     report = reports[name]
     assert report.status is Status.PASS, explain(report)
@@ -149,6 +175,7 @@ def test_preemption_side_by_side_the_handler_loses_no_work_and_skips_the_collect
     }
     assert ": 0 steps lost" in lost["with"], lost
     assert ": 0 steps lost" not in lost["without"], lost
+
     # With the handler every worker exits on its own (42) and no training step fails; without,
     # the chief's step aborts. (After training, the handler's watcher thread may log a
     # `Socket closed` once the chief is gone: measured, so only the preemption is judged.)
@@ -170,7 +197,9 @@ def test_without_the_agent_recovery_checks_say_what_is_missing_and_never_pass(re
     ):
         verdict = by_check[name]
         assert verdict.status is Status.UNKNOWN, explain(report)
-        assert f"the workload reports no {missing}" in verdict.reason and "agent: none" in verdict.reason, explain(report)
+        assert f"the workload reports no {missing}" in verdict.reason and "agent: none" in verdict.reason, explain(
+            report
+        )
     assert by_check["completed"].status is Status.PASS, explain(report)  # its done line, read from the log
     assert by_check["error"].status is Status.PASS, explain(report)  # the TF error, read from stderr
     assert report.status is Status.UNKNOWN, explain(report)

@@ -7,13 +7,12 @@ test_user_jobs.py so the two suites run in two lanes (tests/plan.py)."""
 from __future__ import annotations
 
 import pytest
+from test_user_jobs import LOOPS, SUITE, explain
 
 from chaos.checks.verdict import Status
 from chaos.runner.run import RunOptions
 from chaos.runner.suite import Entry, run_suite
 from chaos.scenario.loader import load_scenario
-
-from test_user_jobs import LOOPS, SUITE, explain
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
 

@@ -8,8 +8,8 @@ import socket
 import socketserver
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 import requests
@@ -125,8 +125,6 @@ def make_proxy(api: str, echo_addr):
     return make
 
 
-
-
 class _BannerHandler(_EchoHandler):
     """Says BANNER as soon as a client connects (downstream-only data), then echoes."""
 
@@ -136,7 +134,6 @@ class _BannerHandler(_EchoHandler):
         except OSError:
             return
         super().handle()
-
 
 
 @pytest.fixture(scope="session")

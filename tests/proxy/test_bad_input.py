@@ -7,7 +7,6 @@ import socket
 
 import pytest
 import requests
-
 from proxy_helpers import IO_TIMEOUT, addr, serves
 
 T = IO_TIMEOUT
@@ -43,8 +42,7 @@ def check(r: requests.Response, status: int, field: str | None = None, valid=Non
 
 TOXIC_CASES = [
     # (body, field, valid values that must be listed)
-    ({"type": "nope"}, "type", ["latency", "bandwidth", "slow_close", "timeout", "reset_peer", "slicer",
-                                "limit_data"]),
+    ({"type": "nope"}, "type", ["latency", "bandwidth", "slow_close", "timeout", "reset_peer", "slicer", "limit_data"]),
     ({"type": 5}, "type", ["latency"]),
     ({"type": "latency", "stream": "sideways", "attributes": {"latency": 1}}, "stream", ["upstream", "downstream"]),
     ({"type": "latency"}, "attributes.latency", ["latency", "jitter"]),
@@ -56,8 +54,11 @@ TOXIC_CASES = [
     ({"type": "latency", "attributes": {"latency": 1, "lag": 2}}, "attributes.lag", ["latency", "jitter"]),
     ({"type": "latency", "attributes": [1]}, "attributes", ["latency", "jitter"]),
     ({"type": "bandwidth", "attributes": {"rate": 0}}, "attributes.rate", None),
-    ({"type": "slicer", "attributes": {"average_size": 10, "size_variation": 10}}, "attributes",
-     ["average_size", "size_variation", "delay"]),
+    (
+        {"type": "slicer", "attributes": {"average_size": 10, "size_variation": 10}},
+        "attributes",
+        ["average_size", "size_variation", "delay"],
+    ),
     ({"type": "timeout", "attributes": {}}, "attributes.timeout", ["timeout"]),
     ({"type": "limit_data", "attributes": {"bytes": -5}}, "attributes.bytes", None),
     ({"type": "latency", "toxicity": 1.5, "attributes": {"latency": 1}}, "toxicity", None),
@@ -122,8 +123,13 @@ def test_listen_port_in_use(api, bystander, echo_addr):
     taken.listen()
     try:
         listen = f"127.0.0.1:{taken.getsockname()[1]}"
-        body = check(requests.post(api + "/proxies", json={"name": "n", "upstream": addr(echo_addr), "listen": listen},
-                                   timeout=T), 400, "listen")
+        body = check(
+            requests.post(
+                api + "/proxies", json={"name": "n", "upstream": addr(echo_addr), "listen": listen}, timeout=T
+            ),
+            400,
+            "listen",
+        )
         assert "in use" in body["error"] and body["hint"]
         # Moving an existing proxy onto it fails too, and the proxy keeps its old port.
         r = requests.post(f"{api}/proxies/bystander", json={"listen": listen}, timeout=T)
@@ -134,29 +140,46 @@ def test_listen_port_in_use(api, bystander, echo_addr):
 
 
 def test_duplicates_are_409(api, bystander, target, echo_addr):
-    check(requests.post(api + "/proxies", json={"name": "target", "upstream": addr(echo_addr)}, timeout=T),
-          409, "name")
-    check(requests.post(f"{api}/proxies/target/toxics", json={"type": "latency", "attributes": {"latency": 2}},
-                        timeout=T), 409, "name")
+    check(requests.post(api + "/proxies", json={"name": "target", "upstream": addr(echo_addr)}, timeout=T), 409, "name")
+    check(
+        requests.post(
+            f"{api}/proxies/target/toxics", json={"type": "latency", "attributes": {"latency": 2}}, timeout=T
+        ),
+        409,
+        "name",
+    )
     assert serves(bystander)
 
 
 def test_unknown_proxy_or_toxic_is_404(api, bystander, target):
-    for method, path in [("GET", "/proxies/ghost"), ("POST", "/proxies/ghost"), ("PATCH", "/proxies/ghost"),
-                         ("DELETE", "/proxies/ghost"), ("GET", "/proxies/ghost/toxics"),
-                         ("POST", "/proxies/ghost/toxics"), ("GET", "/proxies/ghost/toxics/x"),
-                         ("GET", "/proxies/target/toxics/ghost"), ("DELETE", "/proxies/target/toxics/ghost"),
-                         ("PATCH", "/proxies/target/toxics/ghost")]:
+    for method, path in [
+        ("GET", "/proxies/ghost"),
+        ("POST", "/proxies/ghost"),
+        ("PATCH", "/proxies/ghost"),
+        ("DELETE", "/proxies/ghost"),
+        ("GET", "/proxies/ghost/toxics"),
+        ("POST", "/proxies/ghost/toxics"),
+        ("GET", "/proxies/ghost/toxics/x"),
+        ("GET", "/proxies/target/toxics/ghost"),
+        ("DELETE", "/proxies/target/toxics/ghost"),
+        ("PATCH", "/proxies/target/toxics/ghost"),
+    ]:
         check(requests.request(method, api + path, json={}, timeout=T), 404)
     assert serves(bystander)
 
 
 def test_populate_errors(api, bystander, echo_addr):
-    body = check(requests.post(api + "/populate", json=[{"name": "ok", "upstream": addr(echo_addr)},
-                                                        {"name": "bad"}], timeout=T), 400, "proxies[1].upstream")
+    body = check(
+        requests.post(
+            api + "/populate", json=[{"name": "ok", "upstream": addr(echo_addr)}, {"name": "bad"}], timeout=T
+        ),
+        400,
+        "proxies[1].upstream",
+    )
     assert "ok" not in requests.get(api + "/proxies", timeout=T).json()  # validated before creating any
-    check(requests.post(api + "/populate", json=[{"name": "d", "upstream": addr(echo_addr)}] * 2, timeout=T),
-          400, "name")
+    check(
+        requests.post(api + "/populate", json=[{"name": "d", "upstream": addr(echo_addr)}] * 2, timeout=T), 400, "name"
+    )
     check(requests.post(api + "/populate", json={"name": "x"}, timeout=T), 400, "body")
     assert body["error"]
     assert serves(bystander)

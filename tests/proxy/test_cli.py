@@ -25,8 +25,9 @@ def _free_port() -> int:
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "chaos.proxy", *args], capture_output=True, text=True,
-                          timeout=30, env=ENV, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "chaos.proxy", *args], capture_output=True, text=True, timeout=30, env=ENV, cwd=ROOT
+    )
 
 
 def test_port_in_use_is_one_clear_error():
@@ -48,8 +49,14 @@ def test_bad_host_is_one_clear_error():
 
 def test_serves_then_stops_cleanly_on_ctrl_c():
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "chaos.proxy", "--port", str(port)], env=ENV, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "chaos.proxy", "--port", str(port)],
+        env=ENV,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 15
         while True:
@@ -83,8 +90,14 @@ def test_config_file_creates_proxies_at_start(tmp_path):
     config = tmp_path / "proxies.json"
     config.write_text('[{"name": "svc", "listen": "127.0.0.1:0", "upstream": "127.0.0.1:9"}]')
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "chaos.proxy", "--port", str(port), "--config", str(config)],
-                            env=ENV, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "chaos.proxy", "--port", str(port), "--config", str(config)],
+        env=ENV,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 20
         while True:

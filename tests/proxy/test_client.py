@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from proxy_helpers import addr, connect, port_of, roundtrip, wait_closed
 from toxiproxy.exceptions import InvalidToxic, NotFound, ProxyExists
 from toxiproxy.proxy import Proxy
-
-from proxy_helpers import addr, connect, port_of, roundtrip, wait_closed
 
 
 def test_version_and_running(client):
@@ -41,17 +40,21 @@ def test_create_with_listen_and_disabled(client, echo_addr):
 
 
 def test_populate_creates_and_replaces(client, echo_addr, sink_addr):
-    made = client.populate([
-        {"name": "a", "upstream": addr(echo_addr), "listen": "127.0.0.1:0"},
-        {"name": "b", "upstream": addr(echo_addr), "listen": "127.0.0.1:0"},
-    ])
+    made = client.populate(
+        [
+            {"name": "a", "upstream": addr(echo_addr), "listen": "127.0.0.1:0"},
+            {"name": "b", "upstream": addr(echo_addr), "listen": "127.0.0.1:0"},
+        ]
+    )
     assert sorted(p.name for p in made) == ["a", "b"]
     listen_a = client.get_proxy("a").listen
     # Same listen and upstream: kept. Different upstream: replaced.
-    again = client.populate([
-        {"name": "a", "upstream": addr(echo_addr), "listen": listen_a},
-        {"name": "b", "upstream": addr(sink_addr), "listen": "127.0.0.1:0"},
-    ])
+    again = client.populate(
+        [
+            {"name": "a", "upstream": addr(echo_addr), "listen": listen_a},
+            {"name": "b", "upstream": addr(sink_addr), "listen": "127.0.0.1:0"},
+        ]
+    )
     assert [p.name for p in again] == ["b"]
     assert client.get_proxy("b").upstream == addr(sink_addr)
     assert client.get_proxy("a").listen == listen_a
@@ -64,8 +67,12 @@ def test_add_toxic_toxics_destroy_toxic(client, echo_addr):
     toxics = proxy.toxics()
     assert set(toxics) == {"latency_downstream", "bw"}
     lat = toxics["latency_downstream"]
-    assert (lat.type, lat.stream, lat.toxicity, lat.attributes) == ("latency", "downstream", 1.0,
-                                                                    {"latency": 10, "jitter": 2})
+    assert (lat.type, lat.stream, lat.toxicity, lat.attributes) == (
+        "latency",
+        "downstream",
+        1.0,
+        {"latency": 10, "jitter": 2},
+    )
     bw = proxy.get_toxic("bw")
     assert (bw.stream, bw.toxicity, bw.attributes) == ("upstream", 0.5, {"rate": 100})
     assert proxy.get_toxic("nope") is None

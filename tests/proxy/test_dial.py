@@ -13,7 +13,6 @@ import threading
 import time
 
 import pytest
-
 from proxy_helpers import connect, recv_exact, wait_closed
 
 NAME = "localhost"  # resolvable when the proxy is made (the API checks it)
@@ -76,7 +75,8 @@ def proxy_log():
 
 
 def test_an_unresolved_upstream_holds_the_client_then_closes_it_after_the_dial_timeout(
-        make_proxy, dns, monkeypatch, proxy_log):
+    make_proxy, dns, monkeypatch, proxy_log
+):
     monkeypatch.setattr("chaos.proxy.connection.DIAL_TIMEOUT", 1.5)
     _, port = make_proxy(upstream=f"{NAME}:{_refused_port()}")
     dns.clear()  # the container left the network

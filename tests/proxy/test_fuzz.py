@@ -8,7 +8,6 @@ import json
 import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from proxy_helpers import IO_TIMEOUT, addr, serves
 
 NAMES = st.sampled_from(["fz", "ghost", "latency_downstream", "t1", "", "%20", "a b", "ü"])
@@ -18,24 +17,62 @@ PATHS = st.one_of(
     st.builds(lambda p: f"/proxies/{p}/toxics", NAMES),
     st.builds(lambda p, t: f"/proxies/{p}/toxics/{t}", NAMES, NAMES),
 )
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=True),
-                    st.text(max_size=12), st.sampled_from(["127.0.0.1:0", "localhost:1", "[::1]:0", ":0",
-                                                           "no-such-host.invalid:1", "upstream", "downstream",
-                                                           "latency", "bandwidth", "slicer", "timeout",
-                                                           "limit_data", "reset_peer", "slow_close"]))
-JSON = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                     st.dictionaries(st.text(max_size=6), inner, max_size=3)),
-                    max_leaves=8)
-KEYS = st.sampled_from(["name", "type", "stream", "toxicity", "attributes", "listen", "upstream", "enabled",
-                        "latency", "jitter", "rate", "delay", "timeout", "bytes", "average_size",
-                        "size_variation"])
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True),
+    st.text(max_size=12),
+    st.sampled_from(
+        [
+            "127.0.0.1:0",
+            "localhost:1",
+            "[::1]:0",
+            ":0",
+            "no-such-host.invalid:1",
+            "upstream",
+            "downstream",
+            "latency",
+            "bandwidth",
+            "slicer",
+            "timeout",
+            "limit_data",
+            "reset_peer",
+            "slow_close",
+        ]
+    ),
+)
+JSON = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+    max_leaves=8,
+)
+KEYS = st.sampled_from(
+    [
+        "name",
+        "type",
+        "stream",
+        "toxicity",
+        "attributes",
+        "listen",
+        "upstream",
+        "enabled",
+        "latency",
+        "jitter",
+        "rate",
+        "delay",
+        "timeout",
+        "bytes",
+        "average_size",
+        "size_variation",
+    ]
+)
 OBJECTS = st.dictionaries(KEYS, st.one_of(SCALARS, st.dictionaries(KEYS, SCALARS, max_size=3)), max_size=6)
 BODIES = st.one_of(st.none(), JSON, OBJECTS, st.lists(OBJECTS, max_size=2), st.binary(max_size=20))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(method=st.sampled_from(["GET", "POST", "PATCH", "DELETE", "PUT", "HEAD", "OPTIONS"]), path=PATHS,
-       body=BODIES)
+@given(method=st.sampled_from(["GET", "POST", "PATCH", "DELETE", "PUT", "HEAD", "OPTIONS"]), path=PATHS, body=BODIES)
 def _fuzz(api, upstream, method, path, body):
     # Keep a real proxy named "fz" around so paths under it reach the handlers.
     if requests.get(api + "/proxies/fz", timeout=IO_TIMEOUT).status_code == 404:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import requests
-
 from proxy_helpers import IO_TIMEOUT, addr, port_of
 
 T = IO_TIMEOUT
@@ -17,8 +16,9 @@ def test_version(api):
 
 def test_proxy_lifecycle_shapes(api, echo_addr):
     assert requests.get(api + "/proxies", timeout=T).json() == {}
-    r = requests.post(api + "/proxies", json={"name": "web", "listen": "127.0.0.1:0", "upstream": addr(echo_addr)},
-                      timeout=T)
+    r = requests.post(
+        api + "/proxies", json={"name": "web", "listen": "127.0.0.1:0", "upstream": addr(echo_addr)}, timeout=T
+    )
     assert r.status_code == 201
     body = r.json()
     assert set(body) == {"name", "listen", "upstream", "enabled", "toxics"}
@@ -39,8 +39,7 @@ def test_proxy_lifecycle_shapes(api, echo_addr):
 
 
 def test_proxy_update_listen_and_upstream(api, echo_addr, sink_addr):
-    requests.post(api + "/proxies", json={"name": "u", "listen": "127.0.0.1:0", "upstream": addr(echo_addr)},
-                  timeout=T)
+    requests.post(api + "/proxies", json={"name": "u", "listen": "127.0.0.1:0", "upstream": addr(echo_addr)}, timeout=T)
     r = requests.patch(api + "/proxies/u", json={"upstream": addr(sink_addr)}, timeout=T)
     assert r.status_code == 200 and r.json()["upstream"] == addr(sink_addr)
     old = r.json()["listen"]
@@ -49,8 +48,7 @@ def test_proxy_update_listen_and_upstream(api, echo_addr, sink_addr):
 
 
 def test_create_disabled(api, echo_addr):
-    r = requests.post(api + "/proxies", json={"name": "off", "upstream": addr(echo_addr), "enabled": False},
-                      timeout=T)
+    r = requests.post(api + "/proxies", json={"name": "off", "upstream": addr(echo_addr), "enabled": False}, timeout=T)
     assert r.status_code == 201 and r.json()["enabled"] is False
 
 
@@ -69,11 +67,18 @@ def test_toxic_lifecycle_shapes(api, echo_addr):
     r = requests.post(api + "/proxies/tx/toxics", json={"type": "latency", "attributes": {"latency": 50}}, timeout=T)
     assert r.status_code == 200
     toxic = r.json()
-    assert toxic == {"name": "latency_downstream", "type": "latency", "stream": "downstream", "toxicity": 1.0,
-                     "attributes": {"latency": 50, "jitter": 0}}
-    r = requests.post(api + "/proxies/tx/toxics", timeout=T,
-                      json={"name": "cut", "type": "limit_data", "stream": "upstream", "toxicity": 0.25,
-                            "attributes": {"bytes": 10}})
+    assert toxic == {
+        "name": "latency_downstream",
+        "type": "latency",
+        "stream": "downstream",
+        "toxicity": 1.0,
+        "attributes": {"latency": 50, "jitter": 0},
+    }
+    r = requests.post(
+        api + "/proxies/tx/toxics",
+        timeout=T,
+        json={"name": "cut", "type": "limit_data", "stream": "upstream", "toxicity": 0.25, "attributes": {"bytes": 10}},
+    )
     assert r.status_code == 200 and r.json()["stream"] == "upstream"
     listed = requests.get(api + "/proxies/tx/toxics", timeout=T).json()
     assert [t["name"] for t in listed] == ["cut", "latency_downstream"]  # upstream chain first
@@ -93,9 +98,15 @@ def test_toxic_lifecycle_shapes(api, echo_addr):
 
 def test_every_toxic_type_with_defaults(api, echo_addr):
     requests.post(api + "/proxies", json={"name": "all", "upstream": addr(echo_addr)}, timeout=T)
-    minimal = {"latency": {"latency": 1}, "bandwidth": {"rate": 1}, "slow_close": {"delay": 1},
-               "timeout": {"timeout": 0}, "reset_peer": {}, "slicer": {"average_size": 8},
-               "limit_data": {"bytes": 1}}
+    minimal = {
+        "latency": {"latency": 1},
+        "bandwidth": {"rate": 1},
+        "slow_close": {"delay": 1},
+        "timeout": {"timeout": 0},
+        "reset_peer": {},
+        "slicer": {"average_size": 8},
+        "limit_data": {"bytes": 1},
+    }
     for kind, attrs in minimal.items():
         r = requests.post(api + "/proxies/all/toxics", json={"type": kind, "attributes": attrs}, timeout=T)
         assert r.status_code == 200, r.text

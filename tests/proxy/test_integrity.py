@@ -31,7 +31,7 @@ def _send_in_pieces(sock, payload: bytes, rng: random.Random) -> None:
     pos = 0
     while pos < len(payload):
         n = rng.choice([1, 7, 100, 1460, 4096, 65536])
-        sock.sendall(payload[pos:pos + n])
+        sock.sendall(payload[pos : pos + n])
         pos += n
 
 
@@ -39,8 +39,14 @@ def test_bytes_in_equal_bytes_out_under_mixed_toxics(api, make_proxy):
     name, port = make_proxy()
     add_toxic(api, name, name="lat_up", type="latency", stream="upstream", attributes={"latency": 5, "jitter": 5})
     add_toxic(api, name, name="lat_down", type="latency", attributes={"latency": 10, "jitter": 10})
-    add_toxic(api, name, name="slice_up", type="slicer", stream="upstream",
-              attributes={"average_size": 3000, "size_variation": 2000, "delay": 50})
+    add_toxic(
+        api,
+        name,
+        name="slice_up",
+        type="slicer",
+        stream="upstream",
+        attributes={"average_size": 3000, "size_variation": 2000, "delay": 50},
+    )
     add_toxic(api, name, name="slice_down", type="slicer", attributes={"average_size": 800, "size_variation": 700})
     add_toxic(api, name, name="bw_down", type="bandwidth", toxicity=0.5, attributes={"rate": 20_000})
     add_toxic(api, name, name="bw_up", type="bandwidth", stream="upstream", attributes={"rate": 50_000})

@@ -7,8 +7,7 @@ import threading
 import time
 
 import requests
-
-from proxy_helpers import IO_TIMEOUT, addr, add_toxic, connect, remove_toxic, roundtrip, wait_closed
+from proxy_helpers import IO_TIMEOUT, add_toxic, addr, connect, remove_toxic, roundtrip, wait_closed
 
 
 def test_toxic_added_to_open_connection_then_removed(api, make_proxy):
@@ -26,8 +25,9 @@ def test_toxic_update_reaches_open_connection(api, make_proxy):
     add_toxic(api, name, type="latency", attributes={"latency": 50})
     with connect(port) as sock:
         assert 0.05 <= roundtrip(sock, b"a")[1] < 0.2
-        r = requests.patch(f"{api}/proxies/{name}/toxics/latency_downstream", json={"attributes": {"latency": 300}},
-                           timeout=IO_TIMEOUT)
+        r = requests.patch(
+            f"{api}/proxies/{name}/toxics/latency_downstream", json={"attributes": {"latency": 300}}, timeout=IO_TIMEOUT
+        )
         assert r.status_code == 200
         assert roundtrip(sock, b"b")[1] >= 0.3
 

@@ -14,6 +14,7 @@ import time
 
 import pytest
 import requests
+from proxy_helpers import IO_TIMEOUT, add_toxic, addr, connect, recv_exact, roundtrip
 
 from chaos.proxy import ProxyServer, heap
 from chaos.proxy.budget import FLOOR, MIN_READ, QUEUE_HIGH, READ_SIZE
@@ -21,7 +22,6 @@ from chaos.proxy.connection import Connection, Side
 from chaos.proxy.pipe import Pipe
 from chaos.proxy.proxy import Proxy
 from chaos.proxy.toxic_set import ToxicSet
-from proxy_helpers import IO_TIMEOUT, add_toxic, addr, connect, recv_exact, roundtrip
 
 KINDS = (Connection, Side, Pipe, Proxy, ToxicSet)
 
@@ -120,8 +120,7 @@ def _traffic(api: str, make_proxy, unanswered: str) -> int:
     return opened
 
 
-def test_closed_connections_leave_no_objects_tasks_or_bytes(server, api, make_proxy, unanswered_upstream,
-                                                           monkeypatch):
+def test_closed_connections_leave_no_objects_tasks_or_bytes(server, api, make_proxy, unanswered_upstream, monkeypatch):
     # With the cyclic GC off, anything a closed connection left behind (its
     # objects in a reference cycle, its pump or dial task, bytes counted as
     # held) stays visible. Before the fix every closed connection stayed as
@@ -134,8 +133,9 @@ def test_closed_connections_leave_no_objects_tasks_or_bytes(server, api, make_pr
         deadline = time.monotonic() + IO_TIMEOUT
         while (left := _live()) != before and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert left == before, (f"after {opened} connections and their proxies were closed, "
-                                f"still alive: {left} (before: {before})")
+        assert left == before, (
+            f"after {opened} connections and their proxies were closed, still alive: {left} (before: {before})"
+        )
         assert _tasks(server) == tasks_before
         assert server.budget.held == 0
 
@@ -156,7 +156,7 @@ def test_connection_closed_before_its_pump_ran_leaves_nothing(server, api, make_
             async def close_with_pump_scheduled() -> None:
                 (conn,) = proxy.connections
                 conn.down._enqueue(b"data")  # schedules the pump task...
-                conn.close()                  # ...and closes before it ran
+                conn.close()  # ...and closes before it ran
 
             asyncio.run_coroutine_threadsafe(close_with_pump_scheduled(), server.loop).result(IO_TIMEOUT)
         deadline = time.monotonic() + IO_TIMEOUT
@@ -174,8 +174,9 @@ def _own_server(queue_limit: int):
 
 
 def _add_proxy(api: str, name: str, upstream: str) -> int:
-    r = requests.post(api + "/proxies", json={"name": name, "listen": "127.0.0.1:0", "upstream": upstream},
-                      timeout=IO_TIMEOUT)
+    r = requests.post(
+        api + "/proxies", json={"name": name, "listen": "127.0.0.1:0", "upstream": upstream}, timeout=IO_TIMEOUT
+    )
     assert r.status_code == 201, r.text
     return int(r.json()["listen"].rsplit(":", 1)[1])
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-
-from proxy_helpers import (BANNER, addr, add_toxic, connect, recv_exact, remove_toxic, roundtrip,
-                                  wait_closed)
+from proxy_helpers import BANNER, add_toxic, addr, connect, recv_exact, remove_toxic, roundtrip, wait_closed
 
 SLACK = 0.25  # scheduling allowance on a loaded 2-core machine
 

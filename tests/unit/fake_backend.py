@@ -311,6 +311,17 @@ class FakeRestarts:
         self.calls.append(("expect_restarts", expected))
 
 
-class FakeCluster(FakeWorkers, FakeProxyLinks, FakePartitions, FakeFreezing, FakeCommands, FakeResourceLimits,
-                  FakeOverrides, FakeSpareAddresses, FakeCheckpointStore, FakeNodes, FakeRestarts):
+class FakeCluster(
+    FakeWorkers,
+    FakeProxyLinks,
+    FakePartitions,
+    FakeFreezing,
+    FakeCommands,
+    FakeResourceLimits,
+    FakeOverrides,
+    FakeSpareAddresses,
+    FakeCheckpointStore,
+    FakeNodes,
+    FakeRestarts,
+):
     """Every ability but the packet faults' network namespaces."""

@@ -15,7 +15,7 @@ _ids = itertools.count(1)
 
 
 class FakeContainer:
-    def __init__(self, node: str, service: "FakeService") -> None:
+    def __init__(self, node: str, service: FakeService) -> None:
         self.id = f"c{next(_ids)}"
         self.node = node
         self.service = service
@@ -91,7 +91,7 @@ class FakeContainer:
 
 
 class FakeService:
-    def __init__(self, swarm: "FakeSwarm", spec: dict) -> None:
+    def __init__(self, swarm: FakeSwarm, spec: dict) -> None:
         self.swarm = swarm
         self.spec = spec
         self.name = spec["name"]
@@ -121,8 +121,13 @@ class FakeService:
     def exited(self, container: FakeContainer) -> None:
         """Swarm's restart policy: on-failure starts a new task, up to max_attempts (as the engine does)."""
         policy = self.spec.get("restart_policy") or {}
-        if (container.exit_code and not self.removed and policy.get("Condition") == "on-failure"
-                and self.restarts < policy.get("MaxAttempts", 0) and container is self.container):
+        if (
+            container.exit_code
+            and not self.removed
+            and policy.get("Condition") == "on-failure"
+            and self.restarts < policy.get("MaxAttempts", 0)
+            and container is self.container
+        ):
             self.restarts += 1
             self._new_task()
 
@@ -136,15 +141,22 @@ class FakeService:
         endpoint = self.spec.get("endpoint_spec") or {}
         for p in endpoint.get("Ports") or []:
             ports.append({"TargetPort": p["TargetPort"], "PublishedPort": 30001, "PublishMode": p["PublishMode"]})
-        networks = [{"Network": {"Spec": {"Name": getattr(n, "get", lambda k: n)("Target")}},
-                     "Addresses": [f"10.0.9.{next(_ids) % 250}/24"]} for n in self.spec.get("networks") or []]
+        networks = [
+            {
+                "Network": {"Spec": {"Name": getattr(n, "get", lambda k, n=n: n)("Target")}},
+                "Addresses": [f"10.0.9.{next(_ids) % 250}/24"],
+            }
+            for n in self.spec.get("networks") or []
+        ]
         return {
             "ID": container.task_id,
             "CreatedAt": f"2026-11-27T01:00:{n:02d}Z",
             "NodeID": f"id-{self.node}",
-            "Status": {"State": container.task_state, "ContainerStatus": {"ContainerID": container.id,
-                                                                         "ExitCode": container.exit_code},
-                       "PortStatus": {"Ports": ports}},
+            "Status": {
+                "State": container.task_state,
+                "ContainerStatus": {"ContainerID": container.id, "ExitCode": container.exit_code},
+                "PortStatus": {"Ports": ports},
+            },
             "NetworksAttachments": networks,
         }
 
@@ -161,7 +173,7 @@ class FakeService:
 
 
 class FakeServices:
-    def __init__(self, swarm: "FakeSwarm") -> None:
+    def __init__(self, swarm: FakeSwarm) -> None:
         self.swarm = swarm
         self.created: list[FakeService] = []
 
@@ -174,14 +186,22 @@ class FakeServices:
         return service
 
     def list(self, filters=None):
-        want = dict(f.split("=", 1) for f in (filters or {}).get("label", [])) if isinstance(
-            (filters or {}).get("label"), list) else dict([filters["label"].split("=", 1)]) if filters else {}
-        return [s for s in self.created if not s.removed
-                and all((s.spec.get("labels") or {}).get(k) == v for k, v in want.items())]
+        want = (
+            dict(f.split("=", 1) for f in (filters or {}).get("label", []))
+            if isinstance((filters or {}).get("label"), list)
+            else dict([filters["label"].split("=", 1)])
+            if filters
+            else {}
+        )
+        return [
+            s
+            for s in self.created
+            if not s.removed and all((s.spec.get("labels") or {}).get(k) == v for k, v in want.items())
+        ]
 
 
 class FakeNetwork:
-    def __init__(self, networks: "FakeNetworks", spec: dict) -> None:
+    def __init__(self, networks: FakeNetworks, spec: dict) -> None:
         self.networks = networks
         self.spec = spec
         self.name = spec["name"]
@@ -234,14 +254,19 @@ class FakeContainers:
 
     def list(self, all=False, filters=None):
         key, _, value = ((filters or {}).get("label") or "=").partition("=")
-        return [c for c in self.held.values() if c.status != "removed" and (all or c.status == "running")
-                and (not key or c.service.spec["labels"].get(key) == value)]
+        return [
+            c
+            for c in self.held.values()
+            if c.status != "removed"
+            and (all or c.status == "running")
+            and (not key or c.service.spec["labels"].get(key) == value)
+        ]
 
 
 class FakeLowLevel:
     """The node engine's low-level API: attaching a container to a network and cutting it off."""
 
-    def __init__(self, engine: "FakeNodeEngine") -> None:
+    def __init__(self, engine: FakeNodeEngine) -> None:
         self.engine = engine
         self.calls: list[tuple] = []
 
@@ -265,18 +290,26 @@ class FakeNodeEngine:
         self.closed = True
 
 
-def node_attrs(hostname: str, role: str = "worker", state: str = "ready", availability: str = "active",
-               addr: str = "") -> dict:
-    return {"ID": f"id-{hostname}", "Description": {"Hostname": hostname},
-            "Spec": {"Role": role, "Availability": availability},
-            "Status": {"State": state, "Addr": addr or f"172.30.0.{hostname[-1]}"}}
+def node_attrs(
+    hostname: str, role: str = "worker", state: str = "ready", availability: str = "active", addr: str = ""
+) -> dict:
+    return {
+        "ID": f"id-{hostname}",
+        "Description": {"Hostname": hostname},
+        "Spec": {"Role": role, "Availability": availability},
+        "Status": {"State": state, "Addr": addr or f"172.30.0.{hostname[-1]}"},
+    }
 
 
 class FakeSwarm:
     """The manager client (``manager``) and the node engines (``engines[hostname]``)."""
 
-    def __init__(self, nodes: list[dict] | None = None, images=("tfchaos/worker:tf2.20", "tfchaos/proxy:latest"),
-                 manager: bool = True) -> None:
+    def __init__(
+        self,
+        nodes: list[dict] | None = None,
+        images=("tfchaos/worker:tf2.20", "tfchaos/proxy:latest"),
+        manager: bool = True,
+    ) -> None:
         self.node_list = nodes or [node_attrs("node-1", "manager"), node_attrs("node-2"), node_attrs("node-3")]
         self.hostnames = [n["Description"]["Hostname"] for n in self.node_list]
         self.engines = {h: FakeNodeEngine(h) for h in self.hostnames}
@@ -285,21 +318,27 @@ class FakeSwarm:
         self.services = FakeServices(self)
         self.removed: list[str] = []
         self.is_manager = manager
-        self.nodes = SimpleNamespace(list=lambda: [SimpleNamespace(id=n["ID"], attrs=n, update=self._node_updater(n))
-                                                   for n in self.node_list])
+        self.nodes = SimpleNamespace(
+            list=lambda: [SimpleNamespace(id=n["ID"], attrs=n, update=self._node_updater(n)) for n in self.node_list]
+        )
         self.node_updates: list[tuple[str, dict]] = []
 
     def _node_updater(self, attrs: dict):
         """``node.update(spec)``: the SDK replaces the node's whole spec."""
+
         def update(spec: dict) -> bool:
             self.node_updates.append((attrs["Description"]["Hostname"], dict(spec)))
             attrs["Spec"] = dict(spec)
             return True
+
         return update
 
     def info(self):
-        state = {"LocalNodeState": "active", "ControlAvailable": True} if self.is_manager else \
-            {"LocalNodeState": "inactive", "ControlAvailable": False}
+        state = (
+            {"LocalNodeState": "active", "ControlAvailable": True}
+            if self.is_manager
+            else {"LocalNodeState": "inactive", "ControlAvailable": False}
+        )
         return {"Name": self.hostnames[0], "Swarm": state}
 
     def close(self):
@@ -330,15 +369,16 @@ WORKER_IMAGE = "tfchaos/worker:tf2.20"
 PROXY_IMAGE = "tfchaos/proxy:latest"
 
 
-def make_cluster(fake: "FakeSwarm", **spec_kwargs):
+def make_cluster(fake: FakeSwarm, **spec_kwargs):
     """A SwarmCluster whose manager and node engines are ``fake``'s."""
     from chaos.backends.spec import Deployment
     from chaos.backends.swarm.cluster import SwarmCluster
     from chaos.backends.swarm.engines import NodeEngines
     from chaos.worker.settings import WorkerSettings
 
-    spec = Deployment(images=(WORKER_IMAGE, WORKER_IMAGE), proxy_image=PROXY_IMAGE, settings=WorkerSettings(epochs=3),
-                      **spec_kwargs)
+    spec = Deployment(
+        images=(WORKER_IMAGE, WORKER_IMAGE), proxy_image=PROXY_IMAGE, settings=WorkerSettings(epochs=3), **spec_kwargs
+    )
     engines = NodeEngines(None, "node-1", connect=lambda url: None, manager_client=fake)
     engines._clients.update(fake.engines)  # each node's engine, as a real swarm's sockets would give
     return SwarmCluster(spec, manager=fake, engines=engines, store_root="/mnt/tfchaos-store")
@@ -355,5 +395,5 @@ def wait_for(predicate, timeout=5.0):
     return False
 
 
-def services(fake: "FakeSwarm", role: str):
+def services(fake: FakeSwarm, role: str):
     return [s for s in fake.services.created if s.spec["labels"].get("io.tfchaos.role") == role]

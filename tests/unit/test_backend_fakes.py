@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import inspect
 
+import fake_backend
 import pytest
 
-import fake_backend
 from chaos.backends import abilities, base
 from chaos.backends.docker.backend import DockerBackend
 from chaos.backends.docker.cluster import DockerCluster
@@ -76,7 +76,7 @@ def incompatibilities(wanted: inspect.Signature, given: inspect.Signature) -> li
         elif have is not None and have.default is P.empty and want.default is not P.empty:
             problems.append(f"keyword {want.name!r} needs a default")
     allowed = {p.name for p in wanted.parameters.values()}
-    for extra in params[len([p for p in wanted.parameters.values() if p.kind in POSITIONAL]):]:
+    for extra in params[len([p for p in wanted.parameters.values() if p.kind in POSITIONAL]) :]:
         if extra.kind in (P.VAR_POSITIONAL, P.VAR_KEYWORD) or extra.name in allowed:
             continue
         if extra.default is P.empty:
@@ -118,7 +118,8 @@ def test_every_implementation_offers_every_verb_of_the_seam_callable_as_the_seam
     if implementation == "supervisor":
         implementation = _supervisor_fake()
     assert problems_against(protocol, implementation) == [], (
-        f"{implementation.__name__} does not implement {protocol.__name__}")
+        f"{implementation.__name__} does not implement {protocol.__name__}"
+    )
 
 
 @pytest.mark.parametrize("protocol, implementation", CLUSTERS)
@@ -165,8 +166,13 @@ def test_each_backend_says_whether_it_builds_images_and_the_class_of_its_cluster
 def test_the_backends_differ_in_abilities_only_where_they_should():
     docker_only = {a for a in ABILITIES if abilities.serves(DockerCluster, a) and not abilities.serves(SwarmCluster, a)}
     swarm_only = {a for a in ABILITIES if abilities.serves(SwarmCluster, a) and not abilities.serves(DockerCluster, a)}
-    assert docker_only == {abilities.CheckpointDamage, abilities.CheckpointSnapshots, abilities.CheckpointFill,
-                           abilities.StorageWriteLimits, abilities.RestartsAhead}
+    assert docker_only == {
+        abilities.CheckpointDamage,
+        abilities.CheckpointSnapshots,
+        abilities.CheckpointFill,
+        abilities.StorageWriteLimits,
+        abilities.RestartsAhead,
+    }
     assert swarm_only == {abilities.NodeLoss, abilities.NodeDrain, abilities.NodeLinks, abilities.OrchestratorRestarts}
 
 
@@ -181,8 +187,9 @@ def test_the_check_itself_catches_a_drifted_fake():
     wanted = verbs(base.Cluster)
     said = incompatibilities(unbound(wanted["restart"]), unbound(inspect.signature(Drifted.restart)))
     assert said == ["takes no parameter 'grace_s'"]
-    said = incompatibilities(unbound(verbs(abilities.WorkerOverrides)["override"]),
-                             unbound(inspect.signature(Drifted.override)))
+    said = incompatibilities(
+        unbound(verbs(abilities.WorkerOverrides)["override"]), unbound(inspect.signature(Drifted.override))
+    )
     assert "takes no keyword 'env'" in said
 
 

@@ -60,8 +60,13 @@ def test_both_templates_run_the_one_script_and_publish_the_reports():
 
 def test_every_chaos_command_of_the_script_parses():
     script = (CI / "chaos-ci.sh").read_text()
-    values = {"TF_VERSION": "2.20", "JOBS": "2", "REPORTS": "reports", "SUITE": "chaos_suite",
-              "BASE_SUITE": "../base/chaos_suite"}
+    values = {
+        "TF_VERSION": "2.20",
+        "JOBS": "2",
+        "REPORTS": "reports",
+        "SUITE": "chaos_suite",
+        "BASE_SUITE": "../base/chaos_suite",
+    }
     commands = [line.strip().split(" ||")[0] for line in script.splitlines() if re.match(r"\s*chaos \w", line)]
     assert [c.split()[1] for c in commands] == ["images", "run", "run", "compare"]
     parser = build_parser()

@@ -42,8 +42,13 @@ HOOK = (
 
 
 def env():
-    return {**os.environ, "DOCKER_HOST": "unix:///nonexistent/docker.sock", "TERM": "dumb", "CI": "1",
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return {
+        **os.environ,
+        "DOCKER_HOST": "unix:///nonexistent/docker.sock",
+        "TERM": "dumb",
+        "CI": "1",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
 
 
 def entry_point():
@@ -56,10 +61,14 @@ def announced(run: str, argv: list[str]) -> list[str]:
 
 
 COMMANDS = {
-    "python -m chaos.cli": lambda args: announced("runpy.run_module('chaos.cli', run_name='__main__', alter_sys=True)",
-                                                 ["chaos", *args]),
-    "the chaos entry point": (lambda args: announced(f"runpy.run_path({entry_point()!r}, run_name='__main__')",
-                                                     [entry_point(), *args])) if entry_point() else None,
+    "python -m chaos.cli": lambda args: announced(
+        "runpy.run_module('chaos.cli', run_name='__main__', alter_sys=True)", ["chaos", *args]
+    ),
+    "the chaos entry point": (
+        lambda args: announced(f"runpy.run_path({entry_point()!r}, run_name='__main__')", [entry_point(), *args])
+    )
+    if entry_point()
+    else None,
 }
 
 
@@ -69,8 +78,14 @@ def test_ctrl_c_while_importing_exits_130_with_one_line_and_no_traceback(name):
     if command is None:
         pytest.skip("no installed chaos entry point beside this interpreter")
     for module in AT:
-        process = subprocess.Popen(command(["run", str(SCENARIO)]), env=env(), cwd=ROOT,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            command(["run", str(SCENARIO)]),
+            env=env(),
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         while (line := process.stderr.readline()) not in ("", MARK + module + "\n"):
             pass
         assert line, f"{name} never imported {module}"

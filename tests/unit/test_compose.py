@@ -25,5 +25,8 @@ def test_compose_workers_reach_each_other_only_through_the_proxy():
         assert '"proxy:23600", "proxy:23601"' in env["TF_CONFIG"]
     routes = {r["name"]: r for r in yaml.safe_load((ROOT / compose.ROUTES_FILE).read_text())}
     assert routes["worker-1"] == {
-        "name": "worker-1", "listen": "0.0.0.0:23601", "upstream": "worker-1:23601", "enabled": True,
+        "name": "worker-1",
+        "listen": "0.0.0.0:23601",
+        "upstream": "worker-1:23601",
+        "enabled": True,
     }

@@ -6,14 +6,20 @@ from __future__ import annotations
 import threading
 
 import pytest
+from fake_backend import FakeCluster
 
 from chaos.backends.abilities import (
-    Freezing, Partitions, ProxyLinks, ResourceLimits, UnsupportedVerb, WorkerCommands, serves,
+    Freezing,
+    Partitions,
+    ProxyLinks,
+    ResourceLimits,
+    UnsupportedVerb,
+    WorkerCommands,
+    serves,
 )
 from chaos.compose.control import NOT_HERE, ComposeControl
 from chaos.compose.inject import inject_for, parse_fault
 from chaos.errors import ScenarioError
-from fake_backend import FakeCluster
 
 
 def test_a_fault_is_written_as_in_a_scenario():
@@ -56,11 +62,14 @@ def test_the_fault_is_healed_on_ctrl_c():
     assert cluster.calls == [("pause", 0), ("unpause", 0)]
 
 
-@pytest.mark.parametrize("text, said", [
-    ("node_lost: {worker: 1}", "needs `lose_node` (a compose cluster runs on one Docker host, one node)"),
-    ("packet_loss: {worker: 1, percent: 5}", "needs `netns` (packet faults need the network helper image"),
-    ("corrupt_checkpoint: {}", "needs `the run's backup volume` (a scenario run owns and sizes it)"),
-])
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("node_lost: {worker: 1}", "needs `lose_node` (a compose cluster runs on one Docker host, one node)"),
+        ("packet_loss: {worker: 1, percent: 5}", "needs `netns` (packet faults need the network helper image"),
+        ("corrupt_checkpoint: {}", "needs `the run's backup volume` (a scenario run owns and sizes it)"),
+    ],
+)
 def test_faults_needing_what_only_a_scenario_run_has_are_refused_by_type_before_they_act(text, said):
     control, told = ComposeControl({}, say=lambda e: None), []
     with pytest.raises(UnsupportedVerb) as caught:

@@ -28,10 +28,17 @@ def test_status_line_shows_step_loss_and_steps_per_second_since_the_last_line():
 
 def test_notable_events_get_their_own_line_and_a_state():
     board = Board()
-    assert board.feed("worker-1", StartEvent(t=0.0, source="worker-1", tf_version="2.20.0")) == "worker-1: started (TF 2.20.0)"
+    assert (
+        board.feed("worker-1", StartEvent(t=0.0, source="worker-1", tf_version="2.20.0"))
+        == "worker-1: started (TF 2.20.0)"
+    )
     assert board.feed("worker-1", step("worker-1", 5)) is None
-    error = ErrorEvent(t=0.0, source="worker-1", error_class="tensorflow.python.framework.errors_impl.UnavailableError",
-                       message="Graph execution error:\n\n  File \"x.py\", line 1\nCollective ops is aborted by: Socket closed")
+    error = ErrorEvent(
+        t=0.0,
+        source="worker-1",
+        error_class="tensorflow.python.framework.errors_impl.UnavailableError",
+        message='Graph execution error:\n\n  File "x.py", line 1\nCollective ops is aborted by: Socket closed',
+    )
     assert board.feed("worker-1", error) == "worker-1: UnavailableError: Collective ops is aborted by: Socket closed"
     assert "[failed]" in board.status_line(1.0)
     assert board.exited("worker-1", 137) == "worker-1: exited 137" and "[exited 137]" in board.status_line(2.0)

@@ -31,7 +31,7 @@ class Container:
     def get_archive(self, path):
         if self.data is None:
             raise NotFound("no such path")
-        return (self.data[i:i + self.chunk] for i in range(0, len(self.data), self.chunk)), {}
+        return (self.data[i : i + self.chunk] for i in range(0, len(self.data), self.chunk)), {}
 
 
 def test_an_empty_folder_has_no_files():

@@ -12,8 +12,8 @@ from docker.errors import ImageNotFound, NotFound
 
 from chaos.backends.docker import api as docker_api
 from chaos.backends.docker import cluster as dc
-from chaos.backends.docker.cluster import DockerCluster
 from chaos.backends.docker import limits as docker_limits
+from chaos.backends.docker.cluster import DockerCluster
 from chaos.backends.spec import Deployment, Limits, WriteLimit
 from chaos.errors import InfrastructureError
 from chaos.events import RestartEvent
@@ -91,7 +91,9 @@ def cluster():
 
 
 def attach(cluster, index, container):
-    cluster.workers[index] = dc._Worker(index, 0, container, SimpleNamespace(join=lambda timeout: None), SimpleNamespace(join=lambda timeout: None))
+    cluster.workers[index] = dc._Worker(
+        index, 0, container, SimpleNamespace(join=lambda timeout: None), SimpleNamespace(join=lambda timeout: None)
+    )
     return container
 
 
@@ -163,7 +165,10 @@ def test_restart_with_zero_grace_stops_at_once_and_records_restarts(cluster, mon
     # force, and its anonymous volumes too
     assert [c.calls[:2] for c in old] == [[("stop", 0), ("remove", True, True)]] * 2
     restarts = [e for e in cluster.events.snapshot() if isinstance(e, RestartEvent)]
-    assert [(e.source, e.reason) for e in restarts] == [("worker-0", "redeploy: version_skew healed"), ("worker-1", "redeploy: version_skew healed")]
+    assert [(e.source, e.reason) for e in restarts] == [
+        ("worker-0", "redeploy: version_skew healed"),
+        ("worker-1", "redeploy: version_skew healed"),
+    ]
     assert [cluster.workers[i].generation for i in range(2)] == [1, 1]
     other = attach(cluster, 0, FakeContainer("other"))
     cluster.restart([0], reason="failed")
@@ -185,7 +190,9 @@ def test_command_writes_the_control_file_by_exec_with_a_new_seq_each_time(cluste
 
 def test_a_failed_command_is_an_infrastructure_error_naming_the_worker(cluster):
     attach(cluster, 1, FakeContainer(exec_result=(126, b"container is paused\n")))
-    with pytest.raises(InfrastructureError, match=r"could not send 'memory_demand' to worker-1: exit 126: container is paused"):
+    with pytest.raises(
+        InfrastructureError, match=r"could not send 'memory_demand' to worker-1: exit 126: container is paused"
+    ):
         cluster.command(1, MemoryDemand(1))
 
 
@@ -212,8 +219,10 @@ def test_cpu_limits_are_a_cfs_quota_per_short_period_never_below_dockers_minimum
     container = attach(cluster, 1, FakeContainer())
     cluster.limit_cpu(1, 0.5)
     cluster.limit_cpu(1, 0.01)
-    assert container.calls == [("update", {"cpu_period": 10_000, "cpu_quota": 5_000}),
-                               ("update", {"cpu_period": 10_000, "cpu_quota": 1_000})]
+    assert container.calls == [
+        ("update", {"cpu_period": 10_000, "cpu_quota": 5_000}),
+        ("update", {"cpu_period": 10_000, "cpu_quota": 1_000}),
+    ]
 
 
 def test_memory_limits_leave_no_swap_to_escape_into(cluster):
@@ -227,26 +236,35 @@ def test_restoring_a_limit_of_a_worker_created_without_one_lifts_it(cluster):
     cluster.restore_cpu(1)
     cluster.restore_memory(1)
     # Docker cannot remove a memory limit from a running container: out of reach instead.
-    assert container.calls == [("update", {"cpu_quota": -1}),
-                               ("update", {"mem_limit": docker_limits.UNLIMITED_MEMORY, "memswap_limit": -1})]
+    assert container.calls == [
+        ("update", {"cpu_quota": -1}),
+        ("update", {"mem_limit": docker_limits.UNLIMITED_MEMORY, "memswap_limit": -1}),
+    ]
     assert docker_limits.UNLIMITED_MEMORY >= 1 << 40
 
 
 def test_restoring_goes_back_to_the_limits_the_scenario_created_the_worker_with():
-    spec = Deployment(images=(BASE, BASE), proxy_image="tfchaos/proxy:latest",
-                       resources={1: Limits(cpus=1.5, memory_bytes=4096 << 20)})
+    spec = Deployment(
+        images=(BASE, BASE),
+        proxy_image="tfchaos/proxy:latest",
+        resources={1: Limits(cpus=1.5, memory_bytes=4096 << 20)},
+    )
     cluster = DockerCluster(spec, client=FakeClient())
     container = attach(cluster, 1, FakeContainer())
     cluster.restore_cpu(1)
     cluster.restore_memory(1)
-    assert container.calls == [("update", {"cpu_period": 10_000, "cpu_quota": 15_000}),
-                               ("update", {"mem_limit": 4096 << 20, "memswap_limit": 4096 << 20})]
+    assert container.calls == [
+        ("update", {"cpu_period": 10_000, "cpu_quota": 15_000}),
+        ("update", {"mem_limit": 4096 << 20, "memswap_limit": 4096 << 20}),
+    ]
 
 
 def test_a_write_limit_is_set_when_the_worker_is_created(cluster):
     cluster.limit_writes(0, "slow_checkpoint_storage", WriteLimit("/dev/vda", iops=10, bytes_per_s=256 * 1024))
-    assert cluster._limits(0) == {"device_write_iops": [{"Path": "/dev/vda", "Rate": 10}],
-                                     "device_write_bps": [{"Path": "/dev/vda", "Rate": 256 * 1024}]}
+    assert cluster._limits(0) == {
+        "device_write_iops": [{"Path": "/dev/vda", "Rate": 10}],
+        "device_write_bps": [{"Path": "/dev/vda", "Rate": 256 * 1024}],
+    }
     assert cluster._limits(1) == {}
     cluster.clear_override(0, "slow_checkpoint_storage")
     assert cluster._limits(0) == {}

@@ -9,7 +9,7 @@ from docker.errors import APIError
 
 from chaos.backends.docker import api as docker_api
 
-UNSETTLED = 'Cannot pause container abc: OCI runtime pause failed: unable to freeze: unknown'
+UNSETTLED = "Cannot pause container abc: OCI runtime pause failed: unable to freeze: unknown"
 
 
 class Container:

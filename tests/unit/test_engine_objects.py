@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import requests
 
-from chaos.backends.docker.engine_objects import list_objects, remove_objects
-from chaos.backends.docker.ownership import Liveness, Owner, process_start
-from chaos.backends.docker.runs import clean, runs_on_engine
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT
-from chaos.backends.docker.ownership import LABEL_OWNER
+from chaos.backends.docker.engine_objects import list_objects, remove_objects
+from chaos.backends.docker.ownership import LABEL_OWNER, Liveness, Owner, process_start
+from chaos.backends.docker.runs import clean, runs_on_engine
 
 
 class NotFound(Exception):
@@ -94,8 +93,11 @@ def select(api):
 
 
 def test_removes_containers_before_networks_and_volumes_and_their_anonymous_volumes():
-    api = FakeAPI([c("w0", net="n"), c("w1", state="paused", net="n")], [{"Id": "n", "Name": "net", "Labels": RUN}],
-                  [{"Name": "backup", "Labels": RUN}])
+    api = FakeAPI(
+        [c("w0", net="n"), c("w1", state="paused", net="n")],
+        [{"Id": "n", "Name": "net", "Labels": RUN}],
+        [{"Name": "backup", "Labels": RUN}],
+    )
     result = remove_objects(Client(api), select(api), pause_s=0)
     assert result.complete and api.c == {} and api.n == {} and api.v == {}
     assert ("unpause", "w1") in api.calls  # a paused container is thawed before removal
@@ -136,7 +138,7 @@ def test_an_engine_that_goes_away_is_reported_not_raised():
     api.dead = True
     result = remove_objects(Client(api), select(api), pause_s=0)
     assert not result.complete
-    (obj, why), = result.left
+    ((obj, why),) = result.left
     assert obj.kind == "engine" and "engine gone" in why
 
 
@@ -150,6 +152,7 @@ def test_what_cannot_be_removed_is_reported_with_why():
 
 
 # --- ownership and chaos clean --------------------------------------------------------------
+
 
 def test_owner_liveness_uses_pid_and_start_time():
     me = Owner.current()
@@ -221,7 +224,7 @@ def test_clean_removes_a_dead_swarm_runs_services_first_and_keeps_a_live_ones():
         networks=[{"Id": "overlay", "Name": "tfchaos-dead", "Labels": dead}],
     )
     result = clean(Client(api))
-    (record, removal), = result.removed
+    ((record, removal),) = result.removed
     assert record.run_id == "dead" and removal.complete
     assert removal.count("service") == 2 and removal.count("network") == 1
     assert removal.summary().startswith("removed 2 services, ")
@@ -238,14 +241,21 @@ def test_an_engine_that_is_no_swarm_manager_lists_no_service():
 
     api = NotAManager([c("w0")])
     assert [o.kind for o in list_objects(Client(api), RUN)] == ["container"]
-    assert remove_objects(Client(api), select(api), pause_s=0).summary() == "removed 1 containers, 0 networks, 0 volumes"
+    assert (
+        remove_objects(Client(api), select(api), pause_s=0).summary() == "removed 1 containers, 0 networks, 0 volumes"
+    )
 
 
 # --- only what the framework created and marked: never what merely inherited its labels ------------
 
 # The labels a framework image carries (chaos.images.plans.labels_for), and so
 # every image built FROM it and every container of such an image.
-IMAGE_LABELS = {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "deps", "io.tfchaos.inputs": "cebef6", "io.tfchaos.tf_version": "2.20.0"}
+IMAGE_LABELS = {
+    LABEL_PROJECT: PROJECT,
+    "io.tfchaos.kind": "deps",
+    "io.tfchaos.inputs": "cebef6",
+    "io.tfchaos.tf_version": "2.20.0",
+}
 
 
 class ImageAPI(FakeAPI):
@@ -253,8 +263,9 @@ class ImageAPI(FakeAPI):
 
     def __init__(self, containers=(), images=None, **kw):
         self.image_labels = dict(images or {})
-        super().__init__([{**c, "Labels": {**self.image_labels.get(c.get("ImageID"), {}), **c["Labels"]}}
-                          for c in containers], **kw)
+        super().__init__(
+            [{**c, "Labels": {**self.image_labels.get(c.get("ImageID"), {}), **c["Labels"]}} for c in containers], **kw
+        )
 
     def inspect_image(self, id):
         if id not in self.image_labels:
@@ -313,10 +324,10 @@ def test_a_container_whose_image_cannot_be_read_claims_nothing():
 def test_images_never_carry_a_run_id_owner_or_session():
     """What would make a child image's containers look like a run's: no image the
     framework builds or commits carries them (labels_for, the agent layer)."""
-    from chaos.images import plans
-    from chaos.images.versions import parse_tf_version
-    from chaos.images import workload as workload_images
     from chaos.backends.docker.ownership import LABEL_SESSION
+    from chaos.images import plans
+    from chaos.images import workload as workload_images
+    from chaos.images.versions import parse_tf_version
 
     marks = {LABEL_RUN, LABEL_OWNER, LABEL_SESSION}
     for plan in (*plans.worker_plans(parse_tf_version("2.20")), *plans.proxy_plans()):
@@ -345,7 +356,9 @@ def test_images_never_carry_a_run_id_owner_or_session():
     gets = iter([source, None])
     client = type("C", (), {"api": API(), "images": type("I", (), {"get": lambda self, ref: next(gets)})()})()
     workload_images.with_agent(client, "acme/trainer:1")
-    labels = set(made["container"]) | {c.split(" ", 1)[1].split("=", 1)[0] for c in made["changes"] if c.startswith("LABEL ")}
+    labels = set(made["container"]) | {
+        c.split(" ", 1)[1].split("=", 1)[0] for c in made["changes"] if c.startswith("LABEL ")
+    }
     assert labels and not marks & labels
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from fake_backend import FakeCluster, FakeFreezing, FakeWorkers
 
 from chaos.backends import abilities
 from chaos.backends.abilities import CheckpointDamage, UnsupportedVerb, verbs
@@ -21,7 +22,6 @@ from chaos.errors import ScenarioError
 from chaos.faults import FAULTS, WorkerFault
 from chaos.faults.undo import Undo
 from chaos.scenario.model import current_model
-from fake_backend import FakeCluster, FakeFreezing, FakeWorkers
 
 ABILITIES = [cls for _, cls in inspect.getmembers(abilities, inspect.isclass) if getattr(cls, "_is_protocol", False)]
 OWNER = {verb: ability for ability in ABILITIES for verb in verbs(ability)}  # each verb is one ability's
@@ -32,12 +32,18 @@ def used_abilities(cls) -> set[type]:
     """The abilities whose verbs the fault's class (and its bases up to Fault) and the helpers of its
     module it names call; one it asks the cluster for by type where it calls it (``isinstance``) is
     optional to it and left out."""
-    sources = [inspect.getsource(k) for k in cls.__mro__ if k.__module__.startswith("chaos.faults")
-               and k.__name__ not in ("Fault", "WorkerFault", "WorkersFault")]
+    sources = [
+        inspect.getsource(k)
+        for k in cls.__mro__
+        if k.__module__.startswith("chaos.faults") and k.__name__ not in ("Fault", "WorkerFault", "WorkersFault")
+    ]
     module = inspect.getmodule(cls)
     own = "\n".join(sources)
-    sources += [inspect.getsource(f) for name, f in inspect.getmembers(module, inspect.isfunction)
-                if f.__module__ == module.__name__ and re.search(rf"\b{name}\(", own)]
+    sources += [
+        inspect.getsource(f)
+        for name, f in inspect.getmembers(module, inspect.isfunction)
+        if f.__module__ == module.__name__ and re.search(rf"\b{name}\(", own)
+    ]
     text = "\n".join(sources)
     if "override_workers(" in text or "clear_overrides(" in text:  # chaos.faults.undo's helpers
         text += "\n.override(\n.clear_override("
@@ -68,13 +74,17 @@ def test_the_lists_are_not_empty_where_it_matters():
 
 
 def test_a_backend_refuses_each_fault_that_needs_what_it_lacks_by_position_and_type():
-    faults = [FAULTS.get("kill_worker")(worker=1), FAULTS.get("partition")(worker=1),
-              FAULTS.get("corrupt_checkpoint")()]
+    faults = [
+        FAULTS.get("kill_worker")(worker=1),
+        FAULTS.get("partition")(worker=1),
+        FAULTS.get("corrupt_checkpoint")(),
+    ]
     assert refusals(faults, "docker") == []
     [found] = refusals(faults, "swarm")
     assert found.index == 2 and found.fault == "corrupt_checkpoint" and found.abilities == (CheckpointDamage,)
-    assert found.describe("swarm") == ("fault 2 (corrupt_checkpoint) needs damage_backup, which the swarm backend "
-                                       "cannot do yet")
+    assert found.describe("swarm") == (
+        "fault 2 (corrupt_checkpoint) needs damage_backup, which the swarm backend cannot do yet"
+    )
 
 
 def _shake_fault():
@@ -128,11 +138,14 @@ def test_a_fault_runs_on_a_fake_of_just_the_abilities_it_lists():
     assert cluster.calls == [("pause", 1), ("unpause", 1)]  # refused before it acted
 
 
-@pytest.mark.parametrize("backend, file, said", [
-    ("swarm", "packet-loss-5pct-on-one-worker-stretches-every-step-without-an-error.yaml", None),
-    ("swarm", "corrupt-checkpoint-fails-every-restore-until-restarts-run-out.yaml", "needs damage_backup"),
-    ("docker", "killed-worker-recovers-from-checkpoint.yaml", None),
-])
+@pytest.mark.parametrize(
+    "backend, file, said",
+    [
+        ("swarm", "packet-loss-5pct-on-one-worker-stretches-every-step-without-an-error.yaml", None),
+        ("swarm", "corrupt-checkpoint-fails-every-restore-until-restarts-run-out.yaml", "needs damage_backup"),
+        ("docker", "killed-worker-recovers-from-checkpoint.yaml", None),
+    ],
+)
 def test_validate_and_run_refuse_by_type_with_exit_2(backend, file, said, capsys, monkeypatch):
     import chaos.cli
     from chaos.runner import cli as run_cli

@@ -66,8 +66,22 @@ def test_describe_puts_what_an_engineer_asks_first_first():
         },
     )
     text = skew.describe(limit=10)
-    assert text.startswith("worker-1 differs from worker-0 in tf_version: 2.15 vs 2.20; pkg:tensorflow-cpu: 2.15.1 vs 2.20.0")
-    order = [k for k in ("tf_version", "pkg:tensorflow-cpu", "pkg:keras", "python", "env:LD_LIBRARY_PATH", "pkg:numpy", "platform") if k in text]
+    assert text.startswith(
+        "worker-1 differs from worker-0 in tf_version: 2.15 vs 2.20; pkg:tensorflow-cpu: 2.15.1 vs 2.20.0"
+    )
+    order = [
+        k
+        for k in (
+            "tf_version",
+            "pkg:tensorflow-cpu",
+            "pkg:keras",
+            "python",
+            "env:LD_LIBRARY_PATH",
+            "pkg:numpy",
+            "platform",
+        )
+        if k in text
+    ]
     assert sorted(order, key=text.index) == order
     assert "more" not in text
 
@@ -117,4 +131,6 @@ def test_one_package_spelled_differently_on_two_workers_is_no_skew(monkeypatch, 
     assert skews({0: start(0, **reference), 1: start(1, **other)}) == []
     # and a real version difference in it is still seen
     bumped = {**other, "pkg:tensorflow-cpu": "2.18.0"}
-    assert skews({0: start(0, **reference), 1: start(1, **bumped)})[0].diffs == {"pkg:tensorflow-cpu": ("2.18.0", "2.20.0")}
+    assert skews({0: start(0, **reference), 1: start(1, **bumped)})[0].diffs == {
+        "pkg:tensorflow-cpu": ("2.18.0", "2.20.0")
+    }

@@ -187,7 +187,7 @@ def test_the_scenarios_run_in_a_session_of_their_own(monkeypatch):
     session after each test (tests/integration/run_scope.py): a scenario's must
     never be among them."""
     from chaos import SESSION_ENV
-    from chaos.backends.docker.ownership import owner_labels, LABEL_SESSION
+    from chaos.backends.docker.ownership import LABEL_SESSION, owner_labels
 
     monkeypatch.setenv(SESSION_ENV, "tests-session")
 

@@ -26,7 +26,7 @@ def test_every_import_contract_is_kept(capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     code = lint_imports(config_filename=str(CONFIG), no_cache=True)
     out = capsys.readouterr().out
-    assert code == 0, "an import breaks a contract of pyproject.toml [tool.importlinter]:\n" + out[out.find("Broken"):]
+    assert code == 0, "an import breaks a contract of pyproject.toml [tool.importlinter]:\n" + out[out.find("Broken") :]
 
 
 def test_no_contract_lists_an_exception():

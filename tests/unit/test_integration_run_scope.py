@@ -53,8 +53,13 @@ class FakeClient:
 
 
 def container(id, labels=None, mounts=()):
-    return {"Id": id, "Names": [f"/{id}"], "Labels": labels or {}, "State": "running",
-            "Mounts": [{"Type": "volume", "Name": m} for m in mounts]}
+    return {
+        "Id": id,
+        "Names": [f"/{id}"],
+        "Labels": labels or {},
+        "State": "running",
+        "Mounts": [{"Type": "volume", "Name": m} for m in mounts],
+    }
 
 
 ANON_DANGLING = "5f" * 32  # Docker names an anonymous volume with 64 hex digits
@@ -68,18 +73,39 @@ def test_only_new_objects_of_this_session_or_unattributable_ones_are_leftovers()
     api.containers_ = [container("old")]
     api.volumes_ = [{"Name": "old-volume", "Labels": None}]
     before = run_scope.Snapshot.take(client)
-    api.containers_ += [container("mine", MINE), container("theirs", OTHER, mounts=["their-anon"]),
-                        container("unlabelled"), container("someones-probe", {LABEL_PROJECT: PROJECT}),
-                        container("our-build", {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "build",
-                                                "io.tfchaos.build-session": "me"}),
-                        # another session's image build on the same engine (seen removed by a test once)
-                        container("their-build", {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "build",
-                                                  "io.tfchaos.build-session": "someone-else"})]
-    api.networks_ = [{"Id": "n1", "Name": "mine-net", "Labels": MINE}, {"Id": "n2", "Name": "their-net", "Labels": OTHER}]
-    api.volumes_ += [{"Name": ANON_DANGLING, "Labels": None}, {"Name": "their-anon", "Labels": None},
-                     {"Name": "k3m-cnt", "Labels": None}]  # someone's named volume, made while the test ran
-    api.images_ = [{"Id": "sha256:built", "RepoTags": ["tfchaos/worker:tf2.20"], "Labels": {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "app"}},
-                   {"Id": "sha256:runimg", "RepoTags": ["tfchaos/run-r1:agent"], "Labels": {LABEL_PROJECT: PROJECT, LABEL_RUN: "r1"}}]
+    api.containers_ += [
+        container("mine", MINE),
+        container("theirs", OTHER, mounts=["their-anon"]),
+        container("unlabelled"),
+        container("someones-probe", {LABEL_PROJECT: PROJECT}),
+        container("our-build", {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "build", "io.tfchaos.build-session": "me"}),
+        # another session's image build on the same engine (seen removed by a test once)
+        container(
+            "their-build",
+            {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "build", "io.tfchaos.build-session": "someone-else"},
+        ),
+    ]
+    api.networks_ = [
+        {"Id": "n1", "Name": "mine-net", "Labels": MINE},
+        {"Id": "n2", "Name": "their-net", "Labels": OTHER},
+    ]
+    api.volumes_ += [
+        {"Name": ANON_DANGLING, "Labels": None},
+        {"Name": "their-anon", "Labels": None},
+        {"Name": "k3m-cnt", "Labels": None},
+    ]  # someone's named volume, made while the test ran
+    api.images_ = [
+        {
+            "Id": "sha256:built",
+            "RepoTags": ["tfchaos/worker:tf2.20"],
+            "Labels": {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "app"},
+        },
+        {
+            "Id": "sha256:runimg",
+            "RepoTags": ["tfchaos/run-r1:agent"],
+            "Labels": {LABEL_PROJECT: PROJECT, LABEL_RUN: "r1"},
+        },
+    ]
     left = run_scope.leftovers(client, before, "me")
     assert sorted(o.describe() for o in left) == [
         "container mine",
@@ -102,8 +128,10 @@ def test_a_users_container_of_an_image_carrying_our_labels_is_never_a_leftover_o
     image = {LABEL_PROJECT: PROJECT, "io.tfchaos.kind": "build", LABEL_SESSION: "me"}
     api.inspect_image = lambda id: {"Config": {"Labels": image}}
     before = run_scope.Snapshot.take(client)
-    api.containers_ = [{**container("userjob", image), "ImageID": "sha256:child"},
-                       {**container("mine", {**image, LABEL_RUN: "r1"}), "ImageID": "sha256:child"}]
+    api.containers_ = [
+        {**container("userjob", image), "ImageID": "sha256:child"},
+        {**container("mine", {**image, LABEL_RUN: "r1"}), "ImageID": "sha256:child"},
+    ]
     left = run_scope.leftovers(client, before, "me")
     assert [o.describe() for o in left] == []  # "mine" carries the session only by inheritance too
     api.containers_[1]["Labels"][LABEL_SESSION] = "me-again"
@@ -114,7 +142,10 @@ def test_an_images_venv_copy_is_a_cache_like_the_image_not_a_leftover():
     client = FakeClient()
     before = run_scope.Snapshot.take(client)
     client.api.volumes_ = [
-        {"Name": "tfchaos-venv-aaaaaaaaaaaa", "Labels": {LABEL_PROJECT: PROJECT, "io.tfchaos.role": "venv", "io.tfchaos.image": "sha256:a"}},
+        {
+            "Name": "tfchaos-venv-aaaaaaaaaaaa",
+            "Labels": {LABEL_PROJECT: PROJECT, "io.tfchaos.role": "venv", "io.tfchaos.image": "sha256:a"},
+        },
         {"Name": ANON_DANGLING, "Labels": {"io.tfchaos.role": "venv"}},  # not ours: no project label
     ]
     assert [o.describe() for o in run_scope.leftovers(client, before, "me")] == [f"volume {ANON_DANGLING}"]

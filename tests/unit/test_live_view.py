@@ -4,8 +4,6 @@ import io
 
 import pytest
 
-from chaos.live.view import LiveView, RunState, render, view
-from chaos.live.progress import ProgressPrinter
 from chaos.events import (
     RUNNER,
     DoneEvent,
@@ -17,6 +15,8 @@ from chaos.events import (
     RestartEvent,
     StepEvent,
 )
+from chaos.live.progress import ProgressPrinter
+from chaos.live.view import LiveView, RunState, render, view
 
 
 class Terminal(io.StringIO):

@@ -8,8 +8,6 @@ import fcntl
 import threading
 import time
 
-import pytest
-
 from chaos import interrupts
 
 

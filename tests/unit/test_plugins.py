@@ -61,7 +61,9 @@ def plugin(tmp_path, monkeypatch, request):
 
 def scenario(tag):
     return {
-        "name": "plugin", "description": "d", "explain": {"symptom": "s", "cause": "c", "fix": "f"},
+        "name": "plugin",
+        "description": "d",
+        "explain": {"symptom": "s", "cause": "c", "fix": "f"},
         "faults": [{f"slow_disk_{tag}": {"worker": 1, "mb_per_s": 5}, "at": {"step": 3}}],
         "expect": [{f"saw_it_{tag}": None}],
     }

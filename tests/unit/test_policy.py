@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from chaos.events import DoneEvent, ErrorEvent, ExitEvent, StepEvent
 from chaos.runner.policy import (
     Abort,
     FaultPlan,
@@ -25,7 +26,6 @@ from chaos.runner.policy import (
     heal_due,
 )
 from chaos.scenario.triggers import AtBringUp, AtEpoch, AtSeconds, AtStep
-from chaos.events import DoneEvent, ErrorEvent, ExitEvent, StepEvent
 
 T0 = 1000.0  # training started
 
@@ -38,8 +38,9 @@ def plan(*faults, workers=2, restart="all", max_restarts=1, symptom=60.0, total=
     return Plan(workers, tuple(faults), symptom, total, restart, max_restarts)
 
 
-def state(p, *, injected=None, healed=(), last_progress=T0, first_failure=None, restarts=0, generation_start=T0,
-          stepped=True):
+def state(
+    p, *, injected=None, healed=(), last_progress=T0, first_failure=None, restarts=0, generation_start=T0, stepped=True
+):
     """Mid-training by default (a step was seen); ``stepped=False``: before the first step."""
     injected = injected or {}
     faults = tuple(FaultStatus(injected.get(i), i in healed) for i in range(len(p.faults)))
@@ -57,6 +58,7 @@ def actions(p, st, sn, now):
 
 
 # --- faults fire in order at their triggers ----------------------------------------------
+
 
 @pytest.mark.parametrize(
     "trigger, sn, now, fires",
@@ -88,6 +90,7 @@ def test_a_fault_fired_at_bring_up_is_not_fired_again():
 
 
 # --- heals -------------------------------------------------------------------------------
+
 
 def test_heal_after_for_seconds_since_the_inject():
     f = fault(for_s=5)
@@ -122,6 +125,7 @@ def test_a_due_heal_is_decided():
 
 # --- redeploys of create-time faults --------------------------------------------------------
 
+
 def test_a_create_time_fault_fired_mid_training_redeploys_and_its_heal_too():
     p = plan(fault(AtStep(step=3), until=AtStep(step=8), create=True, name="reused_seed"))
     assert actions(p, state(p), seen(step=3), T0 + 1) == [Inject(0), Redeploy("redeploy: reused_seed injected")]
@@ -137,6 +141,7 @@ def test_a_fault_that_is_not_create_time_never_redeploys():
 
 
 # --- the end -------------------------------------------------------------------------------
+
 
 def test_every_worker_done_and_exited_zero_finishes_completed():
     p = plan()
@@ -182,6 +187,7 @@ def test_the_total_timeout_finishes_incomplete():
 
 # --- failures: settle, then restart by the policy -------------------------------------------
 
+
 def test_a_first_failure_is_remembered_and_the_symptom_left_to_settle():
     p = plan(fault())
     d = decide(p, state(p, injected={0: T0}), seen(step=5, exited={1}, failed={1}), T0 + 10)
@@ -211,7 +217,9 @@ def test_restart_failed_restarts_only_the_failed_workers():
     assert actions(p, st, seen(exited={0, 1, 2}, failed={2}), T0 + 1) == [Restart((2,), "worker-2 failed")]
 
 
-@pytest.mark.parametrize("restart, max_restarts, used", [("none", 1, 0), ("all", 1, 1), ("all", 0, 0), ("failed", 2, 2)])
+@pytest.mark.parametrize(
+    "restart, max_restarts, used", [("none", 1, 0), ("all", 1, 1), ("all", 0, 0), ("failed", 2, 2)]
+)
 def test_when_the_policy_allows_no_further_restart_the_run_finishes_incomplete(restart, max_restarts, used):
     p = plan(fault(), restart=restart, max_restarts=max_restarts)
     st = state(p, injected={0: T0 - 1}, healed={0}, first_failure=T0, restarts=used)
@@ -242,10 +250,14 @@ def test_a_timed_fault_still_active_holds_back_restarts():
     d = decide(p, st, seen(exited={0, 1}, failed={0, 1}), T0 + 25)
     assert d.actions == () and d.waiting == "a timed fault is still active"
     # Once it healed, the failure is handled.
-    assert actions(p, st, seen(exited={0, 1}, failed={0, 1}), T0 + 31) == [Heal(0), Restart((0, 1), "worker-0, worker-1 failed")]
+    assert actions(p, st, seen(exited={0, 1}, failed={0, 1}), T0 + 31) == [
+        Heal(0),
+        Restart((0, 1), "worker-0, worker-1 failed"),
+    ]
 
 
 # --- transitions ------------------------------------------------------------------------------
+
 
 def test_state_transitions():
     p = plan(fault(), fault())
@@ -268,27 +280,39 @@ def test_seen_reads_the_generation_events():
         ExitEvent(t=3.1, source="worker-0", exit_code=0),
         ExitEvent(t=3.2, source="worker-1", exit_code=137),
     ]
-    assert Seen.of(events) == Seen(21, 1, 2.0, frozenset({0}), frozenset({0, 1}), frozenset({1}), 3.0,
-                                   exit_codes=((1, 137),))
+    assert Seen.of(events) == Seen(
+        21, 1, 2.0, frozenset({0}), frozenset({0, 1}), frozenset({1}), 3.0, exit_codes=((1, 137),)
+    )
 
 
 def test_seen_keeps_the_non_zero_exit_codes_in_order_and_each_workers_last_error():
     events = [
-        ErrorEvent(t=1.0, source="worker-1", error_class="tensorflow.python.framework.errors_impl.UnavailableError",
-                   message="Collective ops is aborted by: ..."),
-        ErrorEvent(t=0.5, source="worker-0", error_class="tensorflow.python.framework.errors_impl.PermissionDeniedError",
-                   message="/shared/backup/workertemp_1; Permission denied"),
+        ErrorEvent(
+            t=1.0,
+            source="worker-1",
+            error_class="tensorflow.python.framework.errors_impl.UnavailableError",
+            message="Collective ops is aborted by: ...",
+        ),
+        ErrorEvent(
+            t=0.5,
+            source="worker-0",
+            error_class="tensorflow.python.framework.errors_impl.PermissionDeniedError",
+            message="/shared/backup/workertemp_1; Permission denied",
+        ),
         ExitEvent(t=2.0, source="worker-0", exit_code=1),
         ExitEvent(t=2.5, source="worker-1", exit_code=1),
         ErrorEvent(t=0.1, source="runner", error_class="X", message="not a worker's"),
     ]
     sn = Seen.of(events)
     assert sn.exit_codes == ((0, 1), (1, 1))
-    assert sn.errors == ((0, "PermissionDeniedError: /shared/backup/workertemp_1; Permission denied"),
-                         (1, "UnavailableError: Collective ops is aborted by: ..."))
+    assert sn.errors == (
+        (0, "PermissionDeniedError: /shared/backup/workertemp_1; Permission denied"),
+        (1, "UnavailableError: Collective ops is aborted by: ..."),
+    )
 
 
 # --- a workload broken by itself ---------------------------------------------------------------
+
 
 def test_a_crash_before_the_first_step_with_no_fault_is_the_workloads_own():
     p = plan(fault(AtStep(step=5)))
@@ -304,48 +328,106 @@ STEPPED = dict(max_step=20, epoch=0, last_step_t=T0 + 10)
 
 # (why, plan, state, seen, what the run must say: an Abort's words, or None for "not an abort")
 OWN_FAILURES = [
-    ("the job breaks at its first save, before the step-40 kill",
-     KILL_AT_40, state(KILL_AT_40), Seen(**STEPPED, exited=frozenset({0}), failed=frozenset({0}),
-                                         exit_codes=((0, 1),), errors=PERMISSION),
-     "worker-0 (exit code 1) exited with an error at step 20, with no fault injected (fault 0, kill_worker, "
-     "was due at step 40): the workload itself fails, not from a fault; its error: worker-0: PermissionDeniedError: "
-     "/shared/backup/workertemp_1; Permission denied"),
-    ("a job's error that dumps a tensor is quoted in one line (Keras 3's fit under MWMS)",
-     KILL_AT_40, state(KILL_AT_40), Seen(**STEPPED, exited=frozenset({0}), failed=frozenset({0}),
-                                         exit_codes=((0, 1),),
-                                         errors=((0, "ValueError: Attempt to convert a value (PerReplica:{\n  0: "
-                                                  "<tf.Tensor: shape=(32, 20), dtype=float32, numpy=\narray([[1.0, "
-                                                  + "2.0, " * 500 + "]])>}) with an unsupported type"),)),
-     "its error: worker-0: ValueError: Attempt to convert a value (PerReplica:{ ... (the whole of it: the worker's log)"),
-    ("the first to exit is named first, every failed worker with its code",
-     KILL_AT_40, state(KILL_AT_40), Seen(**STEPPED, exited=frozenset({0, 1}), failed=frozenset({0, 1}),
-                                         exit_codes=((1, 1), (0, 137))),
-     "worker-1 (exit code 1), worker-0 (exit code 137) exited with an error at step 20, with no fault injected"),
-    ("before the first step, as before",
-     KILL_AT_40, state(KILL_AT_40, stepped=False), Seen(exited=frozenset({1}), failed=frozenset({1}),
-                                                         exit_codes=((1, 2),)),
-     "worker-1 (exit code 2) exited with an error before the first training step, with no fault injected"),
-    ("a job without done events, exiting 1 on its own",
-     NO_DONE, state(NO_DONE), Seen(**STEPPED, exited=frozenset({0, 1}), failed=frozenset({1}), exit_codes=((1, 1),)),
-     "worker-1 (exit code 1) exited with an error at step 20, with no fault injected"),
-    ("a scenario of no faults says no fault was due",
-     plan(), state(plan()), Seen(**STEPPED, exited=frozenset({1}), failed=frozenset({1}), exit_codes=((1, 1),)),
-     "with no fault injected: the workload itself fails"),
-    ("a create-time fault fired at bring-up (tf_config, version_skew): a symptom",
-     plan(fault(AtBringUp(), create=True)), state(plan(fault(AtBringUp(), create=True)), injected={0: T0 - 1}),
-     Seen(**STEPPED, exited=frozenset({1}), failed=frozenset({1}), exit_codes=((1, 1),)), None),
-    ("a port blocked at bring-up (fired after the workers started): a symptom",
-     plan(fault(AtBringUp())), state(plan(fault(AtBringUp())), injected={0: T0 + 0.5}, stepped=False),
-     Seen(exited=frozenset({1}), failed=frozenset({1}), exit_codes=((1, 1),)), None),
-    ("a failure after the fault fired: a symptom",
-     plan(fault()), state(plan(fault()), injected={0: T0 + 5}),
-     Seen(**STEPPED, exited=frozenset({1}), failed=frozenset({1}), exit_codes=((1, 137),)), None),
-    ("the first of two faults fired and healed, the second not yet: still after a fault",
-     plan(fault(), fault(AtStep(step=90))), state(plan(fault(), fault(AtStep(step=90))), injected={0: T0 + 5}, healed={0}),
-     Seen(**STEPPED, exited=frozenset({1}), failed=frozenset({1}), exit_codes=((1, 1),)), None),
-    ("an error exit after every worker reported done stays a notice of the completed run",
-     KILL_AT_40, state(KILL_AT_40), Seen(**STEPPED, done=frozenset({0, 1}), exited=frozenset({0, 1}),
-                                         failed=frozenset({1}), last_done_t=T0 + 9, exit_codes=((1, 1),)), None),
+    (
+        "the job breaks at its first save, before the step-40 kill",
+        KILL_AT_40,
+        state(KILL_AT_40),
+        Seen(**STEPPED, exited=frozenset({0}), failed=frozenset({0}), exit_codes=((0, 1),), errors=PERMISSION),
+        "worker-0 (exit code 1) exited with an error at step 20, with no fault injected (fault 0, kill_worker, "
+        "was due at step 40): the workload itself fails, not from a fault; its error: worker-0: PermissionDeniedError: "
+        "/shared/backup/workertemp_1; Permission denied",
+    ),
+    (
+        "a job's error that dumps a tensor is quoted in one line (Keras 3's fit under MWMS)",
+        KILL_AT_40,
+        state(KILL_AT_40),
+        Seen(
+            **STEPPED,
+            exited=frozenset({0}),
+            failed=frozenset({0}),
+            exit_codes=((0, 1),),
+            errors=(
+                (
+                    0,
+                    "ValueError: Attempt to convert a value (PerReplica:{\n  0: "
+                    "<tf.Tensor: shape=(32, 20), dtype=float32, numpy=\narray([[1.0, "
+                    + "2.0, " * 500
+                    + "]])>}) with an unsupported type",
+                ),
+            ),
+        ),
+        "its error: worker-0: ValueError: Attempt to convert a value (PerReplica:{ ... (the whole of it: the worker's log)",
+    ),
+    (
+        "the first to exit is named first, every failed worker with its code",
+        KILL_AT_40,
+        state(KILL_AT_40),
+        Seen(**STEPPED, exited=frozenset({0, 1}), failed=frozenset({0, 1}), exit_codes=((1, 1), (0, 137))),
+        "worker-1 (exit code 1), worker-0 (exit code 137) exited with an error at step 20, with no fault injected",
+    ),
+    (
+        "before the first step, as before",
+        KILL_AT_40,
+        state(KILL_AT_40, stepped=False),
+        Seen(exited=frozenset({1}), failed=frozenset({1}), exit_codes=((1, 2),)),
+        "worker-1 (exit code 2) exited with an error before the first training step, with no fault injected",
+    ),
+    (
+        "a job without done events, exiting 1 on its own",
+        NO_DONE,
+        state(NO_DONE),
+        Seen(**STEPPED, exited=frozenset({0, 1}), failed=frozenset({1}), exit_codes=((1, 1),)),
+        "worker-1 (exit code 1) exited with an error at step 20, with no fault injected",
+    ),
+    (
+        "a scenario of no faults says no fault was due",
+        plan(),
+        state(plan()),
+        Seen(**STEPPED, exited=frozenset({1}), failed=frozenset({1}), exit_codes=((1, 1),)),
+        "with no fault injected: the workload itself fails",
+    ),
+    (
+        "a create-time fault fired at bring-up (tf_config, version_skew): a symptom",
+        plan(fault(AtBringUp(), create=True)),
+        state(plan(fault(AtBringUp(), create=True)), injected={0: T0 - 1}),
+        Seen(**STEPPED, exited=frozenset({1}), failed=frozenset({1}), exit_codes=((1, 1),)),
+        None,
+    ),
+    (
+        "a port blocked at bring-up (fired after the workers started): a symptom",
+        plan(fault(AtBringUp())),
+        state(plan(fault(AtBringUp())), injected={0: T0 + 0.5}, stepped=False),
+        Seen(exited=frozenset({1}), failed=frozenset({1}), exit_codes=((1, 1),)),
+        None,
+    ),
+    (
+        "a failure after the fault fired: a symptom",
+        plan(fault()),
+        state(plan(fault()), injected={0: T0 + 5}),
+        Seen(**STEPPED, exited=frozenset({1}), failed=frozenset({1}), exit_codes=((1, 137),)),
+        None,
+    ),
+    (
+        "the first of two faults fired and healed, the second not yet: still after a fault",
+        plan(fault(), fault(AtStep(step=90))),
+        state(plan(fault(), fault(AtStep(step=90))), injected={0: T0 + 5}, healed={0}),
+        Seen(**STEPPED, exited=frozenset({1}), failed=frozenset({1}), exit_codes=((1, 1),)),
+        None,
+    ),
+    (
+        "an error exit after every worker reported done stays a notice of the completed run",
+        KILL_AT_40,
+        state(KILL_AT_40),
+        Seen(
+            **STEPPED,
+            done=frozenset({0, 1}),
+            exited=frozenset({0, 1}),
+            failed=frozenset({1}),
+            last_done_t=T0 + 9,
+            exit_codes=((1, 1),),
+        ),
+        None,
+    ),
 ]
 
 
@@ -396,8 +478,10 @@ def test_a_job_with_the_agent_that_exits_zero_everywhere_without_done_has_finish
     st = state(p, injected={0: T0 + 5}, restarts=1, stepped=False)
     (finish,) = actions(p, st, seen(exited={0, 1}), T0 + 90)
     assert isinstance(finish, Finish) and finish.completed
-    assert finish.notice == ("worker-0, worker-1 exited 0 without reporting done: the job ended (a job with no "
-                             "Keras fit and no report.done call reports none)")
+    assert finish.notice == (
+        "worker-0, worker-1 exited 0 without reporting done: the job ended (a job with no "
+        "Keras fit and no report.done call reports none)"
+    )
     # One worker's done is missing: the same.
     (finish,) = actions(p, st, seen(exited={0, 1}, done={0}), T0 + 90)
     assert finish.completed and finish.notice.startswith("worker-1 exited 0 without reporting done")

@@ -10,16 +10,16 @@ import json
 
 import pytest
 
+from chaos.backends.spec import Deployment
 from chaos.checks import RECOVERY_CHECKS
 from chaos.checks.base import run_check
 from chaos.checks.verdict import Status
-from chaos.backends.spec import Deployment
-from chaos.runner.training import TrainingResult
 from chaos.errors import InfrastructureError
 from chaos.events import CheckpointEvent, DoneEvent, ExitEvent, PlanEvent, StartEvent, StepEvent
 from chaos.runner import reference as reference_module
 from chaos.runner.reference import Reference, _cached, _compute
 from chaos.runner.runinfo import run_info
+from chaos.runner.training import TrainingResult
 from chaos.scenario.loader import load_scenario, scenario_from_dict
 from chaos.timeline import RunInfo, Timeline
 
@@ -63,18 +63,28 @@ def test_a_reference_run_that_reported_no_digest_is_no_error_and_says_why(monkey
 
 
 def test_done_reports_without_weights_are_no_digest_either(monkeypatch, tmp_path):
-    events = [start(0), start(1), PlanEvent(t=2.0, source="worker-0", total_steps=4),
-              *[DoneEvent(t=8.0, source=f"worker-{w}", step=4) for w in (0, 1)], *exits(0)]
+    events = [
+        start(0),
+        start(1),
+        PlanEvent(t=2.0, source="worker-0", total_steps=4),
+        *[DoneEvent(t=8.0, source=f"worker-{w}", step=4) for w in (0, 1)],
+        *exits(0),
+    ]
     trained(monkeypatch, events, digests={"worker-0": "", "worker-1": ""})
     ref = _compute(SPEC, None, tmp_path / "ref.json", None, None)
     assert ref.digest == ""
     assert dict(ref.unproduced)["weights_digest"].startswith(
-        "no weights digest: worker-0, worker-1 reported done without weights")
+        "no weights digest: worker-0, worker-1 reported done without weights"
+    )
 
 
 def test_digests_that_really_differ_are_still_a_run_error(monkeypatch, tmp_path):
-    events = [start(0), start(1), StepEvent(t=2.0, source="worker-0", step=1, loss=0.5),
-              *[DoneEvent(t=8.0, source=f"worker-{w}", step=1, weights_digest=d) for w, d in ((0, "aa"), (1, "bb"))]]
+    events = [
+        start(0),
+        start(1),
+        StepEvent(t=2.0, source="worker-0", step=1, loss=0.5),
+        *[DoneEvent(t=8.0, source=f"worker-{w}", step=1, weights_digest=d) for w, d in ((0, "aa"), (1, "bb"))],
+    ]
     trained(monkeypatch, events, digests={"worker-0": "aa", "worker-1": "bb"})
     with pytest.raises(InfrastructureError, match="different weights per worker"):
         _compute(SPEC, None, tmp_path / "ref.json", None, None)
@@ -88,16 +98,33 @@ def test_an_old_cache_entry_with_an_empty_digest_and_no_reason_is_computed_again
     assert _cached(path) == Reference("abc", 0.1)
 
 
-@pytest.mark.parametrize("events, expected", [
-    ([], {"steps": "no training steps: the job ran no Keras fit and made no report call",
-          "done": "no done report: the job ran no Keras fit and made no report call",
-          "weights_digest": NO_CALL}),
-    ([StepEvent(t=1.0, source="worker-0", step=1, loss=0.1), CheckpointEvent(t=1.0, source="worker-0", step=1)],
-     {"done": "no done report: the job ran no Keras fit and made no report.done call",
-      "weights_digest": "no weights digest: the job ran no Keras fit and made no report.done call"}),
-    ([StepEvent(t=1.0, source="worker-0", step=1, loss=0.1), DoneEvent(t=2.0, source="worker-0", weights_digest="a")],
-     {}),
-])
+@pytest.mark.parametrize(
+    "events, expected",
+    [
+        (
+            [],
+            {
+                "steps": "no training steps: the job ran no Keras fit and made no report call",
+                "done": "no done report: the job ran no Keras fit and made no report call",
+                "weights_digest": NO_CALL,
+            },
+        ),
+        (
+            [StepEvent(t=1.0, source="worker-0", step=1, loss=0.1), CheckpointEvent(t=1.0, source="worker-0", step=1)],
+            {
+                "done": "no done report: the job ran no Keras fit and made no report.done call",
+                "weights_digest": "no weights digest: the job ran no Keras fit and made no report.done call",
+            },
+        ),
+        (
+            [
+                StepEvent(t=1.0, source="worker-0", step=1, loss=0.1),
+                DoneEvent(t=2.0, source="worker-0", weights_digest="a"),
+            ],
+            {},
+        ),
+    ],
+)
 def test_what_a_job_that_trained_to_its_end_did_not_report(events, expected):
     from chaos.workload.evidence import unproduced
 
@@ -108,13 +135,19 @@ def test_what_a_job_that_trained_to_its_end_did_not_report(events, expected):
 
 
 def users_job(checks, tmp_path=None):
-    return scenario_from_dict({
-        "name": "x", "description": "d", "explain": EXPLAIN,
-        "cluster": {"workers": 2, "workload": {"image": "acme/loop:1", "command": ["python", "loop.py"],
-                                               "checkpoint_dir": "/ckpt"}},
-        "faults": [{"kill_worker": {"worker": 1}, "at": {"seconds": 5}}],
-        "recover": checks,
-    })
+    return scenario_from_dict(
+        {
+            "name": "x",
+            "description": "d",
+            "explain": EXPLAIN,
+            "cluster": {
+                "workers": 2,
+                "workload": {"image": "acme/loop:1", "command": ["python", "loop.py"], "checkpoint_dir": "/ckpt"},
+            },
+            "faults": [{"kill_worker": {"worker": 1}, "at": {"seconds": 5}}],
+            "recover": checks,
+        }
+    )
 
 
 def test_matches_uninterrupted_is_unknown_with_the_reason_when_the_job_reported_no_digest():
@@ -132,14 +165,20 @@ def test_a_job_that_exited_0_everywhere_without_reporting_done_is_unknown_not_fa
     timeline = Timeline.from_events(run_info(scenario, quiet_job()), quiet_job())
     completed, identical = (run_check(c, timeline) for c in scenario.recover)
     assert (completed.status, completed.reason) == (
-        Status.UNKNOWN, "no done report: the job ran no Keras fit and made no report call")
+        Status.UNKNOWN,
+        "no done report: the job ran no Keras fit and made no report call",
+    )
     assert (identical.status, identical.reason) == (Status.UNKNOWN, NO_CALL)
 
 
 def test_a_job_that_never_finished_still_fails_for_its_missing_done():
     scenario = users_job([{"completed": {}}])
-    events = [start(0), start(1), ExitEvent(t=5.0, source="worker-0", exit_code=1),
-              ExitEvent(t=5.0, source="worker-1", exit_code=137)]
+    events = [
+        start(0),
+        start(1),
+        ExitEvent(t=5.0, source="worker-0", exit_code=1),
+        ExitEvent(t=5.0, source="worker-1", exit_code=137),
+    ]
     verdict = run_check(scenario.recover[0], Timeline.from_events(run_info(scenario, events), events))
     assert verdict.status is Status.FAIL and "never emitted done" in verdict.reason
 
@@ -153,8 +192,9 @@ def test_done_events_without_a_digest_are_unknown_for_matches_uninterrupted_not_
 
 
 def test_the_reason_survives_the_json_report():
-    info = RunInfo(num_workers=2, steps_per_epoch=2, epochs=2, save_interval_steps=2,
-                   unproduced=(("weights_digest", NO_CALL),))
+    info = RunInfo(
+        num_workers=2, steps_per_epoch=2, epochs=2, save_interval_steps=2, unproduced=(("weights_digest", NO_CALL),)
+    )
     again = Timeline.from_dict(json.loads(json.dumps(Timeline.from_events(info, []).to_dict())))
     assert again.info.unproduced == (("weights_digest", NO_CALL),)
 
@@ -182,21 +222,26 @@ recover:
 LOOP = "import tensorflow as tf\nfor step in range(10):\n    train_step()\n"
 
 
-@pytest.mark.parametrize("code, warned", [
-    (LOOP, True),
-    (LOOP + "model.fit(dataset, epochs=3)\n", False),
-    (LOOP + "ckpt = tf.train.Checkpoint(model=model)\n", False),  # the agent digests what it holds
-    ("try:\n    from chaos.agent import report\nexcept ImportError:\n    report = None\n" + LOOP, False),
-])
+@pytest.mark.parametrize(
+    "code, warned",
+    [
+        (LOOP, True),
+        (LOOP + "model.fit(dataset, epochs=3)\n", False),
+        (LOOP + "ckpt = tf.train.Checkpoint(model=model)\n", False),  # the agent digests what it holds
+        ("try:\n    from chaos.agent import report\nexcept ImportError:\n    report = None\n" + LOOP, False),
+    ],
+)
 def test_validate_warns_when_the_jobs_code_runs_no_fit_makes_no_checkpoint_and_no_report_call(tmp_path, code, warned):
     (tmp_path / "job").mkdir()
     (tmp_path / "job" / "Dockerfile").write_text("FROM x\n")
     (tmp_path / "job" / "train.py").write_text(code)
     (tmp_path / "quiet-loop.yaml").write_text(SCENARIO)
     warnings = load_scenario(tmp_path / "quiet-loop.yaml").warnings()
-    expected = ("recover[1].matches_uninterrupted: will be unknown: no weights digest: the job's code (train.py and "
-                "the other Python files of its build context) runs no Keras fit, makes no tf.train.Checkpoint and no "
-                "report call")
+    expected = (
+        "recover[1].matches_uninterrupted: will be unknown: no weights digest: the job's code (train.py and "
+        "the other Python files of its build context) runs no Keras fit, makes no tf.train.Checkpoint and no "
+        "report call"
+    )
     assert any(w.startswith(expected) for w in warnings) is warned, warnings
     assert not any(w.startswith("recover[0]") for w in warnings)
 

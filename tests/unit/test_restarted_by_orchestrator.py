@@ -6,35 +6,41 @@ The Swarm backend's side: tests/unit/swarm/test_orchestrator_restarts.py."""
 from __future__ import annotations
 
 import pytest
+from test_supervisor import KilledJob, no_poll_delay  # noqa: F401 - the fixture, used by name
 
 from chaos.backends.refusals import refusal
 from chaos.errors import ScenarioError
 from chaos.events import RestartEvent
 from chaos.faults import FAULTS
 from chaos.runner.policy import AwaitRestart, FaultPlan, FaultStatus, Finish, Plan, Restart, Seen, State, decide
-from chaos.scenario.triggers import AtStep
 from chaos.runner.run import refuse_unsupported
 from chaos.runner.supervisor import Supervisor
 from chaos.scenario.loader import scenario_from_dict
 from chaos.scenario.problems import ScenarioProblems
-from test_supervisor import KilledJob, no_poll_delay  # noqa: F401 - the fixture, used by name
+from chaos.scenario.triggers import AtStep
 
 EXPLAIN = {"symptom": "s", "cause": "c", "fix": "f"}
 KILL = {"kill_worker": {"worker": 1, "signal": "SIGKILL"}, "at": {"epoch": 1}}
 
 
 def scenario(recovery, faults=(KILL,)):
-    return scenario_from_dict({
-        "name": "x", "description": "d", "explain": EXPLAIN,
-        "cluster": {"workers": 2, "training": {"epochs": 3, "steps_per_epoch": 5}, "recovery": recovery},
-        "faults": list(faults), "timeouts": {"total": 30, "symptom": 30},
-    })
+    return scenario_from_dict(
+        {
+            "name": "x",
+            "description": "d",
+            "explain": EXPLAIN,
+            "cluster": {"workers": 2, "training": {"epochs": 3, "steps_per_epoch": 5}, "recovery": recovery},
+            "faults": list(faults),
+            "timeouts": {"total": 30, "symptom": 30},
+        }
+    )
 
 
 ORCHESTRATED = {"restart": "failed", "max_restarts": 1, "by": "orchestrator"}
 
 
 # --- the field -----------------------------------------------------------------------------
+
 
 def test_by_defaults_to_the_runner():
     assert scenario({"restart": "all"}).cluster.recovery.by == "runner"
@@ -62,6 +68,7 @@ def test_node_faults_cannot_go_with_the_orchestrator_yet():
 
 # --- refused where there is no orchestrator -----------------------------------------------
 
+
 def test_the_docker_backend_refuses_it_before_anything_starts_naming_field_backend_values_and_hint():
     with pytest.raises(ScenarioError) as err:
         refuse_unsupported(scenario(ORCHESTRATED), "docker")
@@ -83,6 +90,7 @@ def test_a_refused_fault_and_the_refused_restarter_are_said_together():
 
 def test_validate_says_it_for_the_backend_asked(tmp_path, capsys):
     import argparse
+
     import yaml
 
     from chaos.scenario.cli import cmd_validate
@@ -118,7 +126,9 @@ def test_the_policy_waits_for_the_orchestrator_instead_of_restarting():
 
 
 def test_a_hung_job_is_never_restarted_by_the_orchestrator_and_the_run_says_so():
-    decision = decide(orchestrated(symptom_s=10), State(T0, T0, T0, fired(), stepped=True), Seen(last_step_t=T0), T0 + 11)
+    decision = decide(
+        orchestrated(symptom_s=10), State(T0, T0, T0, fired(), stepped=True), Seen(last_step_t=T0), T0 + 11
+    )
     [finish] = decision.actions
     assert isinstance(finish, Finish) and not finish.completed
     assert "no worker exited with a failure" in finish.reason and "never restarted by the platform" in finish.reason
@@ -139,6 +149,7 @@ def test_the_restart_budget_holds_for_the_orchestrator_too():
 
 
 # --- the supervisor ------------------------------------------------------------------------
+
 
 class OrchestratedJob(KilledJob):
     """The kill halts training until the orchestrator's restart (await_restarts returns)."""

@@ -164,7 +164,9 @@ def test_a_bug_in_a_run_is_an_error_report_not_a_traceback(fakes, scenario_file,
     assert "Traceback" not in out
 
 
-def test_a_dead_docker_engine_is_one_error_and_every_scenario_is_reported(fakes, scenario_file, tmp_path, monkeypatch, capsys):
+def test_a_dead_docker_engine_is_one_error_and_every_scenario_is_reported(
+    fakes, scenario_file, tmp_path, monkeypatch, capsys
+):
     def dead():
         raise InfrastructureError("cannot reach the Docker engine (connection refused)", hint="start it")
 

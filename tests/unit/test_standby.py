@@ -12,10 +12,9 @@ import tarfile
 import pytest
 
 from chaos.backends.docker import api as docker_api
-from chaos.backends.docker import cluster as dc
 from chaos.backends.docker.cluster import DockerCluster
-from chaos.backends.spec import Deployment
 from chaos.backends.docker.standby import ACTIVE_CPU_SHARES, GO_FILE, STANDBY_CPU_SHARES, Recipe, go_archive
+from chaos.backends.spec import Deployment
 from chaos.worker import standby as worker_standby
 from chaos.worker.settings import ENV_VAR, WorkerSettings
 from chaos.worker.standby import LATE_ENV, STANDBY_ENV
@@ -26,7 +25,9 @@ ENV = {"TF_CONFIG": "{}", ENV_VAR: "{}", "CHAOS_WORKER_INDEX": "1", "LD_LIBRARY_
 
 def test_a_recipe_serves_another_that_differs_only_in_what_the_go_file_carries():
     made = Recipe.of(BASE, ENV, {"mem_limit": 1 << 30}, None)
-    assert made.serves(Recipe.of(BASE, {**ENV, "TF_CONFIG": '{"task": 1}', ENV_VAR: '{"seed": 7}'}, {"mem_limit": 1 << 30}, None))
+    assert made.serves(
+        Recipe.of(BASE, {**ENV, "TF_CONFIG": '{"task": 1}', ENV_VAR: '{"seed": 7}'}, {"mem_limit": 1 << 30}, None)
+    )
     # Anything TensorFlow's import or the container itself sees must be equal.
     assert not made.serves(Recipe.of("tfchaos/worker:tf2.15", ENV, {"mem_limit": 1 << 30}, None))
     assert not made.serves(Recipe.of(BASE, {**ENV, "LD_LIBRARY_PATH": "/y"}, {"mem_limit": 1 << 30}, None))
@@ -140,7 +141,7 @@ def test_a_restart_takes_the_standby_made_after_the_last_start(cluster):
     assert ("disconnect", standby1.name) in cluster.network.calls
     assert ("connect", standby1.name, ("worker-1",)) in cluster.network.calls
     assert ("update", {"cpu_shares": ACTIVE_CPU_SHARES}) in standby1.calls
-    (_, path, data), = [c for c in standby1.calls if c[0] == "put_archive"]
+    ((_, path, data),) = [c for c in standby1.calls if c[0] == "put_archive"]
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         late = json.load(tar.extractfile(GO_FILE))
     assert json.loads(late[ENV_VAR])["shard_data"] is False and set(late) <= LATE_ENV
@@ -195,7 +196,7 @@ def test_once_no_restart_is_expected_the_restart_still_takes_its_standbys_and_no
     assert ("remove", True, True) in standbys[0].calls and cluster.standbys == {}  # the idle one went
     assert len(_made(cluster)) == len(made)  # and no new one was made
     cluster.restart([0, 1], reason="failed again", grace_s=0)  # restarted all the same, from fresh containers
-    fresh = _made(cluster)[len(made):]
+    fresh = _made(cluster)[len(made) :]
     assert [kw["labels"]["io.tfchaos.role"] for _, kw in fresh] == ["worker", "worker"]
 
 

@@ -47,6 +47,8 @@ def test_a_scenario_running_past_the_limit_is_reported_by_name(slow_runs):
     slow_runs.extend([5.0])
     suite = Suite(entries(1), RunOptions(), jobs=1).start()
     began = time.monotonic()
-    with pytest.raises(ScenarioOverran, match=r"killed-worker-recovers-from-checkpoint still running 0\.3 s after it started"):
+    with pytest.raises(
+        ScenarioOverran, match=r"killed-worker-recovers-from-checkpoint still running 0\.3 s after it started"
+    ):
         suite.result(0, limit_s=0.3)
     assert time.monotonic() - began < 2.0

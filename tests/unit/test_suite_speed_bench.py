@@ -141,22 +141,55 @@ def test_analyse_attributes_a_hand_made_run(bench):
     report = {"scenario": "killed-worker", "status": "pass", "timeline": {"events": EVENTS, "info": {}}}
     labels = {"io.tfchaos.run": "aaaa0002"}
     containers = [
-        {"name": "tfchaos-aaaa0002-proxy", "ours": True, "subnets": ["172.19.0.0/16"],
-         "labels": {**labels, "io.tfchaos.role": "proxy"}, "samples": [(94.0, 0.0, 1024), (120.0, 0.5, 1024)]},
-        {"name": "tfchaos-aaaa0002-worker-1-g0", "ours": True, "subnets": ["172.19.0.0/16"],
-         "labels": {**labels, "io.tfchaos.role": "worker"},
-         "samples": [(96.0, 0.0, 0), (100.0, 4.0, 1024), (104.0, 6.0, 1024), (106.0, 7.0, 1024)]},
-        {"name": "tfchaos-aaaa0002-worker-1-g1", "ours": True, "subnets": ["172.19.0.0/16"],
-         "labels": {**labels, "io.tfchaos.role": "standby"},
-         "samples": [(101.0, 0.0, 0), (105.0, 3.0, 2), (109.8, 3.1, 2), (110.2, 3.1, 1024),
-                     (113.0, 4.6, 1024), (120.0, 9.6, 1024)]},
-        {"name": "tfchaos-aaaa0002-worker-1-g2", "ours": True, "subnets": ["172.19.0.0/16"],
-         "labels": {**labels, "io.tfchaos.role": "standby"}, "samples": [(114.0, 0.0, 0), (120.0, 2.0, 2)]},
-        {"name": "tfchaos-bbbb0001-worker-0-g0", "ours": True, "subnets": ["172.18.0.0/16"],
-         "labels": {"io.tfchaos.run": "bbbb0001", "io.tfchaos.role": "worker"},
-         "samples": [(90.0, 0.0, 0), (99.0, 8.0, 1024)]},
-        {"name": "someone-else", "ours": False, "subnets": [], "labels": {}, "samples": [(90.0, 50.0, 1024),
-                                                                                          (120.0, 52.5, 1024)]},
+        {
+            "name": "tfchaos-aaaa0002-proxy",
+            "ours": True,
+            "subnets": ["172.19.0.0/16"],
+            "labels": {**labels, "io.tfchaos.role": "proxy"},
+            "samples": [(94.0, 0.0, 1024), (120.0, 0.5, 1024)],
+        },
+        {
+            "name": "tfchaos-aaaa0002-worker-1-g0",
+            "ours": True,
+            "subnets": ["172.19.0.0/16"],
+            "labels": {**labels, "io.tfchaos.role": "worker"},
+            "samples": [(96.0, 0.0, 0), (100.0, 4.0, 1024), (104.0, 6.0, 1024), (106.0, 7.0, 1024)],
+        },
+        {
+            "name": "tfchaos-aaaa0002-worker-1-g1",
+            "ours": True,
+            "subnets": ["172.19.0.0/16"],
+            "labels": {**labels, "io.tfchaos.role": "standby"},
+            "samples": [
+                (101.0, 0.0, 0),
+                (105.0, 3.0, 2),
+                (109.8, 3.1, 2),
+                (110.2, 3.1, 1024),
+                (113.0, 4.6, 1024),
+                (120.0, 9.6, 1024),
+            ],
+        },
+        {
+            "name": "tfchaos-aaaa0002-worker-1-g2",
+            "ours": True,
+            "subnets": ["172.19.0.0/16"],
+            "labels": {**labels, "io.tfchaos.role": "standby"},
+            "samples": [(114.0, 0.0, 0), (120.0, 2.0, 2)],
+        },
+        {
+            "name": "tfchaos-bbbb0001-worker-0-g0",
+            "ours": True,
+            "subnets": ["172.18.0.0/16"],
+            "labels": {"io.tfchaos.run": "bbbb0001", "io.tfchaos.role": "worker"},
+            "samples": [(90.0, 0.0, 0), (99.0, 8.0, 1024)],
+        },
+        {
+            "name": "someone-else",
+            "ours": False,
+            "subnets": [],
+            "labels": {},
+            "samples": [(90.0, 50.0, 1024), (120.0, 52.5, 1024)],
+        },
         {"name": "?", "ours": None, "subnets": [], "labels": {}, "samples": [(97.0, 0.1, 1024), (97.5, 0.3, 1024)]},
     ]
     result = bench.analyse(containers, {"killed-worker": report})
@@ -180,11 +213,20 @@ def test_flat_figures_and_the_table(bench):
 
     def run(wall, machine):
         return {
-            "wall_s": wall, "machine_cpu_s": machine, "build": {"wall_s": 2.0, "machine_cpu_s": 1.0},
-            "analysis": {"cpu": cpu, "starts": 3, "workers": []}, "runner_cpu_s": 2.0, "engine_cpu_s": 3.0, "sampler_cpu_s": 0.5,
-            "figures": {"phases": dict.fromkeys(bench.PHASES, 1.0),
-                        "verdicts": {"pass": 1, "fail": 0, "unknown": 0, "error": 0}},
-            "references": {"computed": 1, "cached": 0}, "left_behind": [], "exit_code": 0,
+            "wall_s": wall,
+            "machine_cpu_s": machine,
+            "build": {"wall_s": 2.0, "machine_cpu_s": 1.0},
+            "analysis": {"cpu": cpu, "starts": 3, "workers": []},
+            "runner_cpu_s": 2.0,
+            "engine_cpu_s": 3.0,
+            "sampler_cpu_s": 0.5,
+            "figures": {
+                "phases": dict.fromkeys(bench.PHASES, 1.0),
+                "verdicts": {"pass": 1, "fail": 0, "unknown": 0, "error": 0},
+            },
+            "references": {"computed": 1, "cached": 0},
+            "left_behind": [],
+            "exit_code": 0,
         }
 
     flat = bench.flat_figures(run(40.0, 20.0))

@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import time
 
+import fake_backend
 import pytest
 
-import fake_backend
-from chaos.eventlog import EventLog
 from chaos.errors import InfrastructureError
+from chaos.eventlog import EventLog
 from chaos.events import (
-    NoticeEvent,
     DoneEvent,
     ErrorEvent,
     ExitEvent,
     HealEvent,
     InjectEvent,
+    NoticeEvent,
     PhaseEvent,
     RestartEvent,
     StartEvent,
@@ -112,7 +112,9 @@ class FakeCluster(fake_backend.FakeCluster):
     def _announce(self):
         for w in range(self.num_workers):
             fingerprint = {f"env:{k}": v for k, v in self._config(w)["env"].items()}
-            self.record(StartEvent(t=time.time(), source=self.worker_name(w), tf_version="2.20", fingerprint=fingerprint))
+            self.record(
+                StartEvent(t=time.time(), source=self.worker_name(w), tf_version="2.20", fingerprint=fingerprint)
+            )
         self.announce = False
 
     def _tick(self):
@@ -177,9 +179,15 @@ def test_a_create_time_fault_is_injected_before_the_workers_start_and_others_aft
     outcome = supervisor.run()
     assert outcome.finished, outcome.reason
     names = cluster.names()
-    assert names.index("override") < names.index("start_workers") < names.index("limit_cpu") < names.index("wait_started")
+    assert (
+        names.index("override") < names.index("start_workers") < names.index("limit_cpu") < names.index("wait_started")
+    )
     # The bring-up generation was created skewed, the redeploy healthy.
-    assert cluster.created[1] == (0, 1, {"env": {"LD_LIBRARY_PATH": "/opt/cuda-11/lib64"}, "settings": {}, "image": None})
+    assert cluster.created[1] == (
+        0,
+        1,
+        {"env": {"LD_LIBRARY_PATH": "/opt/cuda-11/lib64"}, "settings": {}, "image": None},
+    )
     assert cluster.created[0][2]["env"] == {}
     assert [c for g, w, c in cluster.created if g == 1] == [{"env": {}, "settings": {}, "image": None}] * 2
     # Inject events in the order the faults acted: the skew before the throttle.
@@ -205,7 +213,9 @@ def test_the_skew_of_the_bring_up_generation_is_said_once():
     supervisor, cluster, said = run(make_scenario({**SKEW, "until": {"epoch": 1}}))
     supervisor.run()
     warnings = [s for s in said if s.startswith("ENVIRONMENT SKEW")]
-    assert warnings == ["ENVIRONMENT SKEW: worker-1 differs from worker-0 in env:LD_LIBRARY_PATH: /opt/cuda-11/lib64 vs <absent>"]
+    assert warnings == [
+        "ENVIRONMENT SKEW: worker-1 differs from worker-0 in env:LD_LIBRARY_PATH: /opt/cuda-11/lib64 vs <absent>"
+    ]
 
 
 def test_a_create_time_fault_fired_mid_training_redeploys_on_inject_and_on_heal():
@@ -218,17 +228,22 @@ def test_a_create_time_fault_fired_mid_training_redeploys_on_inject_and_on_heal(
         ("restart", [0, 1], "redeploy: reused_seed healed", 0),
     ]
     by_generation = {}
-    for g, w, c in cluster.created:
+    for g, _w, c in cluster.created:
         by_generation.setdefault(g, []).append(c["settings"])
     assert by_generation == {0: [{}, {}], 1: [{"shard_data": False}] * 2, 2: [{}, {}]}
     assert "fault" in [e.phase for e in cluster.of(PhaseEvent)]
 
 
 def test_a_fault_that_is_not_create_time_is_never_redeployed():
-    supervisor, cluster, said = run(make_scenario({"cpu_throttle": {"worker": 1}, "at": {"step": 3}, "until": {"step": 8}}))
+    supervisor, cluster, said = run(
+        make_scenario({"cpu_throttle": {"worker": 1}, "at": {"step": 3}, "until": {"step": 8}})
+    )
     assert supervisor.run().finished
     assert "restart" not in cluster.names()
-    assert [c for c in cluster.calls if c[0] in ("limit_cpu", "restore_cpu")] == [("limit_cpu", 1, 0.1), ("restore_cpu", 1)]
+    assert [c for c in cluster.calls if c[0] in ("limit_cpu", "restore_cpu")] == [
+        ("limit_cpu", 1, 0.1),
+        ("restore_cpu", 1),
+    ]
 
 
 # --- inject failures ------------------------------------------------------------------------
@@ -277,7 +292,9 @@ def test_a_chaos_error_in_inject_is_raised_unchanged():
 def test_a_create_time_fault_that_fails_at_bring_up_starts_no_worker():
     cluster = FakeCluster()
     cluster.fail["override"] = InfrastructureError("image 'tfchaos/worker:tf2.15' is not built")
-    supervisor, cluster, said = run(make_scenario({"version_skew": {"workers": [1], "tf_version": "2.15"}, "at": "bring_up"}), cluster)
+    supervisor, cluster, said = run(
+        make_scenario({"version_skew": {"workers": [1], "tf_version": "2.15"}, "at": "bring_up"}), cluster
+    )
     with pytest.raises(InfrastructureError, match="not built"):
         supervisor.run()
     assert "start_workers" not in cluster.names()
@@ -369,14 +386,19 @@ class KilledJob(FakeCluster):
 
 def users_job_scenario(workload=True):
     data = {
-        "name": "x", "description": "d", "explain": EXPLAIN,
+        "name": "x",
+        "description": "d",
+        "explain": EXPLAIN,
         "cluster": {"workers": 2, "recovery": {"restart": "all", "max_restarts": 1}},
         "faults": [{"kill_worker": {"worker": 1}, "at": {"seconds": 0}}],
         "timeouts": {"total": 30, "symptom": 30},
     }
     if workload:
-        data["cluster"]["workload"] = {"image": "acme/trainer:1", "command": ["python", "train.py"],
-                                       "checkpoint_dir": "/ckpt"}
+        data["cluster"]["workload"] = {
+            "image": "acme/trainer:1",
+            "command": ["python", "train.py"],
+            "checkpoint_dir": "/ckpt",
+        }
     else:
         data["cluster"]["training"] = {"epochs": 3, "steps_per_epoch": 5}
     return scenario_from_dict(data)
@@ -455,9 +477,14 @@ class ParameterServers(FakeCluster):
 def ps_scenario(*faults):
     return scenario_from_dict(
         {
-            "name": "x", "description": "d", "explain": EXPLAIN,
-            "cluster": {"workers": 2, "ps": 1,
-                        "training": {"strategy": "parameter_server", "epochs": 3, "steps_per_epoch": 5}},
+            "name": "x",
+            "description": "d",
+            "explain": EXPLAIN,
+            "cluster": {
+                "workers": 2,
+                "ps": 1,
+                "training": {"strategy": "parameter_server", "epochs": 3, "steps_per_epoch": 5},
+            },
             "faults": list(faults),
             "timeouts": {"total": 30, "symptom": 30},
         }
@@ -483,8 +510,11 @@ def test_a_parameter_server_redeploy_replaces_every_container_the_fault_overrode
 
 
 def test_a_parameter_server_cluster_says_its_skew_once_every_container_started():
-    skew = {"version_skew": {"workers": [3], "env": {"LD_LIBRARY_PATH": "/opt/x"}}, "at": "bring_up",
-            "until": {"epoch": 1}}
+    skew = {
+        "version_skew": {"workers": [3], "env": {"LD_LIBRARY_PATH": "/opt/x"}},
+        "at": "bring_up",
+        "until": {"epoch": 1},
+    }
     supervisor, cluster, said = run(ps_scenario(skew), ParameterServers())
     assert supervisor.run().finished
     warnings = [s for s in said if s.startswith("ENVIRONMENT SKEW")]
@@ -497,9 +527,14 @@ class BreaksAtItsFirstSave(FakeCluster):
     def _tick(self):
         if self.step == 7 and not self.finished:
             self.finished = True
-            self.record(ErrorEvent(t=time.time(), source="worker-0",
-                                   error_class="tensorflow.python.framework.errors_impl.PermissionDeniedError",
-                                   message="/shared/backup/workertemp_1; Permission denied"))
+            self.record(
+                ErrorEvent(
+                    t=time.time(),
+                    source="worker-0",
+                    error_class="tensorflow.python.framework.errors_impl.PermissionDeniedError",
+                    message="/shared/backup/workertemp_1; Permission denied",
+                )
+            )
             self.record(ExitEvent(t=time.time(), source="worker-0", exit_code=1))
             return
         if not self.finished:
@@ -512,8 +547,10 @@ def test_a_job_that_breaks_before_the_fault_is_an_error_with_its_own_error_never
     with pytest.raises(InfrastructureError) as caught:
         supervisor.run()
     message = caught.value.message
-    assert message.startswith("worker-0 (exit code 1) exited with an error at step 7, with no fault injected "
-                              "(fault 0, kill_worker, was due at step 12): the workload itself fails, not from a fault")
+    assert message.startswith(
+        "worker-0 (exit code 1) exited with an error at step 7, with no fault injected "
+        "(fault 0, kill_worker, was due at step 12): the workload itself fails, not from a fault"
+    )
     assert "its error: worker-0: PermissionDeniedError: /shared/backup/workertemp_1; Permission denied" in message
     assert "--- worker-0, last lines ---\nlog of worker-0" in message  # the job's own log
     assert "run the job's image by hand" in caught.value.hint
@@ -547,7 +584,9 @@ def test_a_bring_up_faults_for_counts_from_the_workers_start_not_from_its_inject
     monkeypatch.setattr(time, "time", lambda: clock[0])  # the fake workers' event stamps
     fault = {"cpu_throttle": {"worker": 1}, "at": "bring_up", "for": 30}
     cluster = SlowStartCluster(clock, import_s=45.0, steps_per_epoch=20, epochs=3)
-    supervisor = Supervisor(make_scenario(fault, total=600), cluster, None, clock=lambda: clock[0], sleep=lambda s: None)
+    supervisor = Supervisor(
+        make_scenario(fault, total=600), cluster, None, clock=lambda: clock[0], sleep=lambda s: None
+    )
     supervisor.run()
     (inject,), (heal,) = cluster.of(InjectEvent), cluster.of(HealEvent)
     started = [p.t for p in cluster.of(PhaseEvent) if p.phase == "training"][0]
@@ -561,11 +600,20 @@ def test_a_bring_up_faults_for_counts_from_the_workers_start_not_from_its_inject
 def test_no_restart_is_expected_once_every_fault_fired_and_healed():
     kill = {"kill_worker": {"worker": 1}, "at": {"step": 3}}
     later = {"kill_worker": {"worker": 1}, "at": {"step": 9}}
-    scenario = scenario_from_dict({
-        "name": "x", "description": "d", "explain": EXPLAIN,
-        "cluster": {"workers": 2, "training": {"epochs": 3, "steps_per_epoch": 5}, "recovery": {"restart": "all", "max_restarts": 2}},
-        "faults": [kill, later], "timeouts": {"total": 30, "symptom": 30},
-    })
+    scenario = scenario_from_dict(
+        {
+            "name": "x",
+            "description": "d",
+            "explain": EXPLAIN,
+            "cluster": {
+                "workers": 2,
+                "training": {"epochs": 3, "steps_per_epoch": 5},
+                "recovery": {"restart": "all", "max_restarts": 2},
+            },
+            "faults": [kill, later],
+            "timeouts": {"total": 30, "symptom": 30},
+        }
+    )
     supervisor, cluster, _ = run(scenario, KilledJob(checkpoint_files=2))
     assert supervisor.run().finished
     said = [c[1] for c in cluster.calls if c[0] == "expect_restarts"]
@@ -595,9 +643,13 @@ def packet_faults_act_on_the_fake(monkeypatch):
 
 @pytest.mark.usefixtures("packet_faults_act_on_the_fake")
 def test_a_fault_to_come_is_prepared_while_the_workers_import_one_at_bring_up_is_not():
-    supervisor, cluster, said = run(make_scenario(
-        {"mtu_blackhole": {"worker": 0}, "at": "bring_up", "for": 1},
-        {"mtu_blackhole": {"worker": 1}, "at": {"step": 2}, "for": 1}), NetnsAhead())
+    supervisor, cluster, said = run(
+        make_scenario(
+            {"mtu_blackhole": {"worker": 0}, "at": "bring_up", "for": 1},
+            {"mtu_blackhole": {"worker": 1}, "at": {"step": 2}, "for": 1},
+        ),
+        NetnsAhead(),
+    )
     assert supervisor.run().finished
     names = cluster.names()
     assert [c for c in cluster.calls if c[0] == "netns_ahead"] == [("netns_ahead", 1)]
@@ -627,19 +679,35 @@ def test_a_cluster_without_a_way_ahead_is_not_asked():
 # --- containers made ahead only when a restart can come ------------------------------------
 
 
-@pytest.mark.parametrize("recovery, faults, expected", [
-    ({"restart": "none", "max_restarts": 0}, [{"cpu_throttle": {"worker": 1}, "at": {"step": 2}, "for": 1}], [False]),
-    ({"restart": "all", "max_restarts": 0}, [{"cpu_throttle": {"worker": 1}, "at": {"step": 2}, "for": 1}], [False]),
-    ({"restart": "none", "max_restarts": 0}, [{**SKEW, "until": {"epoch": 1}}], []),  # its heal redeploys
-    ({"restart": "all", "max_restarts": 1}, [{"cpu_throttle": {"worker": 1}, "at": {"step": 2}, "for": 1}], []),
-])
+@pytest.mark.parametrize(
+    "recovery, faults, expected",
+    [
+        (
+            {"restart": "none", "max_restarts": 0},
+            [{"cpu_throttle": {"worker": 1}, "at": {"step": 2}, "for": 1}],
+            [False],
+        ),
+        (
+            {"restart": "all", "max_restarts": 0},
+            [{"cpu_throttle": {"worker": 1}, "at": {"step": 2}, "for": 1}],
+            [False],
+        ),
+        ({"restart": "none", "max_restarts": 0}, [{**SKEW, "until": {"epoch": 1}}], []),  # its heal redeploys
+        ({"restart": "all", "max_restarts": 1}, [{"cpu_throttle": {"worker": 1}, "at": {"step": 2}, "for": 1}], []),
+    ],
+)
 def test_no_restart_is_expected_from_the_start_when_none_can_come(recovery, faults, expected):
-    scenario = scenario_from_dict({
-        "name": "x", "description": "d", "explain": EXPLAIN,
-        "cluster": {"workers": 2, "training": {"epochs": 3, "steps_per_epoch": 5}, "recovery": recovery},
-        "faults": faults, "timeouts": {"total": 30, "symptom": 30},
-    })
+    scenario = scenario_from_dict(
+        {
+            "name": "x",
+            "description": "d",
+            "explain": EXPLAIN,
+            "cluster": {"workers": 2, "training": {"epochs": 3, "steps_per_epoch": 5}, "recovery": recovery},
+            "faults": faults,
+            "timeouts": {"total": 30, "symptom": 30},
+        }
+    )
     supervisor, cluster, _ = run(scenario)
     supervisor.run()
-    before_start = cluster.calls[:cluster.names().index("start_workers")]
+    before_start = cluster.calls[: cluster.names().index("start_workers")]
     assert [c[1] for c in before_start if c[0] == "expect_restarts"] == expected

@@ -18,7 +18,9 @@ def test_every_task_is_reached_through_its_own_proxy_route():
     t = Topology(2, num_ps=1)
     config = json.loads(t.tf_config(3))
     assert config["cluster"] == {
-        "chief": ["proxy:23600"], "worker": ["proxy:23601", "proxy:23602"], "ps": ["proxy:23603"]
+        "chief": ["proxy:23600"],
+        "worker": ["proxy:23601", "proxy:23602"],
+        "ps": ["proxy:23603"],
     }
     assert config["task"] == {"type": "ps", "index": 0}
     assert json.loads(t.tf_config(0))["task"] == {"type": "chief", "index": 0}

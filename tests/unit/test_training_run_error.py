@@ -12,8 +12,10 @@ from chaos.errors import InfrastructureError
 from chaos.events import ErrorEvent, ExitEvent
 from chaos.runner.training import run_training
 
-PER_REPLICA = ("Attempt to convert a value (PerReplica:{\n  0: <tf.Tensor: shape=(32, 20), dtype=float32, numpy=\n"
-               "array([[-1.8486236e-01, -6.8092954e-01, " + "1.0, " * 400 + "]])>\n}) with an unsupported type")
+PER_REPLICA = (
+    "Attempt to convert a value (PerReplica:{\n  0: <tf.Tensor: shape=(32, 20), dtype=float32, numpy=\n"
+    "array([[-1.8486236e-01, -6.8092954e-01, " + "1.0, " * 400 + "]])>\n}) with an unsupported type"
+)
 
 
 class FailingBackend:
@@ -21,8 +23,9 @@ class FailingBackend:
     def cluster(self, spec, events):
         def start_workers():
             for w in (0, 1):
-                events.append(ErrorEvent(t=1.0 + w, source=f"worker-{w}", error_class="builtins.ValueError",
-                                         message=PER_REPLICA))
+                events.append(
+                    ErrorEvent(t=1.0 + w, source=f"worker-{w}", error_class="builtins.ValueError", message=PER_REPLICA)
+                )
                 events.append(ExitEvent(t=2.0 + w, source=f"worker-{w}", exit_code=1))
 
         yield types.SimpleNamespace(start_workers=start_workers)

@@ -98,11 +98,19 @@ def cache_dir(tmp_path, monkeypatch):
 
 def test_images_with_the_same_venv_share_one_copy_filled_once():
     """The harness's worker image, its deps image and a job built on them: one venv layer, one copy."""
-    engine = FakeEngine({"tfchaos/worker:tf2.20": "sha256:w20", "tfchaos/worker-deps:tf2.20": "sha256:d20",
-                         "job:dev": "sha256:job", "tfchaos/worker:tf2.15": "sha256:w15"},
-                        {"sha256:w20": A20, "sha256:d20": A20, "sha256:job": A20, "sha256:w15": B15})
-    names = [venv_cache.venv_volume(engine, image) for image in
-             ("tfchaos/worker:tf2.20", "job:dev", "tfchaos/worker-deps:tf2.20", "tfchaos/worker:tf2.20")]
+    engine = FakeEngine(
+        {
+            "tfchaos/worker:tf2.20": "sha256:w20",
+            "tfchaos/worker-deps:tf2.20": "sha256:d20",
+            "job:dev": "sha256:job",
+            "tfchaos/worker:tf2.15": "sha256:w15",
+        },
+        {"sha256:w20": A20, "sha256:d20": A20, "sha256:job": A20, "sha256:w15": B15},
+    )
+    names = [
+        venv_cache.venv_volume(engine, image)
+        for image in ("tfchaos/worker:tf2.20", "job:dev", "tfchaos/worker-deps:tf2.20", "tfchaos/worker:tf2.20")
+    ]
     other = venv_cache.venv_volume(engine, "tfchaos/worker:tf2.15")
     assert set(names) == {"tfchaos-venv-" + "a" * 16} and other == "tfchaos-venv-" + "b" * 16
     assert [e[1] for e in engine.log if e[0] == "fill"] == [names[0], other]
@@ -165,7 +173,9 @@ def test_a_broken_copy_in_use_is_left_and_the_image_runs_as_it_is():
 
 
 def test_a_rebuilt_venv_gets_a_new_copy_and_the_old_one_goes_once_no_image_holds_it():
-    engine = FakeEngine({"w": "sha256:old", "job": "sha256:job"}, {"sha256:old": A20, "sha256:new": B15, "sha256:job": A20})
+    engine = FakeEngine(
+        {"w": "sha256:old", "job": "sha256:job"}, {"sha256:old": A20, "sha256:new": B15, "sha256:job": A20}
+    )
     old = venv_cache.venv_volume(engine, "w")
     assert venv_cache.venv_volume(engine, "job") == old  # the job shares it
     engine.images_by_tag = {"w": "sha256:new", "job": "sha256:job"}
@@ -187,8 +197,9 @@ def test_a_rebuilt_venv_gets_a_new_copy_and_the_old_one_goes_once_no_image_holds
 def test_images_not_built_on_ours_hold_nothing_and_an_unreadable_one_stops_the_prune():
     engine = FakeEngine({"w": "sha256:w", "other": "sha256:o"}, {"sha256:w": A20, "sha256:o": B15})
     engine.not_ours = {"sha256:o"}
-    engine._create("tfchaos-venv-" + "b" * 16, {"io.tfchaos.project": "tfchaos", "io.tfchaos.role": "venv",
-                                                  "io.tfchaos.venv": B15})
+    engine._create(
+        "tfchaos-venv-" + "b" * 16, {"io.tfchaos.project": "tfchaos", "io.tfchaos.role": "venv", "io.tfchaos.venv": B15}
+    )
     engine.images_by_tag["broken"] = "sha256:broken"
     engine.venvs["sha256:broken"] = None  # its scan fails: what it holds is unknown
     venv_cache.venv_volume(engine, "w")
@@ -202,8 +213,10 @@ def test_images_not_built_on_ours_hold_nothing_and_an_unreadable_one_stops_the_p
 
 def test_copies_keyed_by_image_id_from_before_are_removed():
     engine = FakeEngine({"w": "sha256:w20"}, {"sha256:w20": A20})
-    engine._create("tfchaos-venv-aaaaaaaaaaaa", {"io.tfchaos.project": "tfchaos", "io.tfchaos.role": "venv",
-                                                 "io.tfchaos.image": "sha256:w20"})
+    engine._create(
+        "tfchaos-venv-aaaaaaaaaaaa",
+        {"io.tfchaos.project": "tfchaos", "io.tfchaos.role": "venv", "io.tfchaos.image": "sha256:w20"},
+    )
     venv_cache.venv_volume(engine, "w")
     assert "tfchaos-venv-aaaaaaaaaaaa" not in engine.volumes_by_name
 
@@ -218,7 +231,10 @@ def test_the_environment_decides_when_set(monkeypatch):
     assert not venv_cache.wanted(FakeEngine({}, driver="fuse-overlayfs"))
     monkeypatch.setenv("TFCHAOS_VENV_VOLUME", "1")
     assert venv_cache.wanted(FakeEngine({}, driver="overlay2"))
+
+
 # --- a job's image: served when built on ours, with our venv as its Python --------------------
+
 
 def _image_engine(config):
     return SimpleNamespace(images=SimpleNamespace(get=lambda ref: SimpleNamespace(attrs={"Config": config})))
@@ -228,13 +244,16 @@ OURS = {"io.tfchaos.project": "tfchaos", "io.tfchaos.tf_version": "2.20.0", "io.
 VENV_ENV = ["PATH=/opt/venv/bin:/usr/bin", "VIRTUAL_ENV=/opt/venv"]
 
 
-@pytest.mark.parametrize("config, served", [
-    ({"Labels": OURS, "Env": VENV_ENV}, True),  # the example job: FROM tfchaos/worker-deps
-    ({"Labels": OURS, "Env": ["PATH=/opt/venv/bin:/usr/bin"]}, True),
-    ({"Labels": {}, "Env": VENV_ENV}, False),  # another origin: its /opt/venv may be written at run time
-    ({"Labels": OURS, "Env": ["PATH=/usr/local/bin:/usr/bin"]}, False),  # built on ours, Python elsewhere
-    ({"Labels": None, "Env": None}, False),
-])
+@pytest.mark.parametrize(
+    "config, served",
+    [
+        ({"Labels": OURS, "Env": VENV_ENV}, True),  # the example job: FROM tfchaos/worker-deps
+        ({"Labels": OURS, "Env": ["PATH=/opt/venv/bin:/usr/bin"]}, True),
+        ({"Labels": {}, "Env": VENV_ENV}, False),  # another origin: its /opt/venv may be written at run time
+        ({"Labels": OURS, "Env": ["PATH=/usr/local/bin:/usr/bin"]}, False),  # built on ours, Python elsewhere
+        ({"Labels": None, "Env": None}, False),
+    ],
+)
 def test_a_job_image_is_served_only_when_built_on_ours_with_our_venv(config, served):
     assert venv_cache.serves(_image_engine(config), "job:latest") is served
 

@@ -14,10 +14,11 @@ import pytest
 from docker.errors import APIError
 
 from chaos import LABEL_RUN
-from chaos.backends.docker import api as docker_api, volume_owner
+from chaos.backends.docker import api as docker_api
+from chaos.backends.docker import volume_owner
 from chaos.backends.docker.cluster import DockerCluster
-from chaos.backends.spec import Deployment
 from chaos.backends.docker.volume_owner import MODE, SHARED_MODE, prepare, resolve_user
+from chaos.backends.spec import Deployment
 from chaos.errors import InfrastructureError
 from chaos.workload.launch import Launch
 
@@ -33,25 +34,31 @@ tfchaos:x:1000:
 """
 
 
-@pytest.mark.parametrize("user, expected", [
-    ("", (0, 0)),  # no USER: root
-    ("root", (0, 0)),
-    ("tfchaos", (1000, 1000)),  # a name: its uid and primary group
-    ("1000", (1000, 1000)),  # a listed uid: its primary group
-    ("4242", (4242, 0)),  # a uid passwd does not list runs with gid 0, as in Docker
-    ("tfchaos:staff", (1000, 50)),
-    ("1000:50", (1000, 50)),
-    ("4242:4243", (4242, 4243)),
-    ("nobody", (65534, 65534)),
-])
+@pytest.mark.parametrize(
+    "user, expected",
+    [
+        ("", (0, 0)),  # no USER: root
+        ("root", (0, 0)),
+        ("tfchaos", (1000, 1000)),  # a name: its uid and primary group
+        ("1000", (1000, 1000)),  # a listed uid: its primary group
+        ("4242", (4242, 0)),  # a uid passwd does not list runs with gid 0, as in Docker
+        ("tfchaos:staff", (1000, 50)),
+        ("1000:50", (1000, 50)),
+        ("4242:4243", (4242, 4243)),
+        ("nobody", (65534, 65534)),
+    ],
+)
 def test_the_images_user_resolves_as_docker_resolves_it(user, expected):
     assert resolve_user(user, PASSWD, GROUP) == expected
 
 
-@pytest.mark.parametrize("user, message", [
-    ("trainer", "user 'trainer' of the image's USER is not in its /etc/passwd"),
-    ("tfchaos:gpu", "group 'gpu' of the image's USER is not in its /etc/group"),
-])
+@pytest.mark.parametrize(
+    "user, message",
+    [
+        ("trainer", "user 'trainer' of the image's USER is not in its /etc/passwd"),
+        ("tfchaos:gpu", "group 'gpu' of the image's USER is not in its /etc/group"),
+    ],
+)
 def test_a_user_the_image_does_not_list_is_one_clear_error(user, message):
     with pytest.raises(ValueError, match=message):
         resolve_user(user, PASSWD, GROUP)
@@ -79,9 +86,21 @@ def test_the_helper_script_runs_as_a_standalone_program():
 
 
 class FakeHelper:
-    def __init__(self, client, exit_code=0, stdout=b'{"uid": 1000, "gid": 1000, "mode": "0o2775"}\n', stderr=b"",
-                 start_error=None):
-        self.client, self.exit_code, self.stdout, self.stderr, self.start_error = client, exit_code, stdout, stderr, start_error
+    def __init__(
+        self,
+        client,
+        exit_code=0,
+        stdout=b'{"uid": 1000, "gid": 1000, "mode": "0o2775"}\n',
+        stderr=b"",
+        start_error=None,
+    ):
+        self.client, self.exit_code, self.stdout, self.stderr, self.start_error = (
+            client,
+            exit_code,
+            stdout,
+            stderr,
+            start_error,
+        )
 
     def start(self):
         self.client.calls.append("start")
@@ -114,8 +133,11 @@ class FakeClient:
 
 
 def cluster(client, images=("acme/trainer:agent",), checkpoint_dir="/shared/backup"):
-    spec = Deployment(images=images, proxy_image="tfchaos/proxy:latest",
-                       launch=Launch(checkpoint_dir=checkpoint_dir, harness_settings=False))
+    spec = Deployment(
+        images=images,
+        proxy_image="tfchaos/proxy:latest",
+        launch=Launch(checkpoint_dir=checkpoint_dir, harness_settings=False),
+    )
     c = DockerCluster(spec, client=client)
     c.volume = SimpleNamespace(name="tfchaos-run-backup")
     return c
@@ -143,12 +165,23 @@ def test_workers_on_images_with_different_users_share_a_volume_anyone_may_write(
     assert client.created[0]["command"][-1] == "shared"
 
 
-@pytest.mark.parametrize("helper, message", [
-    ({"exit_code": 2, "stdout": b"", "stderr": b"ValueError: user 'trainer' of the image's USER is not in its /etc/passwd\n"},
-     "user 'trainer' of the image's USER is not in its /etc/passwd"),
-    ({"start_error": APIError("500", explanation='exec: "python3": executable file not found in $PATH')},
-     "executable file not found"),
-])
+@pytest.mark.parametrize(
+    "helper, message",
+    [
+        (
+            {
+                "exit_code": 2,
+                "stdout": b"",
+                "stderr": b"ValueError: user 'trainer' of the image's USER is not in its /etc/passwd\n",
+            },
+            "user 'trainer' of the image's USER is not in its /etc/passwd",
+        ),
+        (
+            {"start_error": APIError("500", explanation='exec: "python3": executable file not found in $PATH')},
+            "executable file not found",
+        ),
+    ],
+)
 def test_a_helper_that_fails_is_one_infrastructure_error_with_a_hint_and_is_removed(helper, message):
     client = FakeClient({"acme/trainer:agent": "trainer"}, **helper)
     with pytest.raises(InfrastructureError, match=message) as err:
@@ -199,6 +232,7 @@ def test_workers_mount_the_volume_nocopy():
             return aliases
 
     client = SimpleNamespace(api=API(), containers=SimpleNamespace(get=lambda id: id))
-    docker_api.create_container(client, "img", name="w", labels={}, network="net", aliases=["worker-0"],
-                                volumes={"vol": "/shared/backup"})
+    docker_api.create_container(
+        client, "img", name="w", labels={}, network="net", aliases=["worker-0"], volumes={"vol": "/shared/backup"}
+    )
     assert seen["binds"] == {"vol": {"bind": "/shared/backup", "mode": "rw,nocopy"}}

@@ -17,14 +17,18 @@ def fake_tf(monkeypatch):
         states.append((folder, name, list(all_model_checkpoint_paths)))
 
     tf = types.SimpleNamespace(
-        compat=types.SimpleNamespace(v1=types.SimpleNamespace(train=types.SimpleNamespace(
-            update_checkpoint_state=update_checkpoint_state)))
+        compat=types.SimpleNamespace(
+            v1=types.SimpleNamespace(train=types.SimpleNamespace(update_checkpoint_state=update_checkpoint_state))
+        )
     )
     monkeypatch.setitem(sys.modules, "tensorflow", tf)
     # A checkpoint reads when its data file holds b"good".
     monkeypatch.setattr(
-        backups, "readable",
-        lambda prefix: None if open(prefix + ".data-00000-of-00001", "rb").read() == b"good" else "DataLossError: checksum",
+        backups,
+        "readable",
+        lambda prefix: (
+            None if open(prefix + ".data-00000-of-00001", "rb").read() == b"good" else "DataLossError: checksum"
+        ),
     )
     return states
 
@@ -40,7 +44,11 @@ def test_keep_copies_a_backup_that_reads_and_keeps_only_the_newest(tmp_path, fak
     for n in (1, 2, 3):
         assert backups.keep(save(tmp_path / "chief", f"ckpt-{n}"), str(tmp_path), copies=2)
     assert sorted(p.name for p in (tmp_path / "kept").iterdir()) == [
-        "ckpt-2.data-00000-of-00001", "ckpt-2.index", "ckpt-3.data-00000-of-00001", "ckpt-3.index"]
+        "ckpt-2.data-00000-of-00001",
+        "ckpt-2.index",
+        "ckpt-3.data-00000-of-00001",
+        "ckpt-3.index",
+    ]
 
 
 def test_keep_refuses_a_backup_that_does_not_read(tmp_path, fake_tf):
@@ -87,7 +95,6 @@ def fake_checkpoint_management(monkeypatch, updates: list, kills: list):
         monkeypatch.setitem(sys.modules, name, module)
     monkeypatch.setattr("os.kill", lambda pid, sig: kills.append(sig))
     return cm
-
 
 
 def test_kill_during_save_kills_at_the_next_state_file_update_only_once_armed(monkeypatch, capsys):

@@ -46,8 +46,11 @@ def test_make_resolver_builds_the_simple_resolver_from_the_environment(monkeypat
     monkeypatch.setenv(TASK_INDEX_ENV, "1")
     assert make_resolver(tf, "simple") == "simple-resolver"
     assert tf.made == [
-        ("simple", ("spec", {"worker": ["proxy:23600", "proxy:23601"]}),
-         {"task_type": "worker", "task_id": 1, "rpc_layer": "grpc"})
+        (
+            "simple",
+            ("spec", {"worker": ["proxy:23600", "proxy:23601"]}),
+            {"task_type": "worker", "task_id": 1, "rpc_layer": "grpc"},
+        )
     ]
     assert make_resolver(tf, "tf_config") == "tfconfig-resolver"
 

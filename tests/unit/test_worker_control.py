@@ -66,7 +66,7 @@ def control_dir(tmp_path, monkeypatch):
 
 
 def test_control_file_script_writes_the_command_file_with_a_real_shell(control_dir):
-    params = {"demand_mb": 2048, "cap_mb": 512, "note": 'quotes " and \' and $HOME and `id` and 100% and \\n'}
+    params = {"demand_mb": 2048, "cap_mb": 512, "note": "quotes \" and ' and $HOME and `id` and 100% and \\n"}
     argv = control_file_script(7, "memory_demand", params)
     subprocess.run(argv, check=True, timeout=30)
     path = control_dir / "control.json"
@@ -214,7 +214,9 @@ def test_callback_applies_a_new_command_once_and_reports_it(tmp_path):
         applied.append(params)
         return {"demand_mb": params["demand_mb"], "ok": True}
 
-    callback = make_control_callback(fake_keras(), ControlChannel(str(path)), {"memory_demand": handler}, Emitter("worker-1", stream))()
+    callback = make_control_callback(
+        fake_keras(), ControlChannel(str(path)), {"memory_demand": handler}, Emitter("worker-1", stream)
+    )()
     callback.on_train_batch_begin(0)
     write(path, {"seq": 1, "command": "memory_demand", "params": {"demand_mb": 5}})
     for batch in range(1, 4):
@@ -222,13 +224,19 @@ def test_callback_applies_a_new_command_once_and_reports_it(tmp_path):
     assert applied == [{"demand_mb": 5}]
     events = [parse_line(line, "worker-1") for line in stream.getvalue().splitlines()]
     assert len(events) == 1 and isinstance(events[0], CommandEvent)
-    assert (events[0].command, events[0].params, events[0].source) == ("memory_demand", {"demand_mb": 5, "ok": True}, "worker-1")
+    assert (events[0].command, events[0].params, events[0].source) == (
+        "memory_demand",
+        {"demand_mb": 5, "ok": True},
+        "worker-1",
+    )
 
 
 def test_callback_reports_an_unknown_command_without_failing(tmp_path):
     path = tmp_path / "control.json"
     stream = io.StringIO()
-    callback = make_control_callback(fake_keras(), ControlChannel(str(path)), {"memory_demand": dict}, Emitter("worker-0", stream))()
+    callback = make_control_callback(
+        fake_keras(), ControlChannel(str(path)), {"memory_demand": dict}, Emitter("worker-0", stream)
+    )()
     write(path, {"seq": 1, "command": "explode", "params": {}})
     callback.on_train_batch_begin(0)
     event = parse_line(stream.getvalue().splitlines()[0], "worker-0")

@@ -19,4 +19,7 @@ def test_an_unreadable_backup_is_left_to_backup_and_restore(monkeypatch, capsys)
 
     monkeypatch.setattr(callback, "resume_position", broken)
     assert callback.resume_position_or_start("/backup/chief/ckpt-2", "epoch", 20) == (0, 0)
-    assert "unreadable (IndexError: Read less bytes than requested); leaving it to BackupAndRestore" in capsys.readouterr().err
+    assert (
+        "unreadable (IndexError: Read less bytes than requested); leaving it to BackupAndRestore"
+        in capsys.readouterr().err
+    )

@@ -77,9 +77,7 @@ def test_replica_fields_digest_each_replicas_batch_and_carry_its_loss():
     for shard_data, same in ((True, False), (False, True)):
         settings = WorkerSettings(epochs=1, steps_per_epoch=4, strategy="mirrored", replicas=2, shard_data=shard_data)
         shards = replica_shards(settings, 1, 32)  # resumed at global step 1
-        fields = replica_step_fields(shards, 1)(
-            {"replica_local_losses": np.array([0.5, 0.25], np.float32)}, False, 3
-        )
+        fields = replica_step_fields(shards, 1)({"replica_local_losses": np.array([0.5, 0.25], np.float32)}, False, 3)
         x, y = data.make_batch(42, 2, 0, 32, 20)  # the batch of 0-based step 2, shard 0
         assert fields["replica_batch_digests"][0] == data.batch_digest(x, y)
         assert (fields["replica_batch_digests"][0] == fields["replica_batch_digests"][1]) is same

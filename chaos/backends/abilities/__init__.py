@@ -12,7 +12,7 @@ the backends that serve it list it and implement it; the fault names it.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from chaos.backends.abilities.checkpoints import (
     CheckpointDamage,

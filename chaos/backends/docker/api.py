@@ -82,9 +82,7 @@ def create_container(
         environment=environment or {},
         ports=list(ports or {}),
         host_config=host_config,
-        networking_config=api.create_networking_config(
-            {network: api.create_endpoint_config(aliases=aliases)}
-        ),
+        networking_config=api.create_networking_config({network: api.create_endpoint_config(aliases=aliases)}),
     )
     return client.containers.get(created["Id"])
 

@@ -14,7 +14,9 @@ def cmd_clean(args) -> int:
     from chaos.backends.docker.runs import clean
 
     if args.run and args.all:
-        raise ScenarioError("give --run ID or --all, not both", hint="`chaos clean` alone removes runs whose owner is gone")
+        raise ScenarioError(
+            "give --run ID or --all, not both", hint="`chaos clean` alone removes runs whose owner is gone"
+        )
     client = docker_api.connect()
     result = clean(client, run_id=args.run, everything=args.all)
     if args.run and not result.removed:
@@ -29,8 +31,10 @@ def cmd_clean(args) -> int:
         why = "its owner is running" if liveness.value == "alive" else "its owner runs on another host, or is unknown"
         swarm = next((o.labels[LABEL_SWARM] for o in record.objects if o.labels.get(LABEL_SWARM)), None)
         if swarm and record.owner is None:  # made by `chaos swarm up`: it lives until `chaos swarm down`
-            print(f"kept {record.describe()}: a swarm made by `chaos swarm up` "
-                  f"(`chaos swarm down --name {swarm}` removes it)")
+            print(
+                f"kept {record.describe()}: a swarm made by `chaos swarm up` "
+                f"(`chaos swarm down --name {swarm}` removes it)"
+            )
             continue
         print(f"kept {record.describe()}: {why} (`chaos clean --run {record.run_id}` removes it anyway)")
     if not result.removed and not result.kept and not args.run:

@@ -10,8 +10,8 @@ its predecessor's exit is recorded first.
 from __future__ import annotations
 
 import inspect
-import json
 import ipaddress
+import json
 import threading
 import time
 import uuid
@@ -24,26 +24,40 @@ from docker.errors import APIError, ContainerError
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT, interrupts
 from chaos.backends import backup_files
 from chaos.backends.abilities import (
-    CheckpointDamage, CheckpointFill, CheckpointListing, CheckpointSnapshots, Freezing, NamespacesAhead, PacketNamespaces,
-    Partitions, ProxyLinks, ResourceLimits, RestartsAhead, SpareAddresses, StorageWriteLimits, WorkerCommands,
+    CheckpointDamage,
+    CheckpointFill,
+    CheckpointListing,
+    CheckpointSnapshots,
+    Freezing,
+    NamespacesAhead,
+    PacketNamespaces,
+    Partitions,
+    ProxyLinks,
+    ResourceLimits,
+    RestartsAhead,
+    SpareAddresses,
+    StorageWriteLimits,
+    WorkerCommands,
     WorkerOverrides,
 )
 from chaos.backends.backup_files import BackupDamage, BackupFile
-from chaos.backends.docker import api as docker_api, limits as docker_limits, venv_cache, volume_owner
+from chaos.backends.docker import api as docker_api
+from chaos.backends.docker import limits as docker_limits
+from chaos.backends.docker import venv_cache, volume_owner
 from chaos.backends.docker.container_workers import ContainerWorkers
 from chaos.backends.docker.engine_objects import Removal
-from chaos.backends.overrides import Overrides, WorkerOverride
 from chaos.backends.docker.logs import LogFollower
 from chaos.backends.docker.ownership import owner_labels
 from chaos.backends.docker.runs import remove_run
 from chaos.backends.docker.standby import ACTIVE_CPU_SHARES, GO_SIGNAL_NAME, Recipe, go_archive
 from chaos.backends.docker.waits import container_report, wait_until
+from chaos.backends.overrides import Overrides, WorkerOverride
 from chaos.backends.proxy_client import ProxyClient
 from chaos.backends.spec import Deployment, WriteLimit
 from chaos.errors import InfrastructureError
 from chaos.eventlog import EventLog
-from chaos.images.engine import engine_address, published_on
 from chaos.events import RUNNER, AddressEvent, ExitEvent, NoticeEvent, RestartEvent
+from chaos.images.engine import engine_address, published_on
 from chaos.topology import PROXY_ALIAS, PROXY_API_PORT
 from chaos.worker.control import CONTROL_DIR
 from chaos.worker.settings import WorkerSettings
@@ -71,9 +85,21 @@ class DockerCluster(
     ContainerWorkers,
     # What one Docker host serves beyond chaos.backends.base.Cluster (chaos.backends.abilities):
     # no nodes to lose or link, and no orchestrator's restart policy (the runner restarts).
-    ProxyLinks, Partitions, PacketNamespaces, NamespacesAhead, Freezing, WorkerCommands, ResourceLimits,
-    WorkerOverrides, SpareAddresses, CheckpointListing, CheckpointDamage, CheckpointSnapshots, CheckpointFill,
-    StorageWriteLimits, RestartsAhead,
+    ProxyLinks,
+    Partitions,
+    PacketNamespaces,
+    NamespacesAhead,
+    Freezing,
+    WorkerCommands,
+    ResourceLimits,
+    WorkerOverrides,
+    SpareAddresses,
+    CheckpointListing,
+    CheckpointDamage,
+    CheckpointSnapshots,
+    CheckpointFill,
+    StorageWriteLimits,
+    RestartsAhead,
 ):
     """Context manager: ``with DockerCluster(spec) as cluster: cluster.start_workers()``."""
 
@@ -160,21 +186,31 @@ class DockerCluster(
         # whenever no container holds it (its files gone, measured), and every
         # worker is stopped at a restart: a keeper container holds it for the run.
         volume = self.client.volumes.create(
-            f"{self.prefix}-backup", labels=self.labels, driver="local",
+            f"{self.prefix}-backup",
+            labels=self.labels,
+            driver="local",
             driver_opts={"type": "tmpfs", "device": "tmpfs", "o": f"size={self.spec.backup_volume_mb}m"},
         )
         self.client.containers.run(
-            self.spec.images[0], entrypoint=["sleep", "infinity"], command=[],
+            self.spec.images[0],
+            entrypoint=["sleep", "infinity"],
+            command=[],
             volumes={volume.name: {"bind": "/backup-keeper", "mode": "rw"}},
-            labels={**self.labels, "io.tfchaos.role": "helper"}, name=f"{self.prefix}-backup-keeper",
-            network_disabled=True, detach=True,
+            labels={**self.labels, "io.tfchaos.role": "helper"},
+            name=f"{self.prefix}-backup-keeper",
+            network_disabled=True,
+            detach=True,
         )
         return volume
 
     def _prepare_backup_volume(self) -> dict[str, Any]:
         return prepare_checkpoint_volume(
-            self.client, self.volume.name, self.spec.images, self.spec.launch.checkpoint_dir,
-            labels={**self.labels, "io.tfchaos.role": "helper"}, name=f"{self.prefix}-volume-owner",
+            self.client,
+            self.volume.name,
+            self.spec.images,
+            self.spec.launch.checkpoint_dir,
+            labels={**self.labels, "io.tfchaos.role": "helper"},
+            name=f"{self.prefix}-volume-owner",
         )
 
     def start_workers(self) -> None:
@@ -209,9 +245,14 @@ class DockerCluster(
         for a workload that sends none, until every container runs or ran."""
         names = {self.worker_name(i) for i in range(self.num_workers)}
         if self.spec.launch.reports_start:
-            started = lambda evs: {e.source for e in evs if e.kind == "start"} >= names
+
+            def started(evs):
+                return {e.source for e in evs if e.kind == "start"} >= names
         else:
-            started = lambda evs: all(self._has_run(i) for i in range(self.num_workers))
+
+            def started(evs):
+                return all(self._has_run(i) for i in range(self.num_workers))
+
         if not self.events.wait_for(started, timeout or self.spec.bring_up_timeout_s):
             raise InfrastructureError(
                 "workers did not start in time\n"
@@ -246,10 +287,14 @@ class DockerCluster(
                 w.watcher.join(timeout=2)
         if not removal.complete:
             left = "; ".join(f"{o.describe()} ({why})" for o, why in removal.left)
-            self.record(NoticeEvent(
-                t=time.time(), source=RUNNER, topic="teardown_incomplete",
-                text=f"teardown left {left}; `chaos clean --run {self.run_id}` removes it",
-            ))
+            self.record(
+                NoticeEvent(
+                    t=time.time(),
+                    source=RUNNER,
+                    topic="teardown_incomplete",
+                    text=f"teardown left {left}; `chaos clean --run {self.run_id}` removes it",
+                )
+            )
         return removal
 
     # --- ClusterControl and the abilities ------------------------------
@@ -296,15 +341,23 @@ class DockerCluster(
         root = self.spec.launch.checkpoint_dir
         try:
             out = self.client.containers.run(
-                self.spec.images[0], entrypoint=["python3", "-c", "print(open('/proc/self/mounts').read())"],
-                command=[], volumes={self.volume.name: {"bind": root, "mode": "ro,nocopy"}},
-                labels={**self.labels, "io.tfchaos.role": "helper"}, name=f"{self.prefix}-mounts-{uuid.uuid4().hex[:6]}",
-                network_disabled=True, remove=True, stdout=True, stderr=False,
+                self.spec.images[0],
+                entrypoint=["python3", "-c", "print(open('/proc/self/mounts').read())"],
+                command=[],
+                volumes={self.volume.name: {"bind": root, "mode": "ro,nocopy"}},
+                labels={**self.labels, "io.tfchaos.role": "helper"},
+                name=f"{self.prefix}-mounts-{uuid.uuid4().hex[:6]}",
+                network_disabled=True,
+                remove=True,
+                stdout=True,
+                stderr=False,
             )
         except (ContainerError, APIError) as exc:
-            raise InfrastructureError(f"could not read which device holds the backup volume on the engine: {exc}",
-                                      hint="give the fault's device, e.g. device: /dev/vda (see `df` of Docker's "
-                                           "data root on the engine's host)") from None
+            raise InfrastructureError(
+                f"could not read which device holds the backup volume on the engine: {exc}",
+                hint="give the fault's device, e.g. device: /dev/vda (see `df` of Docker's "
+                "data root on the engine's host)",
+            ) from None
         device = device_under(out.decode(errors="replace"), root)
         if not device.startswith("/dev/"):
             raise InfrastructureError(
@@ -345,7 +398,8 @@ class DockerCluster(
 
     def snapshot_backup(self, name: str) -> str:
         done = self._on_backup_volume(
-            ["snapshot", name], "fire stale_checkpoint after the first backup (e.g. at: {epoch: 1} with save_freq: epoch)"
+            ["snapshot", name],
+            "fire stale_checkpoint after the first backup (e.g. at: {epoch: 1} with save_freq: epoch)",
         )
         return done["path"]
 
@@ -376,7 +430,9 @@ class DockerCluster(
             )
         except ContainerError as exc:
             why = (exc.stderr or b"").decode(errors="replace").strip()
-            raise InfrastructureError(f"could not {args[0]} the backups under {root}: {why or exc}", hint=hint) from None
+            raise InfrastructureError(
+                f"could not {args[0]} the backups under {root}: {why or exc}", hint=hint
+            ) from None
         return json.loads(out.decode().strip().splitlines()[-1])
 
     # --- internals -------------------------------------------------------
@@ -426,9 +482,7 @@ class DockerCluster(
             container = self._create(index, generation, recipe, standby=False)
             container.start()
         follower = LogFollower(container, name, self.events, self.spec.launch.parser(name))
-        watcher = threading.Thread(
-            target=self._watch_exit, args=(container, name), name=f"exit-{name}", daemon=True
-        )
+        watcher = threading.Thread(target=self._watch_exit, args=(container, name), name=f"exit-{name}", daemon=True)
         follower.start()
         watcher.start()
         self.workers[index] = _Worker(index, generation, container, follower, watcher)
@@ -485,7 +539,9 @@ class DockerCluster(
         container = standby.container
         try:
             container.reload()
-            usable = standby.generation == generation and standby.recipe.serves(recipe) and container.status == "running"
+            usable = (
+                standby.generation == generation and standby.recipe.serves(recipe) and container.status == "running"
+            )
             if usable:
                 name = self.worker_name(index)
                 # Reachable as the worker first, then full CPU weight, then go.
@@ -518,9 +574,7 @@ class DockerCluster(
         except Exception:  # removed during teardown
             return
         self.events.append(
-            ExitEvent(
-                t=time.time(), source=source, exit_code=int(result.get("StatusCode", -1)), oom_killed=oom
-            )
+            ExitEvent(t=time.time(), source=source, exit_code=int(result.get("StatusCode", -1)), oom_killed=oom)
         )
 
 
@@ -530,7 +584,9 @@ def device_under(mounts: str, point: str) -> str:
     return found[-1] if found else ""
 
 
-def prepare_checkpoint_volume(client, volume: str, images, root: str, *, labels: dict[str, str], name: str) -> dict[str, Any]:
+def prepare_checkpoint_volume(
+    client, volume: str, images, root: str, *, labels: dict[str, str], name: str
+) -> dict[str, Any]:
     """Make a checkpoint volume's root writable for the user the workers' images
     run as (chaos.backends.docker.volume_owner), before any worker mounts it: a
     short-lived root helper of the first image, labelled as given, removed

@@ -12,7 +12,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from chaos.backends.docker import api as docker_api, limits as docker_limits
+from chaos.backends.docker import api as docker_api
+from chaos.backends.docker import limits as docker_limits
 from chaos.backends.overrides import WorkerOverride
 from chaos.events import Event
 from chaos.worker.control import WorkerCommand
@@ -85,8 +86,11 @@ class ContainerWorkers(ContainerVerbs):
         # blocks for the grace, so it runs beside the supervisor's loop.
         container = self.container(index)
         threading.Thread(
-            target=docker_api.stop, args=(container,), kwargs={"grace_s": grace_s},
-            name=f"preempt-{self.worker_name(index)}", daemon=True,
+            target=docker_api.stop,
+            args=(container,),
+            kwargs={"grace_s": grace_s},
+            name=f"preempt-{self.worker_name(index)}",
+            daemon=True,
         ).start()
 
     def netns(self, index: int):
@@ -113,8 +117,9 @@ class ContainerWorkers(ContainerVerbs):
     def _join_netns(self, index: int, container):
         from chaos.backends.docker.netns import DockerNetns
 
-        helper = DockerNetns.join(self._engine(index), container, labels=self.labels,
-                                  prefix=f"{self.prefix}-{self.worker_name(index)}")
+        helper = DockerNetns.join(
+            self._engine(index), container, labels=self.labels, prefix=f"{self.prefix}-{self.worker_name(index)}"
+        )
         self._netns_started.append(helper)
         return helper
 

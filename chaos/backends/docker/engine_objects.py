@@ -20,8 +20,8 @@ is the framework's only when one of its own labels is the framework's
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from chaos import LABEL_PROJECT, PROJECT
 
@@ -55,8 +55,9 @@ def _label_filter(labels: dict[str, str] | None, keys: tuple[str, ...] = ()) -> 
     return {"label": wanted} if wanted else {}
 
 
-def list_objects(client, labels: dict[str, str] | None = None, *, keys: tuple[str, ...] = (),
-                 kinds: tuple[str, ...] = KINDS) -> list[EngineObject]:
+def list_objects(
+    client, labels: dict[str, str] | None = None, *, keys: tuple[str, ...] = (), kinds: tuple[str, ...] = KINDS
+) -> list[EngineObject]:
     """Objects carrying every ``labels`` pair and every label key in ``keys``.
 
     With neither, every object on the engine (for before/after comparisons).
@@ -124,15 +125,17 @@ def _split(labels: dict[str, str], image: dict[str, str] | None) -> tuple[dict[s
     return own, {k: v for k, v in labels.items() if k not in own}
 
 
-def project_objects(client, labels: dict[str, str] | None = None, *, keys: tuple[str, ...] = (),
-                    kinds: tuple[str, ...] = KINDS) -> list[EngineObject]:
+def project_objects(
+    client, labels: dict[str, str] | None = None, *, keys: tuple[str, ...] = (), kinds: tuple[str, ...] = KINDS
+) -> list[EngineObject]:
     """Objects the framework created: carrying the project label, with ``labels``
     and the label keys ``keys`` among their own labels, and marked as the
     framework's by an own label (never a user's container that merely inherited
     ``io.tfchaos.*`` labels from an image built on one of ours)."""
     labels = labels or {}
     return [
-        o for o in list_objects(client, {LABEL_PROJECT: PROJECT, **labels}, keys=keys, kinds=kinds)
+        o
+        for o in list_objects(client, {LABEL_PROJECT: PROJECT, **labels}, keys=keys, kinds=kinds)
         if (o.kind == "image" or o.framework_made)
         and all(o.labels.get(k) == v for k, v in labels.items())
         and all(k in o.labels for k in keys)

@@ -20,7 +20,8 @@ import json
 import shlex
 import time
 import uuid
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from chaos.errors import InfrastructureError
 from chaos.netns import nfqueue
@@ -49,14 +50,15 @@ class DockerNetns:
         self._caps: Capabilities | None = None
 
     @classmethod
-    def join(cls, client, target, *, labels: dict[str, str], prefix: str, image: str | None = None) -> "DockerNetns":
+    def join(cls, client, target, *, labels: dict[str, str], prefix: str, image: str | None = None) -> DockerNetns:
         from chaos.images.netns_helper import HELPER_IMAGE
 
-        helper = cls(client, target, labels=labels, name=f"{prefix}-netns-{uuid.uuid4().hex[:6]}",
-                     image=image or HELPER_IMAGE)
+        helper = cls(
+            client, target, labels=labels, name=f"{prefix}-netns-{uuid.uuid4().hex[:6]}", image=image or HELPER_IMAGE
+        )
         return helper.start()
 
-    def start(self) -> "DockerNetns":
+    def start(self) -> DockerNetns:
         from docker.errors import APIError, ImageNotFound
 
         try:
@@ -77,7 +79,7 @@ class DockerNetns:
                 f"the network helper image {self.image!r} is not on the engine that holds "
                 f"{self.target.name} ({engine})",
                 hint="build it with `chaos images build --only helper` (see `chaos images status`); on a swarm, "
-                     "every node needs it too (`chaos swarm up` loads it; docs/backends.md)",
+                "every node needs it too (`chaos swarm up` loads it; docs/backends.md)",
             ) from None
         except APIError as exc:
             raise InfrastructureError(
@@ -109,7 +111,8 @@ class DockerNetns:
         if not argvs:
             return
         script = "\n".join(
-            f"{shlex.join(a)} || {{ echo {shlex.quote('failed: ' + shlex.join(a))}; exit 1; }}" for a in argvs)
+            f"{shlex.join(a)} || {{ echo {shlex.quote('failed: ' + shlex.join(a))}; exit 1; }}" for a in argvs
+        )
         code, out = self.try_run(["sh", "-c", script])
         if code != 0:
             lines = out.splitlines()
@@ -165,8 +168,7 @@ class DockerNetns:
     def start_shaper(self, config: dict[str, Any], timeout_s: float = 15.0) -> None:
         queue = int(config["queue"])
         script = 'exec python3 -c "$1" serve "$2" >>' + SHAPER_LOG + " 2>&1"
-        self.container.exec_run(["sh", "-c", script, "sh", inspect.getsource(nfqueue), json.dumps(config)],
-                                detach=True)
+        self.container.exec_run(["sh", "-c", script, "sh", inspect.getsource(nfqueue), json.dumps(config)], detach=True)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             code, _ = self.try_run(["test", "-s", f"/tmp/tfchaos-nfq-{queue}.pid"])

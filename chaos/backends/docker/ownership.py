@@ -38,7 +38,7 @@ class Owner:
         return f"{self.host}:{self.pid}:{self.start}"
 
     @classmethod
-    def parse(cls, text: str | None) -> "Owner | None":
+    def parse(cls, text: str | None) -> Owner | None:
         if not text:
             return None
         host, _, rest = text.rpartition(":")
@@ -48,7 +48,7 @@ class Owner:
         return cls(host, int(pid), rest)
 
     @classmethod
-    def current(cls) -> "Owner":
+    def current(cls) -> Owner:
         pid = os.getpid()
         return cls(socket.gethostname(), pid, process_start(pid) or "")
 

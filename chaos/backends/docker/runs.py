@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from chaos import LABEL_RUN
 from chaos.backends.docker.engine_objects import EngineObject, Removal, project_objects, remove_objects
 from chaos.backends.docker.ownership import LABEL_OWNER, LABEL_SESSION, Liveness, Owner
-from chaos.backends.docker.venv_cache import LABEL_ROLE, ROLE as VENV_ROLE
+from chaos.backends.docker.venv_cache import LABEL_ROLE
+from chaos.backends.docker.venv_cache import ROLE as VENV_ROLE
 
 
 @dataclass
@@ -90,7 +91,11 @@ def clean(client, *, run_id: str | None = None, everything: bool = False) -> Cle
         # project label too.
         # Never an image's venv copy either: a cache kept like the image (chaos.backends.docker.venv_cache).
         result.extra = remove_objects(
-            client, lambda: [o for o in project_objects(client, kinds=("container", "network", "volume"))
-                             if o.labels.get(LABEL_ROLE) != VENV_ROLE]
+            client,
+            lambda: [
+                o
+                for o in project_objects(client, kinds=("container", "network", "volume"))
+                if o.labels.get(LABEL_ROLE) != VENV_ROLE
+            ],
         )
     return result

@@ -39,7 +39,7 @@ class Recipe:
     late_env: tuple[tuple[str, str], ...]
 
     @classmethod
-    def of(cls, image: str, env: dict[str, str], resources: dict[str, Any], command: list[str] | None) -> "Recipe":
+    def of(cls, image: str, env: dict[str, str], resources: dict[str, Any], command: list[str] | None) -> Recipe:
         early = {k: v for k, v in env.items() if k not in LATE_ENV}
         late = {k: v for k, v in env.items() if k in LATE_ENV}
         return cls(
@@ -55,10 +55,13 @@ class Recipe:
         """The limits as Docker takes them (e.g. device_write_iops: a list of dicts)."""
         return json.loads(self.resources_json)
 
-    def serves(self, due: "Recipe") -> bool:
+    def serves(self, due: Recipe) -> bool:
         """Whether a standby made from this recipe is the container ``due`` asks for."""
         return (self.image, self.command, self.resources_json, self.early_env) == (
-            due.image, due.command, due.resources_json, due.early_env
+            due.image,
+            due.command,
+            due.resources_json,
+            due.early_env,
         )
 
     def standby_env(self) -> dict[str, str]:

@@ -93,7 +93,8 @@ def serves(client, image: str) -> bool:
         return False
     env = dict(e.split("=", 1) for e in config.get("Env") or [] if "=" in e)
     return bool((config.get("Labels") or {}).get(LABEL_TF)) and (
-        env.get("VIRTUAL_ENV") == VENV_DIR or env.get("PATH", "").split(":")[0] == f"{VENV_DIR}/bin")
+        env.get("VIRTUAL_ENV") == VENV_DIR or env.get("PATH", "").split(":")[0] == f"{VENV_DIR}/bin"
+    )
 
 
 def volume_name(fingerprint: str) -> str:
@@ -135,9 +136,13 @@ def _scan(client, image_id: str, volume: str | None = None) -> str:
     """Run SCAN in a throwaway container of the image: over its own /opt/venv, or
     over ``volume`` mounted there read-only (a copy holds the same entries)."""
     out = client.containers.run(
-        image_id, entrypoint=[f"{VENV_DIR}/bin/python", "-c", SCAN, VENV_DIR], command=[],
+        image_id,
+        entrypoint=[f"{VENV_DIR}/bin/python", "-c", SCAN, VENV_DIR],
+        command=[],
         volumes={volume: {"bind": VENV_DIR, "mode": "ro"}} if volume else None,
-        user="0", network_disabled=True, remove=True,
+        user="0",
+        network_disabled=True,
+        remove=True,
         labels={LABEL_PROJECT: PROJECT, LABEL_ROLE: "helper", LABEL_IMAGE: image_id},
         name=f"{PROJECT}-venv-scan-{_hex(image_id)[:12]}-{os.getpid()}",  # a killed one is left for `chaos clean`
     )
@@ -168,8 +173,13 @@ def venv_volume(client, image: str) -> str | None:
         # Docker copies the image's /opt/venv into an empty volume when a container
         # mounts it; the image's python starting from it proves the copy is whole.
         client.containers.run(
-            image_id, entrypoint=[f"{VENV_DIR}/bin/python", "-c", "import sys; print(sys.prefix)"], command=[],
-            volumes={name: {"bind": VENV_DIR, "mode": "rw"}}, user="0", network_disabled=True, remove=True,
+            image_id,
+            entrypoint=[f"{VENV_DIR}/bin/python", "-c", "import sys; print(sys.prefix)"],
+            command=[],
+            volumes={name: {"bind": VENV_DIR, "mode": "rw"}},
+            user="0",
+            network_disabled=True,
+            remove=True,
             labels={LABEL_PROJECT: PROJECT, LABEL_ROLE: "helper", LABEL_IMAGE: image_id},
             name=f"{name}-fill-{os.getpid()}",
         )

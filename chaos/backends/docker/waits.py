@@ -3,7 +3,7 @@ container's status, the tail of its log and a hint."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 

@@ -65,8 +65,10 @@ def cmd_status(args) -> int:
     nodes = status(client, args.name)
     if not nodes:
         others = [n for n in swarm_names(client) if n != args.name]
-        print(f"no swarm {args.name} on this Docker engine"
-              + (f" (others: {', '.join(others)}; --name NAME)" if others else " (`chaos swarm up` makes one)"))
+        print(
+            f"no swarm {args.name} on this Docker engine"
+            + (f" (others: {', '.join(others)}; --name NAME)" if others else " (`chaos swarm up` makes one)")
+        )
         return 1
     for line in describe_access(make_plan(args.name, len(nodes)))[:2]:
         print(line)
@@ -77,10 +79,12 @@ def cmd_status(args) -> int:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "swarm", help="a multi-node Docker Swarm on this machine (node containers with their own engines)",
+        "swarm",
+        help="a multi-node Docker Swarm on this machine (node containers with their own engines)",
         description="Start N containers each running its own Docker engine, join them into one swarm with "
-                    "an attachable overlay network, and load the project's images into every node. "
-                    "See docs/backends.md.")
+        "an attachable overlay network, and load the project's images into every node. "
+        "See docs/backends.md.",
+    )
     sub = p.add_subparsers(dest="swarm_command", metavar="SUBCOMMAND")
 
     def named(sp):
@@ -88,22 +92,36 @@ def register(subparsers) -> None:
 
     up = sub.add_parser("up", help="bring a swarm up and print how to reach it")
     named(up)
-    up.add_argument("--nodes", default=DEFAULT_NODES, metavar="N",
-                    help=f"how many nodes, {MIN_NODES} to {MAX_NODES} (default {DEFAULT_NODES})")
-    up.add_argument("--image", action="append", metavar="TAG",
-                    help="an image of this engine to load into every node, repeatable "
-                         "(default: the default TF version's worker, the proxy and the packet faults' network helper)")
+    up.add_argument(
+        "--nodes",
+        default=DEFAULT_NODES,
+        metavar="N",
+        help=f"how many nodes, {MIN_NODES} to {MAX_NODES} (default {DEFAULT_NODES})",
+    )
+    up.add_argument(
+        "--image",
+        action="append",
+        metavar="TAG",
+        help="an image of this engine to load into every node, repeatable "
+        "(default: the default TF version's worker, the proxy and the packet faults' network helper)",
+    )
     up.add_argument("--no-images", action="store_true", help="load no image into the nodes")
-    up.add_argument("--no-store", action="store_true",
-                    help="no shared checkpoint store (by default an sshfs export is mounted on every node)")
+    up.add_argument(
+        "--no-store",
+        action="store_true",
+        help="no shared checkpoint store (by default an sshfs export is mounted on every node)",
+    )
     up.set_defaults(func=cmd_up)
 
     down = sub.add_parser("down", help="remove a swarm: its nodes, their volumes and network")
     named(down)
     down.set_defaults(func=cmd_down)
 
-    st = sub.add_parser("status", help="show a swarm's nodes, the swarm's view of them and their images "
-                                       "(exit 1 unless every node runs and is ready)")
+    st = sub.add_parser(
+        "status",
+        help="show a swarm's nodes, the swarm's view of them and their images "
+        "(exit 1 unless every node runs and is ready)",
+    )
     named(st)
     st.set_defaults(func=cmd_status)
 

@@ -46,10 +46,24 @@ import requests
 
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT, interrupts
 from chaos.backends.abilities import (
-    CheckpointListing, Freezing, NamespacesAhead, NodeDrain, NodeLinks, NodeLoss, OrchestratorRestarts, PacketNamespaces,
-    Partitions, ProxyLinks, ResourceLimits, SpareAddresses, UnsupportedVerb, WorkerCommands, WorkerOverrides,
+    CheckpointListing,
+    Freezing,
+    NamespacesAhead,
+    NodeDrain,
+    NodeLinks,
+    NodeLoss,
+    OrchestratorRestarts,
+    PacketNamespaces,
+    Partitions,
+    ProxyLinks,
+    ResourceLimits,
+    SpareAddresses,
+    UnsupportedVerb,
+    WorkerCommands,
+    WorkerOverrides,
 )
-from chaos.backends.docker import api as docker_api, limits as docker_limits
+from chaos.backends.docker import api as docker_api
+from chaos.backends.docker import limits as docker_limits
 from chaos.backends.docker.container_workers import ContainerWorkers
 from chaos.backends.docker.logs import LogFollower
 from chaos.backends.docker.ownership import owner_labels
@@ -58,8 +72,8 @@ from chaos.backends.overrides import Overrides
 from chaos.backends.proxy_client import ProxyClient
 from chaos.backends.spec import Deployment
 from chaos.backends.swarm import links, specs
-from chaos.backends.swarm.links import Link
 from chaos.backends.swarm.engines import STORE_ENV, NodeEngines, connect_manager, require_manager
+from chaos.backends.swarm.links import Link
 from chaos.backends.swarm.placement import Node, Placement, another_node, moved, place
 from chaos.backends.swarm.plan import STORE_IN_NODE
 from chaos.backends.swarm.tasks import Task, current, has_container, run_once, wait_next_task, wait_task
@@ -103,13 +117,32 @@ class SwarmCluster(
     ContainerWorkers,
     # What a swarm serves beyond chaos.backends.base.Cluster (chaos.backends.abilities): not yet the
     # checkpoint store's faults (they would run a task binding the store) nor standbys made ahead.
-    ProxyLinks, Partitions, PacketNamespaces, NamespacesAhead, Freezing, WorkerCommands, ResourceLimits,
-    WorkerOverrides, SpareAddresses, CheckpointListing, NodeLoss, NodeDrain, NodeLinks, OrchestratorRestarts,
+    ProxyLinks,
+    Partitions,
+    PacketNamespaces,
+    NamespacesAhead,
+    Freezing,
+    WorkerCommands,
+    ResourceLimits,
+    WorkerOverrides,
+    SpareAddresses,
+    CheckpointListing,
+    NodeLoss,
+    NodeDrain,
+    NodeLinks,
+    OrchestratorRestarts,
 ):
     """Context manager: ``with SwarmCluster(spec) as cluster: cluster.start_workers()``."""
 
-    def __init__(self, spec: Deployment, *, events: EventLog | None = None, manager=None,
-                 engines: NodeEngines | None = None, store_root: str | None = None) -> None:
+    def __init__(
+        self,
+        spec: Deployment,
+        *,
+        events: EventLog | None = None,
+        manager=None,
+        engines: NodeEngines | None = None,
+        store_root: str | None = None,
+    ) -> None:
         self.spec = spec
         self.topology = spec.shape
         self.num_workers = spec.num_workers
@@ -197,37 +230,53 @@ class SwarmCluster(
         """A keeper task on every worker's node but the proxy's, so that the node never drops the
         overlay between a worker's generations (specs.keeper_service)."""
         for node in sorted(set(self.placement.workers) - {self.placement.proxy}):
-            self.manager.services.create(**specs.keeper_service(
-                name=f"{self.prefix}-keeper-{node}", image=self.spec.images[0], network=self.network_name,
-                node=node, labels=self.labels,
-            ))
+            self.manager.services.create(
+                **specs.keeper_service(
+                    name=f"{self.prefix}-keeper-{node}",
+                    image=self.spec.images[0],
+                    network=self.network_name,
+                    node=node,
+                    labels=self.labels,
+                )
+            )
 
     def _make_store_folder(self) -> None:
         run_once(
             self.manager,
             specs.helper_service(
-                name=f"{self.prefix}-store-mkdir", image=self.spec.images[0], code=specs.MAKE_FOLDER,
-                args=[f"{specs.STORE_IN_HELPER}/{self.prefix}"], store_root=self.store_root, labels=self.labels,
+                name=f"{self.prefix}-store-mkdir",
+                image=self.spec.images[0],
+                code=specs.MAKE_FOLDER,
+                args=[f"{specs.STORE_IN_HELPER}/{self.prefix}"],
+                store_root=self.store_root,
+                labels=self.labels,
                 node=self.placement.proxy,
             ),
             timeout=HELPER_TIMEOUT_S,
             what=f"making the run's checkpoint folder {self.store_dir}",
             hint=f"every node must mount the shared store at {self.store_root} ({STORE_ENV} names another "
-                 "folder); `chaos swarm up` mounts it on the local swarm",
+            "folder); `chaos swarm up` mounts it on the local swarm",
         )
         self._store_made = True
 
     def _start_proxy(self) -> None:
         node = self.placement.proxy
-        self.proxy_service = self.manager.services.create(**specs.proxy_service(
-            name=f"{self.prefix}-proxy", image=self.spec.proxy_image, network=self.network_name, node=node,
-            labels=self.labels,
-        ))
+        self.proxy_service = self.manager.services.create(
+            **specs.proxy_service(
+                name=f"{self.prefix}-proxy",
+                image=self.spec.proxy_image,
+                network=self.network_name,
+                node=node,
+                labels=self.labels,
+            )
+        )
         task = wait_task(
-            self.proxy_service, lambda t: t.state == "running" and t.published(PROXY_API_PORT) is not None,
-            timeout=TASK_START_TIMEOUT_S, what=f"the proxy's task on {node}",
+            self.proxy_service,
+            lambda t: t.state == "running" and t.published(PROXY_API_PORT) is not None,
+            timeout=TASK_START_TIMEOUT_S,
+            what=f"the proxy's task on {node}",
             hint=f"`docker service ps {self.prefix}-proxy --no-trunc` on the manager shows why; the image "
-                 f"{self.spec.proxy_image} must be on {node}",
+            f"{self.spec.proxy_image} must be on {node}",
         )
         self.proxy_container = self.engines.client(node).containers.get(task.container_id)
         self.proxy_log = LogFollower(self.proxy_container, PROXY_ALIAS, self.events)
@@ -237,10 +286,11 @@ class SwarmCluster(
         api = f"http://{host}:{port}"
         wait_until(
             lambda: requests.get(f"{api}/version", timeout=1).ok,
-            timeout=PROXY_API_TIMEOUT_S, what=f"the proxy API at {api} (published on {node})",
+            timeout=PROXY_API_TIMEOUT_S,
+            what=f"the proxy API at {api} (published on {node})",
             containers=[self.proxy_container],
             hint="the runner reaches the proxy at its node's advertised address; a firewall between them, "
-                 "or an image that does not serve the Toxiproxy API on 8474, stops it",
+            "or an image that does not serve the Toxiproxy API on 8474, stops it",
         )
         self.proxies = ProxyClient(host, port)
 
@@ -277,7 +327,7 @@ class SwarmCluster(
             raise InfrastructureError(
                 "workers did not start in time: " + self._states(),
                 hint="a task rejected or failed at once usually means an image missing on its node "
-                     "(`chaos swarm status` lists each node's images) or a broken image",
+                "(`chaos swarm status` lists each node's images) or a broken image",
             )
 
     def _states(self) -> str:
@@ -285,8 +335,11 @@ class SwarmCluster(
         for i, w in sorted(self.workers.items()):
             task = current(w.service)
             tail = " | ".join(w.follower.tail[-3:]) if w.follower else ""
-            out.append(f"{self.worker_name(i)} on {w.node}: {task.describe() if task else 'no task'}"
-                       + (f" ({w.problem})" if w.problem else "") + (f"; last lines: {tail}" if tail else ""))
+            out.append(
+                f"{self.worker_name(i)} on {w.node}: {task.describe() if task else 'no task'}"
+                + (f" ({w.problem})" if w.problem else "")
+                + (f"; last lines: {tail}" if tail else "")
+            )
         return "; ".join(out) or "no worker created"
 
     def teardown(self) -> None:
@@ -324,10 +377,14 @@ class SwarmCluster(
             if self.engines is not None:
                 self.engines.close()
         if left:
-            self.record(NoticeEvent(
-                t=time.time(), source=RUNNER, topic="teardown_incomplete",
-                text=f"teardown left {'; '.join(left)} on the swarm (label {LABEL_RUN}={self.run_id})",
-            ))
+            self.record(
+                NoticeEvent(
+                    t=time.time(),
+                    source=RUNNER,
+                    topic="teardown_incomplete",
+                    text=f"teardown left {'; '.join(left)} on the swarm (label {LABEL_RUN}={self.run_id})",
+                )
+            )
 
     def _remove_services(self) -> list[str]:
         try:
@@ -347,11 +404,17 @@ class SwarmCluster(
         run_once(
             self.manager,
             specs.helper_service(
-                name=f"{self.prefix}-store-rm", image=self.spec.images[0], code=specs.REMOVE_FOLDER,
-                args=[f"{specs.STORE_IN_HELPER}/{self.prefix}"], store_root=self.store_root, labels=self.labels,
+                name=f"{self.prefix}-store-rm",
+                image=self.spec.images[0],
+                code=specs.REMOVE_FOLDER,
+                args=[f"{specs.STORE_IN_HELPER}/{self.prefix}"],
+                store_root=self.store_root,
+                labels=self.labels,
                 node=self.placement.proxy if self.placement else None,
             ),
-            timeout=HELPER_TIMEOUT_S, what=f"removing {self.store_dir}", hint="",
+            timeout=HELPER_TIMEOUT_S,
+            what=f"removing {self.store_dir}",
+            hint="",
         )
 
     def _remove_networks(self) -> list[str]:
@@ -381,12 +444,24 @@ class SwarmCluster(
         node = self.placement.workers[index]
         image, env = self.overrides.environment(index, self.tf_config(index))
         launch = self.spec.launch
-        service = self.manager.services.create(**specs.worker_service(
-            name=f"{self.prefix}-{name}-g{generation}", worker=name, index=index, image=image, env=env,
-            args=list(launch.command) if launch.command else None, network=self.network_name, node=node,
-            store_dir=self.store_dir, checkpoint_dir=launch.checkpoint_dir, labels=self.labels,
-            limits=self.spec.resources.get(index), stop_grace_s=STOP_GRACE_S, restart_policy=self._restart_policy(),
-        ))
+        service = self.manager.services.create(
+            **specs.worker_service(
+                name=f"{self.prefix}-{name}-g{generation}",
+                worker=name,
+                index=index,
+                image=image,
+                env=env,
+                args=list(launch.command) if launch.command else None,
+                network=self.network_name,
+                node=node,
+                store_dir=self.store_dir,
+                checkpoint_dir=launch.checkpoint_dir,
+                labels=self.labels,
+                limits=self.spec.resources.get(index),
+                stop_grace_s=STOP_GRACE_S,
+                restart_policy=self._restart_policy(),
+            )
+        )
         worker = _Worker(index, generation, service, node)
         worker.watcher = threading.Thread(target=self._follow, args=(worker,), name=f"task-{name}", daemon=True)
         self.workers[index] = worker
@@ -408,17 +483,32 @@ class SwarmCluster(
         """The task Swarm starts after ``old`` exited with a failure (restart policy on-failure), as the
         worker's next generation, its restart recorded; None when none is due or none came."""
         index = old.index
-        if (self._restart_policy() is None or not exit_code or old.replaced or self._closing
-                or self._orchestrated.get(index, 0) >= self.spec.max_restarts or old.task is None):
+        if (
+            self._restart_policy() is None
+            or not exit_code
+            or old.replaced
+            or self._closing
+            or self._orchestrated.get(index, 0) >= self.spec.max_restarts
+            or old.task is None
+        ):
             return None
         name = self.worker_name(index)
-        task = wait_next_task(old.service, old.task.id, timeout=TASK_START_TIMEOUT_S,
-                              stop=lambda: self._closing or old.replaced)
+        task = wait_next_task(
+            old.service, old.task.id, timeout=TASK_START_TIMEOUT_S, stop=lambda: self._closing or old.replaced
+        )
         if task is None:
             if not (self._closing or old.replaced):
-                self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="task_failed", text=(
-                    f"{name} exited {exit_code} on {old.node}, and the orchestrator started no task after it "
-                    f"within {TASK_START_TIMEOUT_S:g} s: {_describe(current(old.service))}")))
+                self.record(
+                    NoticeEvent(
+                        t=time.time(),
+                        source=RUNNER,
+                        topic="task_failed",
+                        text=(
+                            f"{name} exited {exit_code} on {old.node}, and the orchestrator started no task after it "
+                            f"within {TASK_START_TIMEOUT_S:g} s: {_describe(current(old.service))}"
+                        ),
+                    )
+                )
             return None
         node = self._hostname(task.node_id) or old.node
         new = _Worker(index, old.generation + 1, old.service, node, watcher=old.watcher)
@@ -426,9 +516,17 @@ class SwarmCluster(
             if old.replaced or self._closing:
                 return None
             self.workers[index] = new
-        self.record(RestartEvent(t=time.time(), source=name, by="orchestrator", reason=(
-            f"{name} exited {exit_code}; Swarm's restart policy (on-failure) started task {task.id[:12]} on "
-            f"{node}" + ("" if node == old.node else f" (was on {old.node})"))))
+        self.record(
+            RestartEvent(
+                t=time.time(),
+                source=name,
+                by="orchestrator",
+                reason=(
+                    f"{name} exited {exit_code}; Swarm's restart policy (on-failure) started task {task.id[:12]} on "
+                    f"{node}" + ("" if node == old.node else f" (was on {old.node})")
+                ),
+            )
+        )
         with self._lock:  # counted once recorded: await_restarts returns after the event is in the history
             self._orchestrated[index] = self._orchestrated.get(index, 0) + 1
         return new
@@ -441,23 +539,42 @@ class SwarmCluster(
         None when it had no container, or its exit was not the engine's to say)."""
         name = self.worker_name(worker.index)
         try:
-            task = wait_task(worker.service, has_container, timeout=TASK_START_TIMEOUT_S,
-                             what=f"{name}'s task on {worker.node}", hint="", stop=lambda: self._closing)
+            task = wait_task(
+                worker.service,
+                has_container,
+                timeout=TASK_START_TIMEOUT_S,
+                what=f"{name}'s task on {worker.node}",
+                hint="",
+                stop=lambda: self._closing,
+            )
             worker.task = task
             worker.container = self.engines.client(worker.node).containers.get(task.container_id)
         except Exception as exc:  # noqa: BLE001 - rejected, failed, or teardown: said in wait_started's error
             worker.problem = _first_line(exc)
             worker.attached.set()
             if not self._closing:
-                self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="task_failed",
-                                        text=f"{name} on {worker.node}: {worker.problem}"))
+                self.record(
+                    NoticeEvent(
+                        t=time.time(),
+                        source=RUNNER,
+                        topic="task_failed",
+                        text=f"{name} on {worker.node}: {worker.problem}",
+                    )
+                )
             return None
         follower = LogFollower(worker.container, name, self.events, self.spec.launch.parser(name))
         follower.start()
         worker.follower = follower  # published started: a restart or teardown may join it at once
         worker.attached.set()
-        self.record(AddressEvent(t=time.time(), source=RUNNER, task=name,
-                                 address=task.addresses.get(self.network_name, ""), node=worker.node))
+        self.record(
+            AddressEvent(
+                t=time.time(),
+                source=RUNNER,
+                task=name,
+                address=task.addresses.get(self.network_name, ""),
+                node=worker.node,
+            )
+        )
         try:
             result = worker.container.wait()
             worker.container.reload()
@@ -469,10 +586,18 @@ class SwarmCluster(
         if state.get("Error") and not self._closing:
             # The engine could not start the container (exit 128, no output): on one host
             # container.start() raises; a task starts in the background, so its error is said here.
-            self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="task_failed",
-                                    text=f"{name} on {worker.node}: its container did not start: {state['Error']}"))
+            self.record(
+                NoticeEvent(
+                    t=time.time(),
+                    source=RUNNER,
+                    topic="task_failed",
+                    text=f"{name} on {worker.node}: its container did not start: {state['Error']}",
+                )
+            )
         code = int(result.get("StatusCode", -1))
-        self.events.append(ExitEvent(t=time.time(), source=name, exit_code=code, oom_killed=bool(state.get("OOMKilled"))))
+        self.events.append(
+            ExitEvent(t=time.time(), source=name, exit_code=code, oom_killed=bool(state.get("OOMKilled")))
+        )
         return code
 
     def container(self, index: int):
@@ -507,7 +632,8 @@ class SwarmCluster(
             # By name through the low-level API: a node with no other task on the overlay has
             # dropped its copy of it (no longer listed there), and attaches again through the manager.
             self._node_engine(index).api.connect_container_to_network(
-                container.id, self.network_name, aliases=[self.worker_name(index)])
+                container.id, self.network_name, aliases=[self.worker_name(index)]
+            )
 
     def lose_node(self, index: int) -> str:
         """Kill the node worker ``index`` runs on (the local swarm's node container). The workers
@@ -519,9 +645,17 @@ class SwarmCluster(
             self._out_of_use[node] = "lost"
         local.kill(node)
         t = time.time()
-        self.record(NoticeEvent(t=t, source=RUNNER, topic="node_lost", text=(
-            f"{node} lost (its engine killed): {', '.join(self.worker_name(i) for i in on_it)} killed with it "
-            "(exit 137 recorded at the kill: no engine is left to report it); the run places nothing on it again")))
+        self.record(
+            NoticeEvent(
+                t=t,
+                source=RUNNER,
+                topic="node_lost",
+                text=(
+                    f"{node} lost (its engine killed): {', '.join(self.worker_name(i) for i in on_it)} killed with it "
+                    "(exit 137 recorded at the kill: no engine is left to report it); the run places nothing on it again"
+                ),
+            )
+        )
         for i in on_it:
             self.events.append(ExitEvent(t=t, source=self.worker_name(i), exit_code=137, oom_killed=False))
         return node
@@ -558,16 +692,24 @@ class SwarmCluster(
             raise InfrastructureError(
                 f"{self.worker_name(a)} and {self.worker_name(b)} both run on {node}: no link between nodes joins them",
                 hint="bring the swarm up with a node per worker besides the proxy's (`chaos swarm up --nodes 3` "
-                     "for 2 workers)",
+                "for 2 workers)",
             )
         link = Link(node, peer, self.nodes[peer].addr, loss_percent, f"{self.prefix}-link-{uuid.uuid4().hex[:4]}")
         local = self._local_nodes("fail the link between two of its machines (node_link)")
         self._links.append(link)
         for argv in links.apply_commands(link):
             local.run(node, argv)
-        self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="link_degraded", text=(
-            f"{link.describe()}: {self.worker_name(a)} and {self.worker_name(b)} reach each other through it; "
-            "each node still reaches the others")))
+        self.record(
+            NoticeEvent(
+                t=time.time(),
+                source=RUNNER,
+                topic="link_degraded",
+                text=(
+                    f"{link.describe()}: {self.worker_name(a)} and {self.worker_name(b)} reach each other through it; "
+                    "each node still reaches the others"
+                ),
+            )
+        )
         return link
 
     def restore_link(self, link: Link) -> None:
@@ -585,10 +727,20 @@ class SwarmCluster(
                 local.run(link.node, argv)
             except InfrastructureError:
                 pass  # gone already (its node restarted)
-        counted = ", ".join(f"{n} {'to' if chain == 'OUTPUT' else 'from'} {link.peer}"
-                            for chain, n in sorted(dropped.items())) or "none counted"
-        self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="link_restored",
-                                text=f"{link.describe()}, restored; packets dropped on {link.node}: {counted}"))
+        counted = (
+            ", ".join(
+                f"{n} {'to' if chain == 'OUTPUT' else 'from'} {link.peer}" for chain, n in sorted(dropped.items())
+            )
+            or "none counted"
+        )
+        self.record(
+            NoticeEvent(
+                t=time.time(),
+                source=RUNNER,
+                topic="link_restored",
+                text=f"{link.describe()}, restored; packets dropped on {link.node}: {counted}",
+            )
+        )
 
     def _node_beside_the_proxy(self, index: int, doing: str) -> str:
         """Worker ``index``'s node, refused when it also runs the proxy (the run would end with it)."""
@@ -597,7 +749,7 @@ class SwarmCluster(
             raise InfrastructureError(
                 f"{self.worker_name(index)} runs on {node}, which also runs the proxy: {doing} it would end the run",
                 hint="the proxy runs on a manager and workers go to worker nodes first: bring the swarm up with "
-                     "more nodes than workers (`chaos swarm up --nodes 3` for 2 workers)",
+                "more nodes than workers (`chaos swarm up --nodes 3` for 2 workers)",
             )
         return node
 
@@ -610,16 +762,23 @@ class SwarmCluster(
         with self._lock:
             self._out_of_use[node] = "drained"
         self._set_availability(node, "drain")
-        self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="node_drained", text=(
-            f"{node} drained: Swarm stops {', '.join(self.worker_name(i) for i, w in sorted(self.workers.items()) if w.node == node)} "
-            "there; the run places nothing on it again")))
+        self.record(
+            NoticeEvent(
+                t=time.time(),
+                source=RUNNER,
+                topic="node_drained",
+                text=(
+                    f"{node} drained: Swarm stops {', '.join(self.worker_name(i) for i, w in sorted(self.workers.items()) if w.node == node)} "
+                    "there; the run places nothing on it again"
+                ),
+            )
+        )
         return node
 
     def activate_node(self, node: str) -> None:
         """Make a drained node active again (``--availability active``)."""
         self._set_availability(node, "active")
-        self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="node_active",
-                                text=f"{node} active again"))
+        self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="node_active", text=f"{node} active again"))
 
     def _set_availability(self, hostname: str, availability: str) -> None:
         for n in self.manager.nodes.list():
@@ -641,11 +800,20 @@ class SwarmCluster(
             self._node_loss.restart(node)
         except Exception as exc:  # noqa: BLE001 - said in the report; teardown goes on
             self._not_restored.add(node)
-            self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="node_restore_failed",
-                                    text=f"{node} did not come back: {_first_line(exc)}"))
+            self.record(
+                NoticeEvent(
+                    t=time.time(),
+                    source=RUNNER,
+                    topic="node_restore_failed",
+                    text=f"{node} did not come back: {_first_line(exc)}",
+                )
+            )
             return
-        self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="node_restored",
-                                text=f"{node} back: its engine rejoined the swarm"))
+        self.record(
+            NoticeEvent(
+                t=time.time(), source=RUNNER, topic="node_restored", text=f"{node} back: its engine rejoined the swarm"
+            )
+        )
 
     def _clear_restored_nodes(self) -> list[str]:
         """Wait for the nodes being restored, then remove this run's containers they still hold
@@ -674,8 +842,14 @@ class SwarmCluster(
         self.placement = moved(self.placement, index, node)
         with _PLACING:
             _PLACED[self.run_id] = self.placement.workers
-        self.record(NoticeEvent(t=time.time(), source=RUNNER, topic="rescheduled",
-                                text=f"{self.worker_name(index)} moves from {old} ({self._out_of_use[old]}) to {node}"))
+        self.record(
+            NoticeEvent(
+                t=time.time(),
+                source=RUNNER,
+                topic="rescheduled",
+                text=f"{self.worker_name(index)} moves from {old} ({self._out_of_use[old]}) to {node}",
+            )
+        )
 
     def _node_engine(self, index: int):
         return self.engines.client(self.workers[index].node)
@@ -752,7 +926,7 @@ def require_image(manager, image: str) -> None:
         raise InfrastructureError(
             f"image {image!r} is not on the swarm manager's engine",
             hint=f"load it into every node (`chaos swarm up --image {image}` on the local swarm), or push it "
-                 "to a registry the nodes pull from",
+            "to a registry the nodes pull from",
         ) from None
 
 

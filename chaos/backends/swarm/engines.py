@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from chaos.errors import InfrastructureError, ScenarioError
 
@@ -54,7 +54,7 @@ def parse_nodes(text: str) -> dict[str, str]:
             raise ScenarioError(
                 f"{NODES_ENV}: entry {entry!r} is not HOSTNAME=URL",
                 hint=f"e.g. {NODES_ENV}=node-2=unix:///run/node-2.sock,node-3=ssh://me@node-3 "
-                     "(the host names `docker node ls` shows)",
+                "(the host names `docker node ls` shows)",
             )
         out[host.strip()] = url.strip()
     return out
@@ -64,7 +64,7 @@ def sibling_socket(manager: str | None, hostname: str) -> str | None:
     """The local swarm's layout: one folder per node host name, each holding its engine's socket."""
     if not manager or not manager.startswith("unix://"):
         return None
-    path = manager[len("unix://"):]
+    path = manager[len("unix://") :]
     if os.path.basename(path) != SOCKET_NAME:
         return None
     folder = Path(path).parent.parent  # <folder>/<the manager's host name>/docker.sock
@@ -75,8 +75,14 @@ def sibling_socket(manager: str | None, hostname: str) -> str | None:
 class NodeEngines:
     """A client per node engine, made at first use and kept for the run."""
 
-    def __init__(self, manager: str | None, manager_host: str, explicit: dict[str, str] | None = None,
-                 connect: Callable[[str], object] | None = None, manager_client=None) -> None:
+    def __init__(
+        self,
+        manager: str | None,
+        manager_host: str,
+        explicit: dict[str, str] | None = None,
+        connect: Callable[[str], object] | None = None,
+        manager_client=None,
+    ) -> None:
         self.manager = manager
         self.manager_host = manager_host
         self.explicit = dict(explicit or {})
@@ -88,9 +94,10 @@ class NodeEngines:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_env(cls, manager_host: str, manager_client=None) -> "NodeEngines":
-        return cls(manager_url(), manager_host, parse_nodes(os.environ.get(NODES_ENV, "")),
-                   manager_client=manager_client)
+    def from_env(cls, manager_host: str, manager_client=None) -> NodeEngines:
+        return cls(
+            manager_url(), manager_host, parse_nodes(os.environ.get(NODES_ENV, "")), manager_client=manager_client
+        )
 
     def url(self, hostname: str) -> str:
         if hostname in self.explicit:
@@ -104,7 +111,7 @@ class NodeEngines:
             f"no way to reach the Docker engine of swarm node {hostname!r}, which runs a worker: the swarm "
             "backend kills, pauses and reads a task's container through its node's engine",
             hint=f"name it in {NODES_ENV} (e.g. {NODES_ENV}={hostname}=ssh://user@{hostname}); the local swarm "
-                 "(`chaos swarm up`) needs nothing when DOCKER_HOST is its node-1 socket",
+            "(`chaos swarm up`) needs nothing when DOCKER_HOST is its node-1 socket",
         )
 
     def client(self, hostname: str):
@@ -125,8 +132,11 @@ class NodeEngines:
                 pass
 
 
-def connect_engine(url: str, what: str = "the node engine",
-                   hint: str = f"check {NODES_ENV}, or that the local swarm is up (`chaos swarm status`)"):
+def connect_engine(
+    url: str,
+    what: str = "the node engine",
+    hint: str = f"check {NODES_ENV}, or that the local swarm is up (`chaos swarm status`)",
+):
     """A client of the engine at ``url``, answering; else an InfrastructureError naming ``what``."""
     import docker
 
@@ -154,7 +164,7 @@ def connect_manager():
             f"cannot reach the swarm's manager engine at {url or 'the default socket'} "
             f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
             hint="point DOCKER_HOST (or `docker context use NAME`) at a swarm manager; "
-                 "`chaos swarm up` makes a local one and prints its DOCKER_HOST",
+            "`chaos swarm up` makes a local one and prints its DOCKER_HOST",
         ) from None
     return client
 
@@ -168,6 +178,6 @@ def require_manager(client) -> str:
             f"the engine {manager_url() or 'at the default socket'} is not a swarm manager "
             f"(swarm state {swarm.get('LocalNodeState') or 'inactive'})",
             hint="--backend swarm needs DOCKER_HOST (or the Docker context) to name a swarm manager: "
-                 "`chaos swarm up` makes a local swarm and prints its DOCKER_HOST",
+            "`chaos swarm up` makes a local swarm and prints its DOCKER_HOST",
         )
     return info.get("Name", "")

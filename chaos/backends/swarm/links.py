@@ -36,12 +36,17 @@ class Link:
 
 def rule_specs(link: Link) -> list[list[str]]:
     """Each rule as ``[chain, match..., -j, DROP]``: the overlay's packets to the peer node, and from it."""
-    chance = [] if link.loss_percent >= 100 else [
-        "-m", "statistic", "--mode", "random", "--probability", f"{link.loss_percent / 100:.4f}"]
+    chance = (
+        []
+        if link.loss_percent >= 100
+        else ["-m", "statistic", "--mode", "random", "--probability", f"{link.loss_percent / 100:.4f}"]
+    )
     mark = ["-m", "comment", "--comment", link.tag]
     udp = ["-p", "udp", "--dport", str(VXLAN_PORT)]
-    return [["OUTPUT", *udp, "-d", link.peer_addr, *chance, *mark, "-j", "DROP"],
-            ["INPUT", *udp, "-s", link.peer_addr, *chance, *mark, "-j", "DROP"]]
+    return [
+        ["OUTPUT", *udp, "-d", link.peer_addr, *chance, *mark, "-j", "DROP"],
+        ["INPUT", *udp, "-s", link.peer_addr, *chance, *mark, "-j", "DROP"],
+    ]
 
 
 def apply_commands(link: Link) -> list[list[str]]:

@@ -28,7 +28,7 @@ def local_plan(manager_url: str | None) -> SwarmPlan | None:
     """The plan of the local swarm whose node socket ``manager_url`` is, or None."""
     if not manager_url or not manager_url.startswith("unix://"):
         return None
-    path = Path(manager_url[len("unix://"):])
+    path = Path(manager_url[len("unix://") :])
     if path.name != SOCKET_NAME or not _NODE.match(path.parent.name):
         return None
     swarm_dir = path.parent.parent
@@ -47,7 +47,7 @@ def not_local(manager_url: str | None, doing: str = LOSING) -> InfrastructureErr
         f"the swarm at {manager_url or 'the default engine'} is not a local swarm made by `chaos swarm up`: "
         f"this backend cannot {doing}",
         hint="run it on a local swarm (`chaos swarm up`, then DOCKER_HOST as it prints); on real machines "
-             "stop a node's engine (`systemctl stop docker`) or drop its VXLAN packets (UDP 4789) by hand there",
+        "stop a node's engine (`systemctl stop docker`) or drop its VXLAN packets (UDP 4789) by hand there",
     )
 
 
@@ -58,15 +58,18 @@ class LocalNodeLoss:
         self.swarm = swarm  # chaos.backends.swarm.nodes.LocalSwarm
 
     @classmethod
-    def of(cls, manager_url: str | None, host=None, doing: str = LOSING) -> "LocalNodeLoss":
+    def of(cls, manager_url: str | None, host=None, doing: str = LOSING) -> LocalNodeLoss:
         from chaos.backends.swarm.nodes import LocalSwarm
 
         plan = local_plan(manager_url)
         if plan is None:
             raise not_local(manager_url, doing)
         if host is None:
-            host = connect_engine(os.environ.get(HOST_ENV, DEFAULT_HOST), "the engine the local swarm's nodes run on",
-                                  hint=f"set {HOST_ENV} to the engine `chaos swarm up` ran against")
+            host = connect_engine(
+                os.environ.get(HOST_ENV, DEFAULT_HOST),
+                "the engine the local swarm's nodes run on",
+                hint=f"set {HOST_ENV} to the engine `chaos swarm up` ran against",
+            )
         return cls(LocalSwarm(host, plan))
 
     def index(self, hostname: str) -> int:
@@ -74,13 +77,17 @@ class LocalNodeLoss:
         plan = self.swarm.plan
         match = _NODE.match(hostname)
         if not match:
-            raise InfrastructureError(f"swarm node {hostname!r} is not one of swarm {plan.name!r}'s node containers",
-                                      hint="the local swarm's nodes are named node-1, node-2, ...")
+            raise InfrastructureError(
+                f"swarm node {hostname!r} is not one of swarm {plan.name!r}'s node containers",
+                hint="the local swarm's nodes are named node-1, node-2, ...",
+            )
         i = int(match.group(1))
         container = self.swarm.host.containers.get(plan.node_container(i))
         if container.labels.get(LABEL_SWARM) != plan.name:  # never touch what no `chaos swarm up` made
-            raise InfrastructureError(f"{plan.node_container(i)} does not carry {LABEL_SWARM}={plan.name}",
-                                      hint="`chaos swarm status` lists the local swarm's nodes")
+            raise InfrastructureError(
+                f"{plan.node_container(i)} does not carry {LABEL_SWARM}={plan.name}",
+                hint="`chaos swarm status` lists the local swarm's nodes",
+            )
         return i
 
     def kill(self, hostname: str) -> None:

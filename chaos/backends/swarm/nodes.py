@@ -22,14 +22,21 @@ import queue
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from chaos import interrupts
 from chaos.backends.docker.engine_objects import EngineObject, Removal, project_objects, remove_objects
 from chaos.backends.docker.ownership import owner_labels
 from chaos.backends.swarm.plan import (
-    DEFAULT_NAME, FUSE_DEVICE, LABEL_NODE, LABEL_SWARM, STORE_IN_NODE, SWARM_PORT, SwarmPlan, check_name,
+    DEFAULT_NAME,
+    FUSE_DEVICE,
+    LABEL_NODE,
+    LABEL_SWARM,
+    STORE_IN_NODE,
+    SWARM_PORT,
+    SwarmPlan,
+    check_name,
     check_nodes,
 )
 from chaos.errors import InfrastructureError
@@ -72,8 +79,12 @@ def swarm_objects(client, name: str) -> list[EngineObject]:
 
 
 def swarm_names(client) -> list[str]:
-    return sorted({o.labels[LABEL_SWARM] for o in project_objects(client, keys=(LABEL_SWARM,),
-                                                                   kinds=("container", "network", "volume"))})
+    return sorted(
+        {
+            o.labels[LABEL_SWARM]
+            for o in project_objects(client, keys=(LABEL_SWARM,), kinds=("container", "network", "volume"))
+        }
+    )
 
 
 def require_images(client, images: list[str]) -> list:
@@ -85,7 +96,7 @@ def require_images(client, images: list[str]) -> list:
             raise InfrastructureError(
                 f"image {tag!r} is not on this Docker engine, so it cannot be loaded into the swarm's nodes",
                 hint="build the project's images with `chaos images build` (see `chaos images status`), "
-                     "or name others with --image TAG (--no-images loads none)",
+                "or name others with --image TAG (--no-images loads none)",
             )
         out.append(image)
     return out
@@ -103,8 +114,10 @@ class Timings:
     per_image: dict[str, float] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
-        out = [f"  node image {self.node_image:.1f}s, store {self.store:.1f}s, engines up {self.nodes_started:.1f}s, "
-               f"swarm formed {self.swarm_formed:.1f}s, images loaded {self.images_loaded:.1f}s"]
+        out = [
+            f"  node image {self.node_image:.1f}s, store {self.store:.1f}s, engines up {self.nodes_started:.1f}s, "
+            f"swarm formed {self.swarm_formed:.1f}s, images loaded {self.images_loaded:.1f}s"
+        ]
         out += [f"    {tag}: {s:.1f}s into every node" for tag, s in self.per_image.items()]
         return out
 
@@ -137,14 +150,17 @@ class LocalSwarm:
 
     # --- up ----------------------------------------------------------------------
 
-    def up(self, images: list[str], node_image: str | None = None, *, store: bool = True) -> "LocalSwarm":
+    def up(self, images: list[str], node_image: str | None = None, *, store: bool = True) -> LocalSwarm:
         """Bring the swarm up (``store``: with the shared checkpoint store mounted on
         every node); on any failure or Ctrl-C remove what was made, then raise."""
         plan = self.plan
         self.store = store
-        require_shared_host(self.host, "a local swarm (`chaos swarm up`)",
-                            "its nodes' engine sockets and the store's keys are folders of this machine that "
-                            "the engine bind-mounts into the nodes")
+        require_shared_host(
+            self.host,
+            "a local swarm (`chaos swarm up`)",
+            "its nodes' engine sockets and the store's keys are folders of this machine that "
+            "the engine bind-mounts into the nodes",
+        )
         if store and not os.path.exists(FUSE_DEVICE):
             raise InfrastructureError(
                 f"the shared store needs FUSE and this machine has no {FUSE_DEVICE}",
@@ -154,7 +170,7 @@ class LocalSwarm:
             raise InfrastructureError(
                 f"a swarm named {plan.name!r} exists already on this Docker engine",
                 hint=f"`chaos swarm status --name {plan.name}` shows it, `chaos swarm down --name {plan.name}` "
-                     "removes it; or pick another --name",
+                "removes it; or pick another --name",
             )
         host_images = require_images(self.host, images)
         try:
@@ -179,7 +195,7 @@ class LocalSwarm:
                     f"Docker refused to bring up swarm {plan.name!r}: "
                     f"{str(getattr(exc, 'explanation', None) or exc).splitlines()[0][:300]}",
                     hint="everything it made was removed; the nodes need the capabilities SYS_ADMIN, NET_ADMIN, "
-                         "MKNOD, SYS_PTRACE and /sys/fs/cgroup (docs/backends.md)",
+                    "MKNOD, SYS_PTRACE and /sys/fs/cgroup (docs/backends.md)",
                 ) from None
             raise
         return self
@@ -335,7 +351,7 @@ class LocalSwarm:
             f"{ENGINE_START_TIMEOUT_S:.0f}s (container {container.status}; {last or 'no socket yet'}); "
             f"its last lines: {' | '.join(tail)[-400:]}",
             hint="the node needs the capabilities SYS_ADMIN, NET_ADMIN, MKNOD, SYS_PTRACE and /sys/fs/cgroup "
-                 "read-write (docs/backends.md); `docker logs` of the node shows why its engine stopped",
+            "read-write (docs/backends.md); `docker logs` of the node shows why its engine stopped",
         )
 
     def _form_swarm(self) -> None:
@@ -349,8 +365,12 @@ class LocalSwarm:
         for i in plan.indices():
             if i == 1:
                 continue
-            self.client(i).swarm.join(remote_addrs=[f"{ip1}:{SWARM_PORT}"], join_token=token,
-                                      advertise_addr=self.node_ip(i), listen_addr=f"0.0.0.0:{SWARM_PORT}")
+            self.client(i).swarm.join(
+                remote_addrs=[f"{ip1}:{SWARM_PORT}"],
+                join_token=token,
+                advertise_addr=self.node_ip(i),
+                listen_addr=f"0.0.0.0:{SWARM_PORT}",
+            )
         self._wait_ready()
         manager.networks.create(**plan.overlay_create())
         self.timings.swarm_formed = time.monotonic() - t0
@@ -360,8 +380,9 @@ class LocalSwarm:
         deadline = time.monotonic() + NODES_READY_TIMEOUT_S
         states: dict[str, str] = {}
         while time.monotonic() < deadline:
-            states = {n.attrs["Description"]["Hostname"]: n.attrs["Status"]["State"]
-                      for n in self.client(1).nodes.list()}
+            states = {
+                n.attrs["Description"]["Hostname"]: n.attrs["Status"]["State"] for n in self.client(1).nodes.list()
+            }
             if len(states) == self.plan.nodes and all(s == "ready" for s in states.values()):
                 return
             time.sleep(0.3)
@@ -369,7 +390,7 @@ class LocalSwarm:
             f"the swarm's nodes are not all ready after {NODES_READY_TIMEOUT_S:.0f}s: "
             f"{', '.join(f'{k} {v}' for k, v in sorted(states.items())) or 'none joined'}",
             hint="the nodes reach each other on ports 2377, 7946 and 4789 of their bridge network; "
-                 "`docker logs` of a node shows its engine's view",
+            "`docker logs` of a node shows its engine's view",
         )
 
     def _load_images(self, images: list) -> None:
@@ -381,7 +402,7 @@ class LocalSwarm:
             todo = [i for i in self.plan.indices() if not self._has_image(i, image.id)]
             if todo:
                 self.progress(f"loading {tag} into {', '.join(self.plan.hostname(i) for i in todo)}")
-                for group in ([todo] if self.parallel_load else [[i] for i in todo]):
+                for group in [todo] if self.parallel_load else [[i] for i in todo]:
                     self._fan_out(tag, group)
             self.timings.per_image[tag] = time.monotonic() - t1
             self.progress(f"{tag}: in every node ({self.timings.per_image[tag]:.1f}s)")
@@ -512,8 +533,15 @@ def status(client, name: str) -> list[NodeState]:
 
 
 @contextlib.contextmanager
-def local_swarm(nodes: int = 3, images: list[str] | tuple[str, ...] = (), *, name: str | None = None,
-                store: bool = True, client=None, progress: Progress = engine.noop) -> Iterator[LocalSwarm]:
+def local_swarm(
+    nodes: int = 3,
+    images: list[str] | tuple[str, ...] = (),
+    *,
+    name: str | None = None,
+    store: bool = True,
+    client=None,
+    progress: Progress = engine.noop,
+) -> Iterator[LocalSwarm]:
     """A swarm for a test: owned by this process (``chaos clean`` removes it if the
     process dies), removed when the block ends, whatever happens in it."""
     import uuid

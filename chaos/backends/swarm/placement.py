@@ -17,8 +17,9 @@ node, never the manager that runs the swarm.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, Collection, Mapping
+from typing import Any
 
 from chaos.errors import InfrastructureError
 
@@ -37,7 +38,7 @@ class Node:
         return self.state == "ready" and self.availability == "active"
 
     @classmethod
-    def of(cls, attrs: dict[str, Any]) -> "Node":
+    def of(cls, attrs: dict[str, Any]) -> Node:
         """From a node's inspect data (``client.nodes.list()[i].attrs``)."""
         spec, status = attrs.get("Spec") or {}, attrs.get("Status") or {}
         addr = status.get("Addr", "")
@@ -78,7 +79,7 @@ def place(nodes: list[Node], workers: int, busy: Mapping[str, int] | None = None
         raise InfrastructureError(
             f"the swarm has no node ready and active to place workers on (nodes: {states})",
             hint="`docker node ls` on the manager shows them; `docker node update --availability active NODE` "
-                 "brings a drained node back",
+            "brings a drained node back",
         )
     order = sorted(usable, key=lambda n: (n.role == "manager", busy.get(n.hostname, 0), n.hostname))
     managers = sorted((n for n in usable if n.role == "manager"), key=lambda n: n.hostname)
@@ -98,7 +99,7 @@ def another_node(nodes: list[Node], placement: Placement, index: int, out_of_use
             f"worker-{index}'s node {placement.workers[index]} is out of use and no other node is ready and active "
             f"to run it (nodes: {states}; lost or drained by this run: {', '.join(sorted(out_of_use)) or 'none'})",
             hint="a node_lost or node_drained scenario needs a node to spare: `chaos swarm up --nodes 3` or more "
-                 "for 2 workers",
+            "for 2 workers",
         )
     return min(usable, key=lambda n: (n.hostname in others, n.role == "manager", n.hostname)).hostname
 

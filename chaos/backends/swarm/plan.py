@@ -50,9 +50,17 @@ SWARM_PORT = 2377
 STORE_IN_NODE = "/mnt/tfchaos-store"
 STORE_KEYS_IN_NODE = "/run/tfchaos-store"
 STORE_EXPORT = "/export"
-SSHFS_OPTIONS = ("allow_other", "reconnect", "dir_cache=no", "entry_timeout=0", "attr_timeout=0",
-                 "negative_timeout=0", "StrictHostKeyChecking=no", "UserKnownHostsFile=/dev/null",
-                 f"IdentityFile={STORE_KEYS_IN_NODE}/id")
+SSHFS_OPTIONS = (
+    "allow_other",
+    "reconnect",
+    "dir_cache=no",
+    "entry_timeout=0",
+    "attr_timeout=0",
+    "negative_timeout=0",
+    "StrictHostKeyChecking=no",
+    "UserKnownHostsFile=/dev/null",
+    f"IdentityFile={STORE_KEYS_IN_NODE}/id",
+)
 STORE_SCRIPT = f"""set -e
 mkdir -p /run/sshd {STORE_EXPORT}
 chmod 777 {STORE_EXPORT}
@@ -83,7 +91,7 @@ def check_nodes(value: Any) -> int:
         raise ScenarioError(
             f"--nodes must be a whole number from {MIN_NODES} to {MAX_NODES}, not {value!r}",
             hint=f"e.g. `chaos swarm up --nodes {DEFAULT_NODES}` (each node is a container running its own "
-                 "Docker engine: on a 2-core machine keep to 3)",
+            "Docker engine: on a 2-core machine keep to 3)",
         )
     return n
 
@@ -199,8 +207,12 @@ class SwarmPlan:
 
     def store_mount_command(self) -> list[str]:
         """What a node runs to mount the store at STORE_IN_NODE."""
-        return ["sh", "-c", f"mkdir -p {STORE_IN_NODE} && exec sshfs -o {','.join(SSHFS_OPTIONS)} "
-                            f"root@{self.store_container}:{STORE_EXPORT} {STORE_IN_NODE}"]
+        return [
+            "sh",
+            "-c",
+            f"mkdir -p {STORE_IN_NODE} && exec sshfs -o {','.join(SSHFS_OPTIONS)} "
+            f"root@{self.store_container}:{STORE_EXPORT} {STORE_IN_NODE}",
+        ]
 
     def labels(self, node: int | None = None) -> dict[str, str]:
         out = {LABEL_PROJECT: PROJECT, LABEL_RUN: self.run_id, LABEL_SWARM: self.name, **dict(self.owner)}
@@ -214,8 +226,16 @@ class SwarmPlan:
         engine's runtime state in /run, which a machine's reboot empties: an engine that
         finds its old pid file refuses to start, and one that finds containerd's waits for
         it and gives up (`failed to start containerd: timeout waiting`). Removed first."""
-        return ["sh", "-c", f'rm -rf {" ".join(RUNTIME_STATE)} && exec dockerd "$@"', "dockerd",
-                "--host", "unix:///var/run/docker.sock", "--host", f"unix://{SOCKET_DIR_IN_NODE}/{SOCKET_NAME}"]
+        return [
+            "sh",
+            "-c",
+            f'rm -rf {" ".join(RUNTIME_STATE)} && exec dockerd "$@"',
+            "dockerd",
+            "--host",
+            "unix:///var/run/docker.sock",
+            "--host",
+            f"unix://{SOCKET_DIR_IN_NODE}/{SOCKET_NAME}",
+        ]
 
     def node_create(self, i: int, image: str, *, fuse: bool = True, store: bool = False) -> dict[str, Any]:
         """Keyword arguments for ``client.containers.create`` of node ``i``
@@ -258,8 +278,14 @@ class SwarmPlan:
 
 def describe_access(plan: SwarmPlan, *, store: bool = False) -> list[str]:
     """How to reach a swarm that is up, as lines to print."""
-    lines = [f"  shared store: {STORE_IN_NODE} on every node (sshfs of {plan.store_container}); in a task: "
-             f"--mount type=bind,src={STORE_IN_NODE},dst=/backup"] if store else []
+    lines = (
+        [
+            f"  shared store: {STORE_IN_NODE} on every node (sshfs of {plan.store_container}); in a task: "
+            f"--mount type=bind,src={STORE_IN_NODE},dst=/backup"
+        ]
+        if store
+        else []
+    )
     return [
         f"swarm {plan.name}: {plan.nodes} node(s), manager {plan.hostname(1)}",
         f"  export DOCKER_HOST={plan.docker_host(1)}",
@@ -267,5 +293,5 @@ def describe_access(plan: SwarmPlan, *, store: bool = False) -> list[str]:
         f"--endpoint-mode {ENDPOINT_MODE} (no IPVS here)",
         f"  place a task on a node: --constraint node.hostname=={plan.hostname(min(2, plan.nodes))}",
         *lines,
-        f"  remove it: chaos swarm down" + ("" if plan.name == DEFAULT_NAME else f" --name {plan.name}"),
+        "  remove it: chaos swarm down" + ("" if plan.name == DEFAULT_NAME else f" --name {plan.name}"),
     ]

@@ -76,13 +76,25 @@ def cross_node_echo(swarm, image: str, server: int = 2, client: int = 3, timeout
     services = []
     t0 = time.monotonic()
     try:
-        services.append(manager.services.create(
-            image, command=["python3", "-c", SERVER], name=server_name,
-            constraints=[f"node.hostname=={plan.hostname(server)}"], **common))
-        services.append(manager.services.create(
-            image, command=["python3", "-c", CLIENT, server_name], name=f"probe-{tag}",
-            constraints=[f"node.hostname=={plan.hostname(client)}"],
-            restart_policy=RestartPolicy(condition="none"), **common))
+        services.append(
+            manager.services.create(
+                image,
+                command=["python3", "-c", SERVER],
+                name=server_name,
+                constraints=[f"node.hostname=={plan.hostname(server)}"],
+                **common,
+            )
+        )
+        services.append(
+            manager.services.create(
+                image,
+                command=["python3", "-c", CLIENT, server_name],
+                name=f"probe-{tag}",
+                constraints=[f"node.hostname=={plan.hostname(client)}"],
+                restart_policy=RestartPolicy(condition="none"),
+                **common,
+            )
+        )
         probe = services[-1]
         deadline = t0 + timeout_s
         state, exit_code = "", None
@@ -101,8 +113,9 @@ def cross_node_echo(swarm, image: str, server: int = 2, client: int = 3, timeout
         except Exception as exc:  # noqa: BLE001 - the logs are only evidence
             logs = [f"(no logs: {exc})"]
         last = logs[-1] if logs else f"(task {state or 'not started'}, exit {exit_code})"
-        return Reach(state == "complete" and exit_code == 0, seconds, plan.hostname(server), plan.hostname(client),
-                     last)
+        return Reach(
+            state == "complete" and exit_code == 0, seconds, plan.hostname(server), plan.hostname(client), last
+        )
     finally:
         for s in services:
             try:

@@ -146,8 +146,16 @@ def keeper_service(*, name: str, image: str, network: str, node: str, labels: di
     }
 
 
-def helper_service(*, name: str, image: str, code: str, args: list[str], store_root: str,
-                   labels: dict[str, str], node: str | None = None) -> dict[str, Any]:
+def helper_service(
+    *,
+    name: str,
+    image: str,
+    code: str,
+    args: list[str],
+    store_root: str,
+    labels: dict[str, str],
+    node: str | None = None,
+) -> dict[str, Any]:
     """A one-shot task as root with the store's root at STORE_IN_HELPER, running ``python3 -c code args``."""
     return {
         **_common(name, {**labels, LABEL_ROLE: "helper"}, node),

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from chaos.errors import InfrastructureError
 
@@ -26,11 +27,13 @@ class Task:
     id: str = ""
 
     @classmethod
-    def of(cls, data: dict[str, Any]) -> "Task":
+    def of(cls, data: dict[str, Any]) -> Task:
         status = data.get("Status") or {}
         container = status.get("ContainerStatus") or {}
-        ports = tuple((int(p.get("TargetPort", 0)), int(p.get("PublishedPort", 0)))
-                      for p in (status.get("PortStatus") or {}).get("Ports") or [])
+        ports = tuple(
+            (int(p.get("TargetPort", 0)), int(p.get("PublishedPort", 0)))
+            for p in (status.get("PortStatus") or {}).get("Ports") or []
+        )
         addresses = {}
         for attachment in data.get("NetworksAttachments") or []:
             name = ((attachment.get("Network") or {}).get("Spec") or {}).get("Name", "")
@@ -77,8 +80,15 @@ def current(service) -> Task | None:
     return Task.of(max(tasks, key=lambda t: t.get("CreatedAt", "")))
 
 
-def wait_task(service, until: Callable[[Task], bool], *, timeout: float, what: str, hint: str,
-              stop: Callable[[], bool] = lambda: False) -> Task:
+def wait_task(
+    service,
+    until: Callable[[Task], bool],
+    *,
+    timeout: float,
+    what: str,
+    hint: str,
+    stop: Callable[[], bool] = lambda: False,
+) -> Task:
     """Poll the service's task until ``until(task)``; a task that ended otherwise, or the time
     running out, raises InfrastructureError with the task's state and the swarm's reason."""
     deadline = time.monotonic() + timeout

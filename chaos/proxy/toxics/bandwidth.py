@@ -35,7 +35,7 @@ class Bandwidth(ToxicType):
         slice_size = max(bytes_per_s // 10, 1)
         view = memoryview(data)
         for start in range(0, len(view), slice_size):
-            piece = view[start:start + slice_size]
+            piece = view[start : start + slice_size]
             state.next_at = max(state.next_at, ctx.now()) + len(piece) / bytes_per_s
             # Wait for the time this slice "costs" on the wire, then send it.
             if not await ctx.sleep_until(state.next_at, toxic):

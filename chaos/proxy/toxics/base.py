@@ -9,7 +9,8 @@ connection (see ``chaos.proxy.pipe.Pipe``), which offers ``sleep``/``sleep_until
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Awaitable, Callable, ClassVar
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar
 
 Emit = Callable[[bytes], Awaitable[None]]
 

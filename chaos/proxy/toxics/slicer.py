@@ -45,7 +45,7 @@ class Slicer(ToxicType):
         points = cut_points(len(data), a.average_size, a.size_variation)
         view = memoryview(data)
         for i in range(1, len(points)):
-            await emit(bytes(view[points[i - 1]:points[i]]))
+            await emit(bytes(view[points[i - 1] : points[i]]))
             if i + 1 < len(points) and not await ctx.sleep(a.delay / 1e6, toxic):
-                await emit(bytes(view[points[i]:]))  # removed: rest in one piece
+                await emit(bytes(view[points[i] :]))  # removed: rest in one piece
                 return

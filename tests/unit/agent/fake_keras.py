@@ -25,11 +25,20 @@ def make_modules(root: str) -> dict[str, types.ModuleType]:
         def set_model(self, model):
             self.model = model
 
-        def on_train_begin(self, logs=None): pass
-        def on_epoch_begin(self, epoch, logs=None): pass
-        def on_train_batch_end(self, batch, logs=None): pass
-        def on_epoch_end(self, epoch, logs=None): pass
-        def on_train_end(self, logs=None): pass
+        def on_train_begin(self, logs=None):
+            pass
+
+        def on_epoch_begin(self, epoch, logs=None):
+            pass
+
+        def on_train_batch_end(self, batch, logs=None):
+            pass
+
+        def on_epoch_end(self, epoch, logs=None):
+            pass
+
+        def on_train_end(self, logs=None):
+            pass
 
     class CallbackList:
         def __init__(self, callbacks=None):
@@ -39,6 +48,7 @@ def make_modules(root: str) -> dict[str, types.ModuleType]:
             def call(*args):
                 for cb in self.callbacks:
                     getattr(cb, hook)(*args)
+
             return call
 
     class BackupAndRestore(Callback):
@@ -54,11 +64,20 @@ def make_modules(root: str) -> dict[str, types.ModuleType]:
             super().__init__()
             self.calls = []
 
-        def on_train_begin(self, logs=None): self.calls.append(("train_begin",))
-        def on_epoch_begin(self, epoch, logs=None): self.calls.append(("epoch_begin", epoch))
-        def on_train_batch_end(self, batch, logs=None): self.calls.append(("batch_end", batch, dict(logs or {})))
-        def on_epoch_end(self, epoch, logs=None): self.calls.append(("epoch_end", epoch))
-        def on_train_end(self, logs=None): self.calls.append(("train_end",))
+        def on_train_begin(self, logs=None):
+            self.calls.append(("train_begin",))
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self.calls.append(("epoch_begin", epoch))
+
+        def on_train_batch_end(self, batch, logs=None):
+            self.calls.append(("batch_end", batch, dict(logs or {})))
+
+        def on_epoch_end(self, epoch, logs=None):
+            self.calls.append(("epoch_end", epoch))
+
+        def on_train_end(self, logs=None):
+            self.calls.append(("train_end",))
 
     class NumpyInt:
         """Like numpy.int64: arithmetic and int() work, JSON cannot encode it."""
@@ -92,13 +111,38 @@ def make_modules(root: str) -> dict[str, types.ModuleType]:
         def get_weights(self):
             return list(self.weights)
 
-        def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
-                validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
-                sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
-                validation_batch_size=None, validation_freq=1, max_queue_size=10, workers=1,
-                use_multiprocessing=False):
-            self.calls.append({"x": x, "epochs": epochs, "callbacks": callbacks, "verbose": verbose,
-                               "initial_epoch": initial_epoch, "steps_per_epoch": steps_per_epoch})
+        def fit(
+            self,
+            x=None,
+            y=None,
+            batch_size=None,
+            epochs=1,
+            verbose="auto",
+            callbacks=None,
+            validation_split=0.0,
+            validation_data=None,
+            shuffle=True,
+            class_weight=None,
+            sample_weight=None,
+            initial_epoch=0,
+            steps_per_epoch=None,
+            validation_steps=None,
+            validation_batch_size=None,
+            validation_freq=1,
+            max_queue_size=10,
+            workers=1,
+            use_multiprocessing=False,
+        ):
+            self.calls.append(
+                {
+                    "x": x,
+                    "epochs": epochs,
+                    "callbacks": callbacks,
+                    "verbose": verbose,
+                    "initial_epoch": initial_epoch,
+                    "steps_per_epoch": steps_per_epoch,
+                }
+            )
             cbl = callbacks if isinstance(callbacks, CallbackList) else CallbackList(callbacks)
             steps = steps_per_epoch if steps_per_epoch is not None else (len(x) if x is not None else None)
             for cb in cbl.callbacks:
@@ -117,13 +161,19 @@ def make_modules(root: str) -> dict[str, types.ModuleType]:
             cbl.on_train_end()
             return History(epochs)
 
-    for name, value in dict(Callback=Callback, CallbackList=CallbackList, BackupAndRestore=BackupAndRestore,
-                            Recorder=Recorder).items():
+    for name, value in dict(
+        Callback=Callback, CallbackList=CallbackList, BackupAndRestore=BackupAndRestore, Recorder=Recorder
+    ).items():
         setattr(callbacks, name, value)
     training.Model = Model
     training.History = History
     pkg = types.ModuleType(root)
     src = types.ModuleType(f"{root}.src")
     engine = types.ModuleType(f"{root}.src.engine")
-    return {root: pkg, f"{root}.src": src, f"{root}.src.engine": engine,
-            f"{root}.src.callbacks": callbacks, f"{root}.src.engine.training": training}
+    return {
+        root: pkg,
+        f"{root}.src": src,
+        f"{root}.src.engine": engine,
+        f"{root}.src.callbacks": callbacks,
+        f"{root}.src.engine.training": training,
+    }

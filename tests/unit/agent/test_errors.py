@@ -35,7 +35,7 @@ def raised(exc):
 def test_uncaught_exception_is_an_error_event_then_the_original_hook_runs(hooks, captured):
     info = raised(CollectiveError("Collective ops is aborted by: Socket closed"))
     sys.excepthook(*info)
-    event, = captured.events()
+    (event,) = captured.events()
     assert isinstance(event, ErrorEvent)
     assert event.error_class == f"{__name__}.CollectiveError"
     assert event.message == "Collective ops is aborted by: Socket closed"

@@ -110,8 +110,7 @@ def test_backup_and_restore_gives_plan_restored_and_checkpoints(keras, captured,
             backups["latest"] = f"/ckpt/chief/ckpt-{epoch + 1}"
 
     model = training.Model()
-    model.fit([0] * 2, epochs=3, initial_epoch=1,
-              callbacks=[callbacks.BackupAndRestore("/ckpt"), WritesBackups()])
+    model.fit([0] * 2, epochs=3, initial_epoch=1, callbacks=[callbacks.BackupAndRestore("/ckpt"), WritesBackups()])
     events = captured.events()
     plan, restored = events[0], events[1]
     assert isinstance(plan, PlanEvent) and (plan.checkpoint_dir, plan.save_every_steps) == ("/ckpt", 2)
@@ -208,9 +207,17 @@ def test_without_chaos_agent_fit_is_called_through_untouched(keras, monkeypatch,
     assert capsys.readouterr().out == ""
 
 
-@pytest.mark.parametrize("save_freq, steps, expected", [
-    ("epoch", 20, 20), ("epoch", None, 0), (5, 20, 5), (False, 20, 0), (True, 20, 0), (0, 20, 0),
-])
+@pytest.mark.parametrize(
+    "save_freq, steps, expected",
+    [
+        ("epoch", 20, 20),
+        ("epoch", None, 0),
+        (5, 20, 5),
+        (False, 20, 0),
+        (True, 20, 0),
+        (0, 20, 0),
+    ],
+)
 def test_save_interval(save_freq, steps, expected):
     assert agent_fit.save_interval(save_freq, steps) == expected
 

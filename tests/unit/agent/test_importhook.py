@@ -21,7 +21,9 @@ def package(tmp_path, monkeypatch):
     training.mkdir(parents=True)
     (tmp_path / name / "__init__.py").write_text("")
     (training / "__init__.py").write_text("")
-    (training / "training.py").write_text("EXECUTED = True\nclass Model:\n    def fit(self):\n        return 'fitted'\n")
+    (training / "training.py").write_text(
+        "EXECUTED = True\nclass Model:\n    def fit(self):\n        return 'fitted'\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     finder = PostImportFinder()
     monkeypatch.setattr(sys, "meta_path", [finder, *sys.meta_path])

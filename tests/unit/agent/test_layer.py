@@ -31,8 +31,14 @@ def test_the_layer_alone_imports_every_agent_module_without_tensorflow_or_numpy(
         + "print(sys.modules['chaos'].__file__)\n"
     )
     # -S: no site-packages (nor the editable install of this project): the layer must suffice.
-    out = subprocess.run([sys.executable, "-S", "-c", code], env={"PYTHONPATH": str(tree)},
-                         capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        env={"PYTHONPATH": str(tree)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == "[]" and lines[1] == "['chaos']" and lines[2].startswith(str(tree))
@@ -49,6 +55,10 @@ def test_tar_holds_the_same_files_under_the_agent_dir():
 
 def test_environment_turns_the_agent_on_and_keeps_the_images_pythonpath():
     env = layer.environment(1, "/checkpoints", {"PYTHONPATH": "/app/lib"})
-    assert env == {"PYTHONPATH": "/opt/tfchaos-agent:/app/lib", "CHAOS_AGENT": "1",
-                   "CHAOS_WORKER_INDEX": "1", "CHAOS_CHECKPOINT_DIR": "/checkpoints"}
+    assert env == {
+        "PYTHONPATH": "/opt/tfchaos-agent:/app/lib",
+        "CHAOS_AGENT": "1",
+        "CHAOS_WORKER_INDEX": "1",
+        "CHAOS_CHECKPOINT_DIR": "/checkpoints",
+    }
     assert layer.environment(0, "/c")["PYTHONPATH"] == "/opt/tfchaos-agent"

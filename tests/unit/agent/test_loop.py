@@ -120,11 +120,12 @@ def test_a_restore_resumes_the_count_at_the_step_recorded_at_the_save(tmp_path, 
     assert (restored.step, restored.checkpoint, restored.epoch) == (5, "ckpt-1", 1)
     assert restored.weights_digest.startswith("digest-of-")
     assert steps(captured)[-1][0] == 6
-    assert not [e for e in events[events.index(restored):] if isinstance(e, NoticeEvent)]
+    assert not [e for e in events[events.index(restored) :] if isinstance(e, NoticeEvent)]
 
 
-def test_without_a_record_the_restored_step_is_the_checkpointed_optimizers_and_its_jump_is_no_step(tmp_path, obs,
-                                                                                                   captured):
+def test_without_a_record_the_restored_step_is_the_checkpointed_optimizers_and_its_jump_is_no_step(
+    tmp_path, obs, captured
+):
     opt = Optimizer(iterations=40)  # restored with the checkpoint
     ckpt = Checkpoint(optimizer=opt)
     obs.restored_from(ckpt, str(tmp_path / "ckpt-2"))
@@ -199,10 +200,17 @@ def test_no_done_for_a_process_that_trained_nothing(obs, captured):
     assert captured.events() == []
 
 
-@pytest.mark.parametrize("result, loss", [
-    (0.5, 0.5), ({"loss": 0.25, "acc": 1.0}, 0.25), ((0.75, 1), 0.75), (None, None), ({"acc": 1.0}, None),
-    ("text", None),
-])
+@pytest.mark.parametrize(
+    "result, loss",
+    [
+        (0.5, 0.5),
+        ({"loss": 0.25, "acc": 1.0}, 0.25),
+        ((0.75, 1), 0.75),
+        (None, None),
+        ({"acc": 1.0}, None),
+        ("text", None),
+    ],
+)
 def test_the_loss_a_step_returned(result, loss):
     assert loop.loss_of(result) == loss
 
@@ -243,9 +251,12 @@ def fake_context(monkeypatch):
     context.executing_eagerly = lambda: state["eager"]
     eager = types.ModuleType("tensorflow.python.eager")
     eager.context = context
-    for name, module in (("tensorflow", types.ModuleType("tensorflow")),
-                         ("tensorflow.python", types.ModuleType("tensorflow.python")),
-                         ("tensorflow.python.eager", eager), ("tensorflow.python.eager.context", context)):
+    for name, module in (
+        ("tensorflow", types.ModuleType("tensorflow")),
+        ("tensorflow.python", types.ModuleType("tensorflow.python")),
+        ("tensorflow.python.eager", eager),
+        ("tensorflow.python.eager.context", context),
+    ):
         monkeypatch.setitem(sys.modules, name, module)
     monkeypatch.setattr(tf_patches, "_calls", [])
     return state
@@ -253,6 +264,7 @@ def fake_context(monkeypatch):
 
 def fake_function_module(state):
     """A tf.function that traces its Python body on the first call only, as TF's does."""
+
     class Function:
         def __init__(self, body):
             self.body, self.traced = body, False
@@ -288,8 +300,7 @@ def fake_optimizer_module():
     return module
 
 
-def test_a_tf_function_that_traced_an_apply_is_a_train_step_on_every_call(fake_context, captured, reader,
-                                                                          monkeypatch):
+def test_a_tf_function_that_traced_an_apply_is_a_train_step_on_every_call(fake_context, captured, reader, monkeypatch):
     monkeypatch.setattr(loop, "_observer", loop.LoopObserver())
     functions, optimizers = fake_function_module(fake_context), fake_optimizer_module()
     tf_patches.patch_function_module(functions)
@@ -323,8 +334,9 @@ def test_an_eager_apply_is_a_step_of_its_own(fake_context, captured, reader, mon
     assert all(math.isnan(loss) for _, loss in steps(captured))
 
 
-def test_the_checkpoint_patches_report_the_outermost_save_and_restore_once(fake_context, captured, reader,
-                                                                           monkeypatch, tmp_path):
+def test_the_checkpoint_patches_report_the_outermost_save_and_restore_once(
+    fake_context, captured, reader, monkeypatch, tmp_path
+):
     monkeypatch.setattr(loop, "_observer", loop.LoopObserver())
     seen = []
 
@@ -361,8 +373,11 @@ def test_the_checkpoint_patches_report_the_outermost_save_and_restore_once(fake_
 
 def test_the_watched_module_names_are_the_patches_own():
     assert set(install.loop_modules()) == {
-        tf_patches.FUNCTION_MODULE, tf_patches.CHECKPOINT_MODULE, tf_patches.MANAGER_MODULE,
-        *tf_patches.OPTIMIZER_CLASSES}
+        tf_patches.FUNCTION_MODULE,
+        tf_patches.CHECKPOINT_MODULE,
+        tf_patches.MANAGER_MODULE,
+        *tf_patches.OPTIMIZER_CLASSES,
+    }
 
 
 def test_what_the_agent_cannot_see_is_said_at_start(monkeypatch):

@@ -26,9 +26,17 @@ def test_a_custom_loop_reports_what_the_harness_reports(captured, numpy_module):
     assert (restored.epoch, restored.step, restored.checkpoint) == (1, 3, "ckpt-1")
     assert restored.weights_digest == weights_digest(weights)
     assert all(isinstance(e, StepEvent) for e in steps)
-    assert [(e.epoch, e.step, e.loss, e.local_loss) for e in steps] == [(1, 4, 0.5, 0.5), (1, 5, 0.5, 0.5), (1, 6, 0.5, 0.5)]
+    assert [(e.epoch, e.step, e.loss, e.local_loss) for e in steps] == [
+        (1, 4, 0.5, 0.5),
+        (1, 5, 0.5, 0.5),
+        (1, 6, 0.5, 0.5),
+    ]
     assert isinstance(epoch_end, EpochEndEvent) and (epoch_end.epoch, epoch_end.step, epoch_end.loss) == (1, 6, 0.4)
-    assert isinstance(checkpoint, CheckpointEvent) and (checkpoint.epoch, checkpoint.step, checkpoint.path) == (2, 6, "ckpt-2")
+    assert isinstance(checkpoint, CheckpointEvent) and (checkpoint.epoch, checkpoint.step, checkpoint.path) == (
+        2,
+        6,
+        "ckpt-2",
+    )
     assert isinstance(done, DoneEvent) and (done.epoch, done.step) == (1, 6)
     assert done.weights_digest == weights_digest(weights)
 
@@ -60,7 +68,7 @@ def test_bad_input_is_one_stderr_line_and_no_exception(captured, capsys):
 
 def test_caught_exception_can_be_reported(captured):
     report.error(TimeoutError("peer gone"))
-    event, = captured.events()
+    (event,) = captured.events()
     assert isinstance(event, ErrorEvent) and event.error_class == "builtins.TimeoutError"
 
 

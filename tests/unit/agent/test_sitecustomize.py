@@ -69,8 +69,9 @@ def run(tree, code: str, agent: str | None, layered: bool = True) -> subprocess.
         env["CHAOS_AGENT"] = agent
     script = tree["tmp"] / "job.py"
     script.write_text(textwrap.dedent(code))
-    return subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
-                          cwd=tree["tmp"], timeout=60)
+    return subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, cwd=tree["tmp"], timeout=60
+    )
 
 
 def events(stdout: str):
@@ -124,12 +125,17 @@ def test_a_job_importing_tensorflow_and_calling_fit_is_reported(tree):
 
 
 def test_the_same_job_without_the_agent_prints_the_same_and_no_events(tree):
-    with_agent, without, unlayered = run(tree, FIT_JOB, "1"), run(tree, FIT_JOB, None), run(tree, FIT_JOB, "1", layered=False)
+    with_agent, without, unlayered = (
+        run(tree, FIT_JOB, "1"),
+        run(tree, FIT_JOB, None),
+        run(tree, FIT_JOB, "1", layered=False),
+    )
     for out in (without, unlayered):
         assert out.returncode == 0 and events(out.stdout) == []
         assert out.stdout == "importing fake tensorflow\njob done 2.99.0\n"
-    assert [line for line in with_agent.stdout.splitlines() if line and not line.startswith("{")] == \
-        without.stdout.splitlines()
+    assert [
+        line for line in with_agent.stdout.splitlines() if line and not line.startswith("{")
+    ] == without.stdout.splitlines()
     assert with_agent.stderr == without.stderr
 
 

@@ -12,8 +12,10 @@ from chaos.events import StartEvent
 from chaos.worker.fingerprint import python_version
 
 
-@pytest.mark.parametrize("value, dist", [("1", "tf-keras"), ("true", "tf-keras"), ("True", "tf-keras"),
-                                         ("0", "keras"), ("yes", "keras"), (None, "keras")])
+@pytest.mark.parametrize(
+    "value, dist",
+    [("1", "tf-keras"), ("true", "tf-keras"), ("True", "tf-keras"), ("0", "keras"), ("yes", "keras"), (None, "keras")],
+)
 def test_keras_distribution_follows_tensorflows_own_test(value, dist):
     assert start.keras_distribution({} if value is None else {"TF_USE_LEGACY_KERAS": value}) == dist
 
@@ -23,7 +25,7 @@ def test_start_is_sent_once_with_versions_and_fingerprint(captured, monkeypatch)
     tf = types.SimpleNamespace(__version__="2.99.0")
     start.on_tensorflow(tf)
     start.on_tensorflow(tf)
-    event, = [e for e in captured.events() if isinstance(e, StartEvent)]
+    (event,) = [e for e in captured.events() if isinstance(e, StartEvent)]
     assert isinstance(event, StartEvent)
     assert (event.tf_version, event.python_version) == ("2.99.0", python_version())
     assert event.fingerprint["env:TF_SOMETHING"] == "on"

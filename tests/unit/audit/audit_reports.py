@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from timeline_builder import UNAVAILABLE, TimelineBuilder, killed_and_recovered
+
 from chaos.checks.verdict import Status, Verdict
 from chaos.report.model import Report
-from timeline_builder import UNAVAILABLE, TimelineBuilder, killed_and_recovered
 
 
 def verdict(check, status="pass", reason=None):
@@ -12,8 +13,15 @@ def verdict(check, status="pass", reason=None):
 
 
 def report(timeline, verdicts=(), error=None, name="audit-killed-worker"):
-    return Report(scenario=name, file=f"{name}.yaml", description="d", explain={}, verdicts=list(verdicts),
-                  timeline=timeline, error=error)
+    return Report(
+        scenario=name,
+        file=f"{name}.yaml",
+        description="d",
+        explain={},
+        verdicts=list(verdicts),
+        timeline=timeline,
+        error=error,
+    )
 
 
 def recovered_verdicts(exact="pass", **statuses):

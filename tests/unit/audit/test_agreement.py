@@ -8,17 +8,34 @@ from chaos.errors import ScenarioError
 
 def card(step=0.01, save=0.05, detect=None):
     return {
-        "model": {"step_time_s": {"value": step}, "save_s": {"value": save}, "restart_s": {"value": 3.0},
-                  "detect_s": {"value": 1.0}},
-        "runs": [{"key": "reference", "kind": "reference", "detect_s": {"value": None}},
-                 {"key": "killed-worker", "kind": "crash", "detect_s": {"value": detect}, "restart_s": {"value": 3.0},
-                  "detection": {"worker-0": {"value": 0.1}}}],
+        "model": {
+            "step_time_s": {"value": step},
+            "save_s": {"value": save},
+            "restart_s": {"value": 3.0},
+            "detect_s": {"value": 1.0},
+        },
+        "runs": [
+            {"key": "reference", "kind": "reference", "detect_s": {"value": None}},
+            {
+                "key": "killed-worker",
+                "kind": "crash",
+                "detect_s": {"value": detect},
+                "restart_s": {"value": 3.0},
+                "detection": {"worker-0": {"value": 0.1}},
+            },
+        ],
     }
 
 
-@pytest.mark.parametrize("a, b, relative, agrees", [
-    (1.0, 1.1, 0.1 / 1.1, True), (1.0, 1.3, 0.3 / 1.3, False), (0.0, 0.0, 0.0, True), (None, 1.0, None, None),
-])
+@pytest.mark.parametrize(
+    "a, b, relative, agrees",
+    [
+        (1.0, 1.1, 0.1 / 1.1, True),
+        (1.0, 1.3, 0.3 / 1.3, False),
+        (0.0, 0.0, 0.0, True),
+        (None, 1.0, None, None),
+    ],
+)
 def test_relative_difference_is_symmetric_and_absent_is_not_agreement(a, b, relative, agrees):
     row = Row("x", a, b)
     assert row.relative == (pytest.approx(relative) if relative is not None else None)
@@ -48,15 +65,29 @@ def test_a_file_that_is_not_a_card_is_a_clear_error(tmp_path):
 def test_a_fault_run_several_times_compares_by_its_median_under_the_entry_s_name():
     three = card()
     three["runs"] = [three["runs"][0]] + [
-        {"key": key, "kind": "crash", "detect_s": {"value": d}, "restart_s": {"value": 3.0},
-         "detection": {"worker-0": {"value": d}}}
-        for key, d in (("partition", 9.0), ("partition#2", 21.0), ("partition#3", None), ("partition#4", 10.0))]
+        {
+            "key": key,
+            "kind": "crash",
+            "detect_s": {"value": d},
+            "restart_s": {"value": 3.0},
+            "detection": {"worker-0": {"value": d}},
+        }
+        for key, d in (("partition", 9.0), ("partition#2", 21.0), ("partition#3", None), ("partition#4", 10.0))
+    ]
     got = figures(three)
     assert got["partition detect_s"] == 10.0  # the median of the known 9, 21, 10; the unmeasured one is left out
     assert not any("#" in name for name in got)
     one = card()
-    one["runs"] = [one["runs"][0], {"key": "partition", "kind": "crash", "detect_s": {"value": 11.5},
-                                    "restart_s": {"value": 3.0}, "detection": {}}]
+    one["runs"] = [
+        one["runs"][0],
+        {
+            "key": "partition",
+            "kind": "crash",
+            "detect_s": {"value": 11.5},
+            "restart_s": {"value": 3.0},
+            "detection": {},
+        },
+    ]
     row = {r.figure: r for r in compare(three, one)}["partition detect_s"]
     assert row.agrees() is True and row.a == 10.0 and row.b == 11.5
 
@@ -65,9 +96,15 @@ def _killed_runs(*detections):
     """A card of killed-worker runs whose chief noticed as given: (seconds, way)."""
     c = card()
     c["runs"] = [c["runs"][0]] + [
-        {"key": "killed-worker" + (f"#{i + 1}" if i else ""), "kind": "crash", "detect_s": {"value": 0.2},
-         "restart_s": {"value": 3.0}, "detection": {"worker-0": {"value": s, "note": "UnavailableError", "how": how}}}
-        for i, (s, how) in enumerate(detections)]
+        {
+            "key": "killed-worker" + (f"#{i + 1}" if i else ""),
+            "kind": "crash",
+            "detect_s": {"value": 0.2},
+            "restart_s": {"value": 3.0},
+            "detection": {"worker-0": {"value": s, "note": "UnavailableError", "how": how}},
+        }
+        for i, (s, how) in enumerate(detections)
+    ]
     return c
 
 
@@ -126,8 +163,9 @@ def test_the_inject_slack_applies_to_times_from_the_inject_only():
 
 
 def test_cards_without_inject_times_get_no_slack():
-    rows = {r.figure: r for r in compare(_killed_runs((0.05, "connection broke")),
-                                         _killed_runs((0.5, "connection broke")))}
+    rows = {
+        r.figure: r for r in compare(_killed_runs((0.05, "connection broke")), _killed_runs((0.5, "connection broke")))
+    }
     row = rows["killed-worker detection worker-0 [connection broke]"]
     assert row.slack == 0.0 and row.agrees() is False
 
@@ -137,11 +175,18 @@ def _preempted_runs(*runs):
     that line -> the exit), each None when the run had no such figure."""
     c = card()
     c["runs"] = [c["runs"][0]] + [
-        {"key": "preemption" + (f"#{i + 1}" if i else ""), "kind": "preemption", "detect_s": {"value": exit_},
-         "restart_s": {"value": 3.0}, "inject_s": {"value": 0.15},
-         "detection": {"worker-1": {"value": exit_, "note": "exit 42", "how": "exited"}},
-         "sigterm_noticed_s": {"value": noticed}, "exit_after_sigterm_noticed_s": {"value": after}}
-        for i, (exit_, noticed, after) in enumerate(runs)]
+        {
+            "key": "preemption" + (f"#{i + 1}" if i else ""),
+            "kind": "preemption",
+            "detect_s": {"value": exit_},
+            "restart_s": {"value": 3.0},
+            "inject_s": {"value": 0.15},
+            "detection": {"worker-1": {"value": exit_, "note": "exit 42", "how": "exited"}},
+            "sigterm_noticed_s": {"value": noticed},
+            "exit_after_sigterm_noticed_s": {"value": after},
+        }
+        for i, (exit_, noticed, after) in enumerate(runs)
+    ]
     return c
 
 

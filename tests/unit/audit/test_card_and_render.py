@@ -3,14 +3,19 @@ from dataclasses import replace
 from html.parser import HTMLParser
 
 import pytest
+from audit_reports import (
+    killed_worker_report,
+    preempted_report,
+    preempted_trained_to_end_report,
+    reference_report,
+    silent_report,
+)
 
 from chaos.audit.battery import KILLED_WORKER, PEER_PAUSED, PREEMPTION, REFERENCE
 from chaos.audit.card import Assumptions, build_card
 from chaos.audit.measure import measure, not_measured
 from chaos.audit.render_html import page
 from chaos.audit.render_text import markdown, to_json
-from audit_reports import (killed_worker_report, preempted_report, preempted_trained_to_end_report, reference_report,
-                           silent_report)
 
 
 def card(**kw):
@@ -21,8 +26,14 @@ def card(**kw):
         measure(PEER_PAUSED, silent_report(10.0), 40, alone=False),
         not_measured(PREEMPTION, "refused for this workload: needs the harness"),
     ]
-    return build_card(runs, Assumptions(24, 64), workload="the built-in harness", battery="quick",
-                      command="chaos audit --battery quick", **kw)
+    return build_card(
+        runs,
+        Assumptions(24, 64),
+        workload="the built-in harness",
+        battery="quick",
+        command="chaos audit --battery quick",
+        **kw,
+    )
 
 
 def test_the_model_uses_the_measured_figures():
@@ -69,8 +80,10 @@ class Collector(HTMLParser):
 
 def test_html_card_parses_and_is_self_contained(tmp_path):
     c = card()
-    runs = [replace(r, report=str(tmp_path / "runs" / "audit-killed-worker.html")) if r.key == "killed-worker" else r
-            for r in c.runs]
+    runs = [
+        replace(r, report=str(tmp_path / "runs" / "audit-killed-worker.html")) if r.key == "killed-worker" else r
+        for r in c.runs
+    ]
     html = page(replace(c, runs=runs), tmp_path)
     parser = Collector()
     parser.feed(html)
@@ -100,9 +113,11 @@ def test_a_preempted_run_says_when_tf_noticed_the_sigterm_and_when_the_job_exite
 
 def test_a_preemption_the_job_trained_through_to_the_end_feeds_no_detection_to_the_model():
     """Before, the exits after training ended (2.7-3.6 s) went into D as if they were detections."""
-    runs = [measure(REFERENCE, reference_report(save_pause=0.3), 40),
-            measure(KILLED_WORKER, killed_worker_report(), 30),
-            measure(PREEMPTION, preempted_trained_to_end_report(), 30)]
+    runs = [
+        measure(REFERENCE, reference_report(save_pause=0.3), 40),
+        measure(KILLED_WORKER, killed_worker_report(), 30),
+        measure(PREEMPTION, preempted_trained_to_end_report(), 30),
+    ]
     c = build_card(runs, Assumptions(24, 64), workload="w", battery="quick", command="c")
     assert c.model.detect_s.value == pytest.approx(0.2) and "preemption" not in c.model.detect_s.note
     hang = next(f for f in c.findings if f.id == "hang")
@@ -110,9 +125,13 @@ def test_a_preemption_the_job_trained_through_to_the_end_feeds_no_detection_to_t
 
 
 def test_a_preempted_job_that_trained_to_the_end_says_so_beside_when_tf_noticed_the_sigterm():
-    runs = [measure(REFERENCE, reference_report(save_pause=0.3), 40),
-            measure(PREEMPTION, preempted_trained_to_end_report(), 30)]
+    runs = [
+        measure(REFERENCE, reference_report(save_pause=0.3), 40),
+        measure(PREEMPTION, preempted_trained_to_end_report(), 30),
+    ]
     md = markdown(build_card(runs, Assumptions(24, 64), workload="w", battery="quick", command="c"))
-    assert ("TF noticed the SIGTERM 0.60 s after it (it polls each 1 s), worker-1 trained to the end first "
-            "(done, then exit 0): its exit was not its answer to the SIGTERM") in md
+    assert (
+        "TF noticed the SIGTERM 0.60 s after it (it polls each 1 s), worker-1 trained to the end first "
+        "(done, then exit 0): its exit was not its answer to the SIGTERM"
+    ) in md
     assert "not measured later" not in md

@@ -63,8 +63,15 @@ def test_a_bad_repeat_is_one_message_naming_it_exit_2(value, capsys):
 def test_repeat_plans_each_fault_n_times_with_its_own_key_and_scenario_and_the_reference_once():
     planned = plan("quick", None, repeat=3)
     keys = [p.entry.key for p in planned]
-    assert keys == ["reference", "killed-worker", "killed-worker#2", "killed-worker#3",
-                    "peer-paused", "peer-paused#2", "peer-paused#3"]
+    assert keys == [
+        "reference",
+        "killed-worker",
+        "killed-worker#2",
+        "killed-worker#3",
+        "peer-paused",
+        "peer-paused#2",
+        "peer-paused#3",
+    ]
     names = [p.scenario.name for p in planned]
     assert len(set(names)) == len(names) and "audit-killed-worker-3" in names
     assert planned[1].scenario.faults == planned[3].scenario.faults  # the same fault, run again

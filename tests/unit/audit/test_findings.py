@@ -9,8 +9,15 @@ PASS, FAIL, UNKNOWN = Judged("pass", "ok"), Judged("fail", "it failed"), Judged(
 
 
 def run(kind="crash", key=None, **fields):
-    base = dict(key=key or kind, title=f"the {kind} run", kind=kind, status=MEASURED, workers=2,
-                symptom_window_s=40.0, save_interval_steps=20)
+    base = dict(
+        key=key or kind,
+        title=f"the {kind} run",
+        kind=kind,
+        status=MEASURED,
+        workers=2,
+        symptom_window_s=40.0,
+        save_interval_steps=20,
+    )
     return RunMeasures(**{**base, **fields})
 
 
@@ -18,7 +25,7 @@ def refused(kind, why="refused for this workload: needs the harness"):
     return RunMeasures(key=kind, title=f"the {kind} run", kind=kind, status="not measured", why=why)
 
 
-def by_id(runs, context=Context()):
+def by_id(runs, context=Context()):  # noqa: B008 - a frozen value
     return {f.id: f for f in evaluate(runs, context)}
 
 
@@ -32,8 +39,13 @@ CASES = [
     ("hang", [run(hang=True)], Context(), FINDING, "no error or exit"),
     ("hang", [refused("crash")], Context(), NOT_MEASURED, "needs the harness"),
     ("slow-detection", [run(detect_s=fig(1.0), restart_s=fig(3.0))], Context(expected_lost_s=1.0), OK, "D 1.00 s"),
-    ("slow-detection", [run(kind="silent", detect_s=fig(10.0), restart_s=fig(3.0))], Context(expected_lost_s=1.0),
-     FINDING, "D 10.00 s"),
+    (
+        "slow-detection",
+        [run(kind="silent", detect_s=fig(10.0), restart_s=fig(3.0))],
+        Context(expected_lost_s=1.0),
+        FINDING,
+        "D 10.00 s",
+    ),
     ("slow-detection", [run(kind="reference")], Context(), NOT_MEASURED, "no run could judge"),
     ("slow-exit", [run(restart_s=fig(11.0), exit_lag={"worker-0": fig(2.0)})], Context(), OK, "exit 2.00 s"),
     ("slow-exit", [run(restart_s=fig(11.0), exit_lag={"worker-0": fig(25.0)})], Context(), FINDING, "exit 25.00 s"),
@@ -45,38 +57,83 @@ CASES = [
     ("restored-apart", [run(verdicts={"restored_same_checkpoint": PASS})], Context(), OK, "ok"),
     ("restored-apart", [run(verdicts={"restored_same_checkpoint": FAIL})], Context(), FINDING, "it failed"),
     ("not-bit-exact", [run(verdicts={"matches_uninterrupted": PASS})], Context(), OK, "bit-exact after 1 of 1"),
-    ("not-bit-exact", [run(verdicts={"matches_uninterrupted": FAIL}, drift=fig(0.004))], Context(), FINDING,
-     "drift 0.004"),
-    ("not-bit-exact", [run(verdicts={"matches_uninterrupted": UNKNOWN})], Context(), NOT_MEASURED,
-     "no weights digest"),
-    ("empty-checkpoint", [run("empty_checkpoint", resumed_step=1, verdicts={"completed": PASS})], Context(), OK,
-     "first step after the restart: 1"),
+    (
+        "not-bit-exact",
+        [run(verdicts={"matches_uninterrupted": FAIL}, drift=fig(0.004))],
+        Context(),
+        FINDING,
+        "drift 0.004",
+    ),
+    ("not-bit-exact", [run(verdicts={"matches_uninterrupted": UNKNOWN})], Context(), NOT_MEASURED, "no weights digest"),
+    (
+        "empty-checkpoint",
+        [run("empty_checkpoint", resumed_step=1, verdicts={"completed": PASS})],
+        Context(),
+        OK,
+        "first step after the restart: 1",
+    ),
     ("empty-checkpoint", [run("empty_checkpoint", verdicts={"completed": FAIL})], Context(), FINDING, "none"),
     ("empty-checkpoint", [refused("empty_checkpoint")], Context(), NOT_MEASURED, "needs the harness"),
-    ("bring-up-blocked", [run("bring_up", start_after_heal_s=fig(2.5), verdicts={"completed": PASS})], Context(), OK,
-     "2.50 s after the port opened"),
+    (
+        "bring-up-blocked",
+        [run("bring_up", start_after_heal_s=fig(2.5), verdicts={"completed": PASS})],
+        Context(),
+        OK,
+        "2.50 s after the port opened",
+    ),
     ("bring-up-blocked", [run("bring_up", verdicts={"completed": FAIL})], Context(), FINDING, "it failed"),
-    ("interval-off-optimum", [], Context(interval_s=2.0, interval_steps=20, best_interval_s=2.4,
-                                         best_interval_steps=24, waste_ratio=1.01), OK, "optimum 2.40 s"),
-    ("interval-off-optimum", [], Context(interval_s=2.0, interval_steps=20, best_interval_s=12.0,
-                                         best_interval_steps=120, waste_ratio=1.9), FINDING, "1.90x"),
-    ("interval-off-optimum", [], Context(model_missing="not computed: C: no checkpoint"), NOT_MEASURED,
-     "no checkpoint"),
+    (
+        "interval-off-optimum",
+        [],
+        Context(interval_s=2.0, interval_steps=20, best_interval_s=2.4, best_interval_steps=24, waste_ratio=1.01),
+        OK,
+        "optimum 2.40 s",
+    ),
+    (
+        "interval-off-optimum",
+        [],
+        Context(interval_s=2.0, interval_steps=20, best_interval_s=12.0, best_interval_steps=120, waste_ratio=1.9),
+        FINDING,
+        "1.90x",
+    ),
+    (
+        "interval-off-optimum",
+        [],
+        Context(model_missing="not computed: C: no checkpoint"),
+        NOT_MEASURED,
+        "no checkpoint",
+    ),
     ("preemption-swallowed", [run("preemption", target_exit_code=42, steps_lost=fig(0))], Context(), OK, "exited 42"),
-    ("preemption-swallowed", [run("preemption", target_exit_code=137, steps_lost=fig(13))], Context(), FINDING,
-     "13 steps lost"),
+    (
+        "preemption-swallowed",
+        [run("preemption", target_exit_code=137, steps_lost=fig(13))],
+        Context(),
+        FINDING,
+        "13 steps lost",
+    ),
     ("preemption-swallowed", [refused("preemption")], Context(), NOT_MEASURED, "needs the harness"),
-    ("backup-not-shared", [run(backup_dirs={"worker-0": "/ckpt/b", "worker-1": "/ckpt/b"})],
-     Context(checkpoint_dir="/ckpt"), OK, "every worker backs up to /ckpt/b"),
-    ("backup-not-shared", [run(backup_dirs={"worker-0": "/tmp/b", "worker-1": "/tmp/b"})],
-     Context(checkpoint_dir="/ckpt"), FINDING, "outside the shared checkpoint_dir /ckpt: /tmp/b"),
+    (
+        "backup-not-shared",
+        [run(backup_dirs={"worker-0": "/ckpt/b", "worker-1": "/ckpt/b"})],
+        Context(checkpoint_dir="/ckpt"),
+        OK,
+        "every worker backs up to /ckpt/b",
+    ),
+    (
+        "backup-not-shared",
+        [run(backup_dirs={"worker-0": "/tmp/b", "worker-1": "/tmp/b"})],
+        Context(checkpoint_dir="/ckpt"),
+        FINDING,
+        "outside the shared checkpoint_dir /ckpt: /tmp/b",
+    ),
     ("backup-not-shared", [run()], Context(), NOT_MEASURED, "named no backup dir"),
     ("chief-writes", [run()], Context(), NOT_MEASURED, "not measured"),
 ]
 
 
-@pytest.mark.parametrize("finding, runs, context, status, text", CASES,
-                         ids=[f"{c[0]}-{c[3].replace(' ', '_')}" for c in CASES])
+@pytest.mark.parametrize(
+    "finding, runs, context, status, text", CASES, ids=[f"{c[0]}-{c[3].replace(' ', '_')}" for c in CASES]
+)
 def test_criterion(finding, runs, context, status, text):
     got = by_id(runs, context)[finding]
     assert got.status == status, got
@@ -141,20 +198,25 @@ def test_one_clearly_slower_run_is_a_finding_even_beside_a_close_one():
 
 
 def test_one_repeat_that_does_not_complete_is_the_finding():
-    runs = [run("empty_checkpoint", key="empty-checkpoint-dir", resumed_step=1, verdicts={"completed": PASS}),
-            run("empty_checkpoint", key="empty-checkpoint-dir#2", verdicts={"completed": FAIL})]
+    runs = [
+        run("empty_checkpoint", key="empty-checkpoint-dir", resumed_step=1, verdicts={"completed": PASS}),
+        run("empty_checkpoint", key="empty-checkpoint-dir#2", verdicts={"completed": FAIL}),
+    ]
     got = by_id(runs)["empty-checkpoint"]
     assert got.status == FINDING and "empty-checkpoint-dir#2" in got.measured
     assert got.runs == ("empty-checkpoint-dir", "empty-checkpoint-dir#2")
-    both = by_id([runs[0], run("empty_checkpoint", key="empty-checkpoint-dir#2", resumed_step=1,
-                               verdicts={"completed": PASS})])["empty-checkpoint"]
+    both = by_id(
+        [runs[0], run("empty_checkpoint", key="empty-checkpoint-dir#2", resumed_step=1, verdicts={"completed": PASS})]
+    )["empty-checkpoint"]
     assert both.status == OK
 
 
 def test_a_preemption_swallowed_in_one_repeat_of_three_is_the_finding():
-    runs = [run("preemption", key="preemption", target_exit_code=42, steps_lost=fig(0)),
-            run("preemption", key="preemption#2", target_exit_code=137, steps_lost=fig(13)),
-            run("preemption", key="preemption#3", target_exit_code=0, target_done=True)]
+    runs = [
+        run("preemption", key="preemption", target_exit_code=42, steps_lost=fig(0)),
+        run("preemption", key="preemption#2", target_exit_code=137, steps_lost=fig(13)),
+        run("preemption", key="preemption#3", target_exit_code=0, target_done=True),
+    ]
     got = by_id(runs)["preemption-swallowed"]
     assert got.status == FINDING and "1 of 2 runs" in got.measured and "13 steps lost" in got.measured
     assert got.runs == ("preemption", "preemption#2")  # the run that finished in its grace judges nothing

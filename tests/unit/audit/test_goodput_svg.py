@@ -7,6 +7,7 @@ import math
 import re
 
 import pytest
+from audit_reports import killed_worker_report, reference_report, silent_report
 
 from chaos.audit import goodput_svg as g
 from chaos.audit.battery import KILLED_WORKER, PEER_PAUSED, REFERENCE
@@ -14,12 +15,14 @@ from chaos.audit.card import Assumptions, build_card
 from chaos.audit.measure import measure, not_measured
 from chaos.audit.render_html import page
 from chaos.audit.render_text import model_lines
-from audit_reports import killed_worker_report, reference_report, silent_report
 
 
 def card(nodes=64):
-    runs = [measure(REFERENCE, reference_report(save_pause=0.3), 40), measure(KILLED_WORKER, killed_worker_report(), 30),
-            measure(PEER_PAUSED, silent_report(10.0), 40)]
+    runs = [
+        measure(REFERENCE, reference_report(save_pause=0.3), 40),
+        measure(KILLED_WORKER, killed_worker_report(), 30),
+        measure(PEER_PAUSED, silent_report(10.0), 40),
+    ]
     return build_card(runs, Assumptions(24, nodes), workload="w", battery="quick")
 
 
@@ -62,8 +65,9 @@ def test_the_marks_sit_where_their_values_say():
         found = re.search(rf'<circle id="{name}" cx="([\d.]+)" cy="([\d.]+)"', svg)
         cx, cy = float(found[1]), float(found[2])
         plot_w = g.WIDTH - g.LEFT - g.RIGHT
-        assert cx == pytest.approx(g.LEFT + plot_w * math.log10(point.tau_s / curve.lo) / math.log10(curve.hi / curve.lo),
-                                   abs=0.01)
+        assert cx == pytest.approx(
+            g.LEFT + plot_w * math.log10(point.tau_s / curve.lo) / math.log10(curve.hi / curve.lo), abs=0.01
+        )
         assert cy == pytest.approx(g.TOP + (g.HEIGHT - g.TOP - g.BOTTOM) * (1 - point.ettr), abs=0.01)
     assert "http" not in svg and "<script" not in svg
 
@@ -72,8 +76,11 @@ def test_each_failure_s_downtime_is_its_detection_restart_and_lost_work():
     c = card()
     rows = {r.key: r for r in g.downtime(c)}
     killed = next(r for r in c.runs if r.key == "killed-worker")
-    assert rows["killed-worker"].parts == {"detect": killed.detect_s.value, "restart": killed.restart_s.value,
-                                           "lost": killed.steps_lost.value * c.model.step_time_s.value}
+    assert rows["killed-worker"].parts == {
+        "detect": killed.detect_s.value,
+        "restart": killed.restart_s.value,
+        "lost": killed.steps_lost.value * c.model.step_time_s.value,
+    }
     costs = c.model.now.costs
     assert rows["model"].total == pytest.approx(c.model.now.per_failure_s)
     assert rows["model"].parts["lost"] == pytest.approx((costs.interval_s + costs.save_s) / 2)

@@ -17,8 +17,12 @@ def f(id, area, status):
 
 
 def test_not_measured_criteria_are_left_out_and_listed():
-    findings = [f("a", "detection", OK), f("b", "detection", NOT_MEASURED), f("c", "recovery", FINDING),
-                f("d", "recovery", OK)]
+    findings = [
+        f("a", "detection", OK),
+        f("b", "detection", NOT_MEASURED),
+        f("c", "recovery", FINDING),
+        f("d", "recovery", OK),
+    ]
     detection = grade(findings, "detection")
     assert (detection.met, detection.judged, detection.not_measured, detection.letter) == (1, 1, ("b",), "A")
     assert "1 of 1 criteria met = 100 %" in detection.computation and "1 not measured" in detection.computation

@@ -1,10 +1,16 @@
 import pytest
+from audit_reports import (
+    killed_worker_report,
+    preempted_report,
+    preempted_trained_to_end_report,
+    reference_report,
+    report,
+    silent_report,
+)
+from timeline_builder import TimelineBuilder
 
 from chaos.audit.battery import KILLED_WORKER, PEER_PAUSED, REFERENCE
 from chaos.audit.measure import MEASURED, NOT_MEASURED, measure, save_cost
-from audit_reports import (killed_worker_report, preempted_report, preempted_trained_to_end_report, reference_report,
-                           report, silent_report)
-from timeline_builder import TimelineBuilder
 
 
 def test_killed_worker_figures_come_from_its_timeline():
@@ -114,7 +120,9 @@ def _preempted(caught_after):
 def test_a_preempted_job_s_reaction_is_split_at_tf_s_sigterm_caught_line():
     m = _preempted(caught_after=0.7)
     assert m.sigterm_noticed_s.value == pytest.approx(0.7) and "polls for it every 1 s" in m.sigterm_noticed_s.note
-    assert m.exit_after_sigterm_noticed_s.value == pytest.approx(1.7) and "exit 42" in m.exit_after_sigterm_noticed_s.note
+    assert (
+        m.exit_after_sigterm_noticed_s.value == pytest.approx(1.7) and "exit 42" in m.exit_after_sigterm_noticed_s.note
+    )
     assert m.detection["worker-1"].value == pytest.approx(2.4)  # from the inject, as before
 
 
@@ -136,7 +144,9 @@ def test_a_preempted_job_that_trains_to_the_end_in_the_grace_noticed_nothing():
     assert not m.detect_s.known and "nothing to detect" in m.detect_s.note
     assert m.hang is None
     assert m.sigterm_noticed_s.value == pytest.approx(0.6)
-    assert not m.exit_after_sigterm_noticed_s.known and "trained to the end first" in m.exit_after_sigterm_noticed_s.note
+    assert (
+        not m.exit_after_sigterm_noticed_s.known and "trained to the end first" in m.exit_after_sigterm_noticed_s.note
+    )
     assert m.target_done and m.target_exit_code == 0
 
 

@@ -4,14 +4,29 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from chaos.audit.battery import (EMPTY_CHECKPOINT, KILLED_CHIEF, KILLED_WORKER, PEER_BLACKHOLED, PEER_PAUSED, PREEMPTION,
-                                 REFERENCE)
-from chaos.audit.measure import measure, not_measured
-from chaos.events import RestartEvent
-from chaos.audit.policy import HANG, NOT_RECOVERED, RECOVERED, derive, describe, signal_name
-from audit_reports import (killed_worker_report, preempted_report, recovered_verdicts, reference_report, report,
-                           silent_report, verdict)
+from audit_reports import (
+    killed_worker_report,
+    preempted_report,
+    recovered_verdicts,
+    reference_report,
+    report,
+    silent_report,
+    verdict,
+)
 from timeline_builder import UNAVAILABLE, TimelineBuilder
+
+from chaos.audit.battery import (
+    EMPTY_CHECKPOINT,
+    KILLED_CHIEF,
+    KILLED_WORKER,
+    PEER_BLACKHOLED,
+    PEER_PAUSED,
+    PREEMPTION,
+    REFERENCE,
+)
+from chaos.audit.measure import measure, not_measured
+from chaos.audit.policy import HANG, NOT_RECOVERED, RECOVERED, derive, describe, signal_name
+from chaos.events import RestartEvent
 
 
 def unrecovered_report():
@@ -23,8 +38,11 @@ def unrecovered_report():
     b.wait(1).restart().wait(4).start().error(0, "FileNotFoundError", "no checkpoint").exit(0, 3)
     b.wait(0.3).error(1, "FileNotFoundError", "no checkpoint").exit(1, 3)
     b.wait(5).exit(1, 137)  # no error of its own: the teardown of a failed run, not the job's
-    return report(b.build(), [verdict("completed", "fail"), verdict("identical_weights", "unknown")],
-                  name="audit-empty-checkpoint-dir")
+    return report(
+        b.build(),
+        [verdict("completed", "fail"), verdict("identical_weights", "unknown")],
+        name="audit-empty-checkpoint-dir",
+    )
 
 
 def watchdog_report():
@@ -76,7 +94,9 @@ def test_codes_a_restart_recovered_from_are_retried_and_the_others_fail_the_job(
 
 
 def test_a_code_seen_recovered_and_not_stays_retryable():
-    policy = derive([measure(KILLED_WORKER, killed_worker_report(), 30), measure(EMPTY_CHECKPOINT, unrecovered_report(), 40)])
+    policy = derive(
+        [measure(KILLED_WORKER, killed_worker_report(), 30), measure(EMPTY_CHECKPOINT, unrecovered_report(), 40)]
+    )
     # 1 and 137 ended the recovered killed-worker run and the unrecovered one: never FailJob.
     assert policy.not_fixed == (3,) and 1 in policy.retryable and 137 in policy.retryable
     assert any("kept retryable" in n for n in policy.notes)

@@ -11,6 +11,8 @@ import subprocess
 
 import pytest
 import yaml
+from audit_reports import killed_worker_report, preempted_report, reference_report, silent_report
+from test_policy import unrecovered_report
 
 from chaos.audit import policy_check, policy_yaml
 from chaos.audit.battery import EMPTY_CHECKPOINT, KILLED_WORKER, PEER_PAUSED, PREEMPTION, REFERENCE
@@ -20,17 +22,24 @@ from chaos.audit.policy import derive
 from chaos.audit.render_html import page
 from chaos.audit.render_text import markdown
 from chaos.audit.run import with_policy_check
-from audit_reports import killed_worker_report, preempted_report, reference_report, silent_report
-from test_policy import unrecovered_report
 
-TARGET = policy_yaml.Target(name="mnist", workers=4, image="acme/trainer:2.4",
-                            command=("python", "train.py", "--epochs", "5"), checkpoint_dir="/ckpt")
+TARGET = policy_yaml.Target(
+    name="mnist",
+    workers=4,
+    image="acme/trainer:2.4",
+    command=("python", "train.py", "--epochs", "5"),
+    checkpoint_dir="/ckpt",
+)
 
 
 def measured():
-    return [measure(REFERENCE, reference_report(), 40), measure(KILLED_WORKER, killed_worker_report(), 30),
-            measure(PEER_PAUSED, silent_report(10.0), 40), measure(PREEMPTION, preempted_report(0.5), 40),
-            measure(EMPTY_CHECKPOINT, unrecovered_report(), 40)]
+    return [
+        measure(REFERENCE, reference_report(), 40),
+        measure(KILLED_WORKER, killed_worker_report(), 30),
+        measure(PEER_PAUSED, silent_report(10.0), 40),
+        measure(PREEMPTION, preempted_report(0.5), 40),
+        measure(EMPTY_CHECKPOINT, unrecovered_report(), 40),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -42,13 +51,18 @@ def test_the_job_carries_the_measured_policy_and_validates(policy):
     job = policy_yaml.job(policy, TARGET)
     rules = job["spec"]["podFailurePolicy"]["rules"]
     assert rules[0] == {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}
-    assert rules[1] == {"action": "FailJob", "onExitCodes": {"containerName": "trainer", "operator": "In", "values": [3]}}
+    assert rules[1] == {
+        "action": "FailJob",
+        "onExitCodes": {"containerName": "trainer", "operator": "In", "values": [3]},
+    }
     assert rules[2]["action"] == "Count" and rules[2]["onExitCodes"]["values"] == [1, 42, 137]
     assert job["spec"]["template"]["spec"]["restartPolicy"] == "Never"
     assert job["spec"]["backoffLimit"] == 4 * policy.retries  # one failure fails every MWMS peer
     assert policy_check.job_problems(job) == []
     spec = job["spec"]["template"]["spec"]
-    assert spec["subdomain"] == TARGET.name and spec["containers"][0]["command"][2].endswith("exec python train.py --epochs 5")
+    assert spec["subdomain"] == TARGET.name and spec["containers"][0]["command"][2].endswith(
+        "exec python train.py --epochs 5"
+    )
     service = policy_yaml.job_service(TARGET)
     assert service["spec"]["clusterIP"] == "None" and policy_check.schema_problems(service) == []
 
@@ -58,7 +72,9 @@ def test_the_jobset_restarts_every_worker_and_fails_on_the_unfixed_codes(policy)
     fp = js["spec"]["failurePolicy"]
     assert fp["maxRestarts"] == policy.retries
     assert [(r["action"], r["onJobFailureReasons"]) for r in fp["rules"]] == [
-        ("FailJobSet", ["PodFailurePolicy"]), ("RestartJobSet", ["BackoffLimitExceeded"])]
+        ("FailJobSet", ["PodFailurePolicy"]),
+        ("RestartJobSet", ["BackoffLimitExceeded"]),
+    ]
     template = js["spec"]["replicatedJobs"][0]["template"]["spec"]
     assert template["backoffLimit"] == 0 and template["completionMode"] == "Indexed"
     assert template["template"]["spec"]["restartPolicy"] == "Never"  # JobSet would default OnFailure
@@ -92,15 +108,18 @@ def test_exit_code_0_in_an_in_rule_is_refused(policy):
     # The schema lets it through (it has no such rule): the API server's rule catches it.
     assert policy_check.schema_problems(job) == []
     assert policy_check.job_problems(job) == [
-        "spec.podFailurePolicy.rules[1].onExitCodes.values[0]: Invalid value: 0: must not be 0 for the In operator"]
+        "spec.podFailurePolicy.rules[1].onExitCodes.values[0]: Invalid value: 0: must not be 0 for the In operator"
+    ]
 
 
 def test_restart_policy_on_failure_is_refused(policy):
     job = _job(policy)
     job["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure"
     problems = policy_check.job_problems(job)
-    assert problems == ["spec.template.spec.restartPolicy: Invalid value: 'OnFailure': only \"Never\" is supported "
-                        "when podFailurePolicy is specified"]
+    assert problems == [
+        "spec.template.spec.restartPolicy: Invalid value: 'OnFailure': only \"Never\" is supported "
+        "when podFailurePolicy is specified"
+    ]
 
 
 def test_unordered_values_both_requirements_and_an_unknown_action_are_refused(policy):
@@ -118,7 +137,9 @@ def test_unordered_values_both_requirements_and_an_unknown_action_are_refused(po
 
 def test_the_schema_refuses_a_misspelt_field_and_a_wrong_type(policy):
     job = _job(policy)
-    job["spec"]["podFailurePolicy"]["rules"][1]["onExitCode"] = job["spec"]["podFailurePolicy"]["rules"][1].pop("onExitCodes")
+    job["spec"]["podFailurePolicy"]["rules"][1]["onExitCode"] = job["spec"]["podFailurePolicy"]["rules"][1].pop(
+        "onExitCodes"
+    )
     problems = policy_check.schema_problems(job)
     assert len(problems) == 1 and "kubernetes-validate" not in problems[0] and "onExitCode" in problems[0]
     job = _job(policy)
@@ -151,14 +172,24 @@ def test_a_broken_compose_snippet_is_refused(policy):
 def test_the_tf_config_snippet_gives_each_pod_its_index_and_the_headless_names():
     snippet = policy_yaml.tf_config_snippet(TARGET)
     for index in (0, 3):
-        out = subprocess.run(["sh", "-c", snippet + '\nprintf %s "$TF_CONFIG"'], capture_output=True, text=True,
-                             env={"PATH": os.environ["PATH"], "JOB_COMPLETION_INDEX": str(index)}, check=True).stdout
+        out = subprocess.run(
+            ["sh", "-c", snippet + '\nprintf %s "$TF_CONFIG"'],
+            capture_output=True,
+            text=True,
+            env={"PATH": os.environ["PATH"], "JOB_COMPLETION_INDEX": str(index)},
+            check=True,
+        ).stdout
         assert json.loads(out) == policy_yaml.tf_config_for(TARGET, index)
     assert policy_yaml.worker_hosts(TARGET)[2] == "mnist-worker-0-2.mnist:2222"
     # A plain Indexed Job: <job>-<index> under its headless Service (subdomain), the same way.
     job_snippet = policy_yaml.tf_config_snippet(TARGET, policy_yaml.JOB)
-    out = subprocess.run(["sh", "-c", job_snippet + '\nprintf %s "$TF_CONFIG"'], capture_output=True, text=True,
-                         env={"PATH": os.environ["PATH"], "JOB_COMPLETION_INDEX": "2"}, check=True).stdout
+    out = subprocess.run(
+        ["sh", "-c", job_snippet + '\nprintf %s "$TF_CONFIG"'],
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ["PATH"], "JOB_COMPLETION_INDEX": "2"},
+        check=True,
+    ).stdout
     assert json.loads(out)["cluster"]["worker"][3] == "mnist-3.mnist:2222" and json.loads(out)["task"]["index"] == 2
     missing = subprocess.run(["sh", "-c", snippet], capture_output=True, text=True, env={"PATH": os.environ["PATH"]})
     assert missing.returncode != 0 and "not an Indexed Job pod" in missing.stderr
@@ -171,8 +202,9 @@ def test_names_become_dns_labels():
 
 
 def test_the_card_prints_the_policy_and_that_it_validated():
-    card = with_policy_check(build_card(measured(), Assumptions(24, 4), workload="w.yaml", battery="full",
-                                        target=TARGET))
+    card = with_policy_check(
+        build_card(measured(), Assumptions(24, 4), workload="w.yaml", battery="full", target=TARGET)
+    )
     assert card.policy_check.endswith(": valid") and "kubernetes-validate" in card.policy_check
     md = markdown(card)
     assert "## Failure policy: which exits a restart fixed" in md
@@ -186,8 +218,11 @@ def test_the_card_prints_the_policy_and_that_it_validated():
 
 def test_a_policy_that_fails_validation_says_so_on_the_card(monkeypatch):
     card = build_card(measured(), Assumptions(24, 4), workload="w.yaml", battery="full", target=TARGET)
-    monkeypatch.setattr(policy_yaml, "pod_failure_policy", lambda p, t: {"rules": [
-        {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [0]}}]})
+    monkeypatch.setattr(
+        policy_yaml,
+        "pod_failure_policy",
+        lambda p, t: {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [0]}}]},
+    )
     checked = with_policy_check(card)
     assert "INVALID" in checked.policy_check and "must not be 0 for the In operator" in checked.policy_check
 
@@ -203,5 +238,7 @@ def test_without_the_schema_package_the_card_says_not_validated(monkeypatch):
         return real(name, *args, **kw)
 
     monkeypatch.setattr(builtins, "__import__", no_package)
-    card = with_policy_check(build_card(measured(), Assumptions(24, 4), workload="w.yaml", battery="full", target=TARGET))
+    card = with_policy_check(
+        build_card(measured(), Assumptions(24, 4), workload="w.yaml", battery="full", target=TARGET)
+    )
     assert card.policy_check == "not validated: kubernetes-validate is not installed (pip install 'tfchaos[test]')"

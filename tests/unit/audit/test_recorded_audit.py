@@ -34,8 +34,11 @@ def card():
             runs.append(measure(entry, report, entry.scenario["timeouts"]["symptom"]))
     assert len(runs) == 8
     target = policy_yaml.Target(name="audit-workload", workers=64)
-    return with_policy_check(build_card(runs, Assumptions(24, 64), workload="examples/keras-mwms/audit-workload.yaml",
-                                        battery="full", target=target))
+    return with_policy_check(
+        build_card(
+            runs, Assumptions(24, 64), workload="examples/keras-mwms/audit-workload.yaml", battery="full", target=target
+        )
+    )
 
 
 def test_the_recorded_runs_give_the_policy_the_audit_printed(card):

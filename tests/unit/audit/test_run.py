@@ -3,6 +3,8 @@
 import json
 
 import pytest
+from audit_reports import killed_worker_report, reference_report, report, silent_report
+from timeline_builder import TimelineBuilder
 
 from chaos.audit import run as audit_run
 from chaos.audit.battery import plan
@@ -10,8 +12,6 @@ from chaos.audit.card import Assumptions
 from chaos.audit.run import AuditRequest, audit, write_card
 from chaos.cli import main
 from chaos.workload.spec import WorkloadSpec
-from audit_reports import killed_worker_report, reference_report, report, silent_report
-from timeline_builder import TimelineBuilder
 
 SYNTHETIC = {
     "audit-reference": reference_report,
@@ -26,8 +26,10 @@ def calls(monkeypatch):
 
     def fake_suite(entries, options, *, jobs=1, show=None, on_report=None):
         seen.append(([e.scenario.name for e in entries], jobs))
-        return [SYNTHETIC.get(e.scenario.name, lambda: report(TimelineBuilder().build(), error="Docker is down"))()
-                for e in entries]
+        return [
+            SYNTHETIC.get(e.scenario.name, lambda: report(TimelineBuilder().build(), error="Docker is down"))()
+            for e in entries
+        ]
 
     monkeypatch.setattr(audit_run, "run_suite", fake_suite)
     return seen
@@ -71,7 +73,9 @@ def test_write_card_writes_the_three_forms(calls, tmp_path):
     card, _ = audit(request(tmp_path))
     paths = write_card(card, tmp_path)
     assert json.loads(paths["json"].read_text())["battery"] == "quick"
-    assert paths["html"].read_text().startswith("<!DOCTYPE html>") and "# Resilience card" in paths["markdown"].read_text()
+    assert (
+        paths["html"].read_text().startswith("<!DOCTYPE html>") and "# Resilience card" in paths["markdown"].read_text()
+    )
 
 
 @pytest.mark.parametrize("argv, code", [([], 0), (["--fail-under", "A"], 1), (["--battery", "full"], 3)])
@@ -84,8 +88,9 @@ def test_exit_codes(calls, monkeypatch, tmp_path, capsys, argv, code):
         assert "below --fail-under A" in out.err
 
 
-@pytest.mark.parametrize("workload", [None, {"build": {"context": "/src/job"}, "command": ["python", "t.py"],
-                                          "checkpoint_dir": "/c"}])
+@pytest.mark.parametrize(
+    "workload", [None, {"build": {"context": "/src/job"}, "command": ["python", "t.py"], "checkpoint_dir": "/c"}]
+)
 def test_each_generated_scenario_file_loads_back_equal_with_no_warning(tmp_path, workload):
     from chaos.audit.run import scenario_file
     from chaos.scenario.loader import load_scenario
@@ -116,7 +121,10 @@ def test_agree_with_a_missing_card_is_said_before_anything_runs(calls, capsys):
 
 def test_repeat_runs_each_fault_again_and_the_card_says_so(calls, tmp_path, monkeypatch):
     for n in (2, 3):
-        SYNTHETIC_N = {f"audit-killed-worker-{n}": killed_worker_report, f"audit-peer-paused-{n}": lambda: silent_report(10.0)}
+        SYNTHETIC_N = {
+            f"audit-killed-worker-{n}": killed_worker_report,
+            f"audit-peer-paused-{n}": lambda: silent_report(10.0),
+        }
         monkeypatch.setitem(SYNTHETIC, *next(iter(SYNTHETIC_N.items())))
         monkeypatch.setitem(SYNTHETIC, *list(SYNTHETIC_N.items())[1])
     req = AuditRequest(None, None, "quick", Assumptions(24, 64), tmp_path, jobs=3, command="chaos audit", repeat=3)
@@ -133,4 +141,6 @@ def test_a_card_of_runs_side_by_side_says_its_timings_carry_that_load(tmp_path, 
 
     req = AuditRequest(None, None, "quick", Assumptions(24, 64), tmp_path, jobs=jobs, command="chaos audit")
     card = card_of(req, [], 10.0)
-    assert any(f"-j {jobs}): restart and detection times include the battery's own load" in n for n in card.notes) is said
+    assert (
+        any(f"-j {jobs}): restart and detection times include the battery's own load" in n for n in card.notes) is said
+    )

@@ -4,10 +4,11 @@ worker ends with are NaN."""
 
 import dataclasses
 
+from timeline_builder import TimelineBuilder
+
 from chaos.checks import IdenticalWeights, NonFiniteLoss, NonFiniteWeights, Status, StoppedAtNonFiniteLoss, run_check
 from chaos.events import StepEvent
 from chaos.timeline import Timeline
-from timeline_builder import TimelineBuilder
 
 NAN = float("nan")
 INF = float("inf")
@@ -27,10 +28,17 @@ class Builder(TimelineBuilder):
         for step in range(first, last + 1):
             self.t += dt
             for w in workers if workers is not None else range(self.info.num_workers):
-                self._add(StepEvent(
-                    t=self.t, source=f"worker-{w}", epoch=(step - 1) // self.info.steps_per_epoch, step=step,
-                    loss=loss(w, step), local_loss=local_loss(w, step), batch_digest=f"b{step}-{w}",
-                ))
+                self._add(
+                    StepEvent(
+                        t=self.t,
+                        source=f"worker-{w}",
+                        epoch=(step - 1) // self.info.steps_per_epoch,
+                        step=step,
+                        loss=loss(w, step),
+                        local_loss=local_loss(w, step),
+                        batch_digest=f"b{step}-{w}",
+                    )
+                )
         return self
 
 
@@ -75,7 +83,9 @@ def test_fails_when_only_one_worker_turns_nan():
     alone = poisoned(loss=lambda w, s: NAN if w == 1 and s >= POISON_STEP else 0.5)
     verdict = judge(NonFiniteLoss(), alone.build())
     assert verdict.status is Status.FAIL
-    assert "only worker-1 had a non-finite loss; it stayed finite on worker-0 through step 20 (loss 0.5)" in verdict.reason
+    assert (
+        "only worker-1 had a non-finite loss; it stayed finite on worker-0 through step 20 (loss 0.5)" in verdict.reason
+    )
 
 
 def test_fails_when_no_loss_is_non_finite():
@@ -118,7 +128,10 @@ def test_says_when_the_workers_turned_nan_at_different_steps():
 def test_when_every_local_loss_is_nan_at_once_the_origin_cannot_be_seen():
     verdict = judge(NonFiniteLoss(), poisoned(local_loss=spread).build())
     assert verdict.status is Status.PASS
-    assert "every worker's local loss was non-finite at once (worker-0, worker-1): where it began cannot be seen" in verdict.reason
+    assert (
+        "every worker's local loss was non-finite at once (worker-0, worker-1): where it began cannot be seen"
+        in verdict.reason
+    )
 
 
 def test_a_workload_without_local_losses_is_judged_without_naming_the_origin():
@@ -158,7 +171,9 @@ def test_identical_weights_fails_identical_but_nan_weights():
     # The restore read a backup written after the NaN step: every digest agrees, every weight is NaN.
     verdict = judge(IdenticalWeights(), redeployed(lambda w, s: NAN))
     assert verdict.status is Status.FAIL
-    assert "every worker has weights w-final after the restore and at the end, but they are not finite" in verdict.reason
+    assert (
+        "every worker has weights w-final after the restore and at the end, but they are not finite" in verdict.reason
+    )
     assert "worker-0's last step 30 had loss nan" in verdict.reason
 
 
@@ -214,8 +229,16 @@ def weights_went(bad_from, last=20, workers=None, loss=lambda w, s: 0.8):
         b.t += 0.1
         for w in workers if workers is not None else range(2):
             start = bad_from(w)
-            b._add(StepEvent(t=b.t, source=f"worker-{w}", step=step, loss=loss(w, step), local_loss=loss(w, step),
-                             weights_finite=start is None or step < start))
+            b._add(
+                StepEvent(
+                    t=b.t,
+                    source=f"worker-{w}",
+                    step=step,
+                    loss=loss(w, step),
+                    local_loss=loss(w, step),
+                    weights_finite=start is None or step < start,
+                )
+            )
     return b
 
 
@@ -248,7 +271,9 @@ def test_non_finite_weights_is_unknown_when_no_step_says_or_a_worker_is_silent()
     silent = judge(NonFiniteWeights(), weights_went(lambda w: POISON_STEP, workers=[1]).build())
     assert silent.status is Status.UNKNOWN and "worker-0 reported no weights check" in silent.reason
     timeline = weights_went(lambda w: POISON_STEP).build()
-    info = dataclasses.replace(timeline.info, evidence=tuple(e for e in timeline.info.evidence if e != "weights_finite"))
+    info = dataclasses.replace(
+        timeline.info, evidence=tuple(e for e in timeline.info.evidence if e != "weights_finite")
+    )
     agent = judge(NonFiniteWeights(), Timeline(info, timeline.events))
     assert agent.status is Status.UNKNOWN and "a per-step report that the weights are finite" in agent.reason
 
@@ -258,8 +283,7 @@ def test_identical_weights_fails_nan_weights_behind_a_finite_loss():
     for step in range(1, 6):
         b.t += 0.1
         for w in range(2):
-            b._add(StepEvent(t=b.t, source=f"worker-{w}", step=step, loss=0.8, local_loss=0.8,
-                             weights_finite=step < 3))
+            b._add(StepEvent(t=b.t, source=f"worker-{w}", step=step, loss=0.8, local_loss=0.8, weights_finite=step < 3))
     verdict = judge(IdenticalWeights(), b.done(0, digest="w-nan").done(1, digest="w-nan").build())
     assert verdict.status is Status.FAIL
     assert "worker-0's last step 5 had loss 0.8 and non-finite weights" in verdict.reason

@@ -1,9 +1,10 @@
 """rescheduled: after the restart a lost node's worker runs on another node, as the
 runner's address events say."""
 
+from timeline_builder import TimelineBuilder
+
 from chaos.checks import Rescheduled, Status, run_check
 from chaos.events import RUNNER, AddressEvent
-from timeline_builder import TimelineBuilder
 
 
 def placed(b, **nodes):
@@ -28,7 +29,10 @@ def test_a_worker_on_another_node_after_the_restart_passes_and_names_both_nodes(
 
 def test_a_worker_back_on_its_node_fails_and_says_so():
     verdict = run_check(Rescheduled(workers=[1]), node_lost("node-3"))
-    assert verdict.status is Status.FAIL and verdict.reason == "worker-1 came back on the same node (worker-1 node-3 -> node-3)"
+    assert (
+        verdict.status is Status.FAIL
+        and verdict.reason == "worker-1 came back on the same node (worker-1 node-3 -> node-3)"
+    )
     assert run_check(Rescheduled(workers=[0, 1]), node_lost("node-1")).status is Status.FAIL  # worker-0 stayed
 
 

@@ -3,19 +3,20 @@
 hand-built timelines: pass, fail and unknown for each; and identical_batches /
 distinct_batches across the replicas of one worker (MirroredStrategy)."""
 
+from timeline_builder import TimelineBuilder
+
 from chaos.checks import (
     DistinctBatches,
     DistinctDropoutMasks,
     EqualLocalBatches,
-    IdenticalDropoutMasks,
     IdenticalBatches,
+    IdenticalDropoutMasks,
     IdenticalInitialWeights,
     Status,
     UnequalLocalBatches,
     run_check,
 )
 from chaos.events import PlanEvent, StepEvent
-from timeline_builder import TimelineBuilder
 
 
 class Builder(TimelineBuilder):
@@ -38,10 +39,16 @@ class Builder(TimelineBuilder):
         for step in range(first, last + 1):
             self.t += 0.1
             for w in workers if workers is not None else range(self.info.num_workers):
-                self._add(StepEvent(
-                    t=self.t, source=f"worker-{w}", epoch=(step - 1) // self.info.steps_per_epoch, step=step,
-                    dropout_mask=mask(w, step), weights_digest=after_first(w) if step == first else "",
-                ))
+                self._add(
+                    StepEvent(
+                        t=self.t,
+                        source=f"worker-{w}",
+                        epoch=(step - 1) // self.info.steps_per_epoch,
+                        step=step,
+                        dropout_mask=mask(w, step),
+                        weights_digest=after_first(w) if step == first else "",
+                    )
+                )
         return self
 
 
@@ -168,11 +175,17 @@ def test_equal_local_batches_after_recovery_pass_fail_unknown():
 def replica_steps(b, first, last, digests, losses=None):
     for step in range(first, last + 1):
         b.t += 0.1
-        b._add(StepEvent(
-            t=b.t, source="worker-0", epoch=(step - 1) // b.info.steps_per_epoch, step=step, batch_digest=digests(0, step),
-            replica_batch_digests=[digests(r, step) for r in range(2)],
-            replica_local_losses=[(losses or (lambda r, s: 0.25))(r, step) for r in range(2)],
-        ))
+        b._add(
+            StepEvent(
+                t=b.t,
+                source="worker-0",
+                epoch=(step - 1) // b.info.steps_per_epoch,
+                step=step,
+                batch_digest=digests(0, step),
+                replica_batch_digests=[digests(r, step) for r in range(2)],
+                replica_local_losses=[(losses or (lambda r, s: 0.25))(r, step) for r in range(2)],
+            )
+        )
     return b
 
 

@@ -1,3 +1,5 @@
+from timeline_builder import TimelineBuilder, killed_and_recovered
+
 from chaos.checks import (
     Completed,
     IdenticalWeights,
@@ -10,7 +12,6 @@ from chaos.checks import (
     Status,
     run_check,
 )
-from timeline_builder import TimelineBuilder, killed_and_recovered
 
 
 def judge(check, timeline):

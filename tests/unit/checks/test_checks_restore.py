@@ -2,10 +2,10 @@
 backup makes the restore fail, and the runner gives up after max_restarts."""
 
 import pytest
+from timeline_builder import UNAVAILABLE, TimelineBuilder, killed_and_recovered
 
 from chaos.checks import CheckpointsDisagree, FellBack, RestartsExhausted, RestoreFailed, Status, run_check
 from chaos.checks.symptom_restore import restart_rounds
-from timeline_builder import UNAVAILABLE, TimelineBuilder, killed_and_recovered
 
 DATA_LOSS = "tensorflow.python.framework.errors_impl.DataLossError"
 CHECKSUM = "TensorBundle at /backup/chief/ckpt-2 shard 0 (2560 bytes): Checksum does not match"
@@ -44,8 +44,10 @@ def test_restarts_of_one_round_group_together_and_a_failure_starts_the_next():
 
 
 def test_restore_failed_passes_when_every_named_worker_fails_before_a_step():
-    verdict = run_check(RestoreFailed(fault=1, class_="DataLossError", message="Checksum does not match", workers=[0, 1]),
-                        damaged_restore())
+    verdict = run_check(
+        RestoreFailed(fault=1, class_="DataLossError", message="Checksum does not match", workers=[0, 1]),
+        damaged_restore(),
+    )
     assert verdict.status is Status.PASS, verdict.reason
     assert "before any step" in verdict.reason
 

@@ -1,7 +1,8 @@
+from timeline_builder import killed_and_recovered
+
 from chaos.checks import RECOVERY_CHECKS, SYMPTOM_CHECKS, Completed, Status, run_check, run_checks
 from chaos.checks.base import RecoveryCheck
 from chaos.registry import one_line
-from timeline_builder import killed_and_recovered
 
 
 class Exploding(RecoveryCheck):

@@ -3,6 +3,8 @@ identical_batches, environment_skew, no_error (symptoms), distinct_batches,
 environments_match (recovery); plus slowdown per worker and identical_weights
 around a restart with or without a backup before it."""
 
+from timeline_builder import UNAVAILABLE, TimelineBuilder
+
 from chaos.checks import (
     DistinctBatches,
     EnvironmentSkew,
@@ -10,13 +12,12 @@ from chaos.checks import (
     IdenticalBatches,
     IdenticalWeights,
     NoError,
-    WeightsDiverged,
     Slowdown,
     Status,
+    WeightsDiverged,
     run_check,
 )
 from chaos.events import StartEvent, StepEvent
-from timeline_builder import UNAVAILABLE, TimelineBuilder
 
 HEALTHY_FP = {"pkg:tensorflow-cpu": "2.20.0", "python": "3.11.9", "env:PATH": "/usr/bin"}
 
@@ -288,7 +289,14 @@ def test_no_error_ignores_errors_outside_the_window():
 
 
 def test_no_error_is_unknown_without_steps_in_the_window():
-    b = Builder().start().batches(1, 10, own).inject("pause_worker", "worker-1").wait(20).heal("pause_worker", "worker-1")
+    b = (
+        Builder()
+        .start()
+        .batches(1, 10, own)
+        .inject("pause_worker", "worker-1")
+        .wait(20)
+        .heal("pause_worker", "worker-1")
+    )
     verdict = judge(NoError(), b.build())
     assert verdict.status is Status.UNKNOWN and "silence proves nothing" in verdict.reason
 

@@ -5,9 +5,10 @@ window were normal ones and the median said 1.5x for a 75x slowdown."""
 
 from dataclasses import replace
 
+from timeline_builder import TimelineBuilder
+
 from chaos.checks import Slowdown, Status, run_check
 from chaos.events import InjectEvent
-from timeline_builder import TimelineBuilder
 
 
 def slow_inject_run(landed_after_s):
@@ -16,8 +17,9 @@ def slow_inject_run(landed_after_s):
     b.steps(41, 90, dt=0.01)  # normal steps while the inject is still on its way (0.5 s)
     b.steps(91, 110, dt=0.6).heal("packet_loss").steps(111, 130, dt=0.01)
     timeline = b.build()
-    events = [replace(e, completed_t=inject_at + landed_after_s) if isinstance(e, InjectEvent) else e
-              for e in timeline.events]
+    events = [
+        replace(e, completed_t=inject_at + landed_after_s) if isinstance(e, InjectEvent) else e for e in timeline.events
+    ]
     return type(timeline)(timeline.info, events)
 
 

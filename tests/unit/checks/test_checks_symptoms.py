@@ -1,7 +1,7 @@
 import pytest
+from timeline_builder import UNAVAILABLE, TimelineBuilder, killed_and_recovered
 
 from chaos.checks import ErrorRaised, ExitCode, HangAtBringUp, Slowdown, Stall, Status, run_check
-from timeline_builder import UNAVAILABLE, TimelineBuilder, killed_and_recovered
 
 
 def judge(check, timeline):
@@ -38,20 +38,44 @@ def test_a_worker_that_raised_nothing_shows_how_it_ended():
 
 def test_error_clock_starts_when_the_workers_came_up_with_a_bring_up_fault():
     # Inject at bring-up, TF takes 70 s to import on a busy machine, then worker-1 fails at once.
-    slow = (TimelineBuilder().inject("tf_config", "worker-1", mode="malformed").wait(70).start().wait(2)
-            .error(1, "json.decoder.JSONDecodeError", "Expecting ',' delimiter").build())
+    slow = (
+        TimelineBuilder()
+        .inject("tf_config", "worker-1", mode="malformed")
+        .wait(70)
+        .start()
+        .wait(2)
+        .error(1, "json.decoder.JSONDecodeError", "Expecting ',' delimiter")
+        .build()
+    )
     verdict = judge(ErrorRaised(class_="JSONDecodeError", workers=[1], within_s=10), slow)
     assert verdict.status is Status.PASS, verdict.reason
-    late = (TimelineBuilder().inject("tf_config", "worker-1").wait(70).start().wait(12)
-            .error(1, "json.decoder.JSONDecodeError", "x").build())
+    late = (
+        TimelineBuilder()
+        .inject("tf_config", "worker-1")
+        .wait(70)
+        .start()
+        .wait(12)
+        .error(1, "json.decoder.JSONDecodeError", "x")
+        .build()
+    )
     verdict = judge(ErrorRaised(class_="JSONDecodeError", within_s=10), late)
     assert verdict.status is Status.FAIL and "of the workers came up with the fault" in verdict.reason
 
 
 def test_error_clock_is_the_inject_for_a_fault_on_running_workers_even_if_they_restart_after():
     # Mid-training: the error comes 5 s after the inject; the restart after it must not move the clock.
-    timeline = (TimelineBuilder().start().steps(1, 10).inject("partition", "worker-1").wait(5)
-                .error(0, UNAVAILABLE, "Socket closed").wait(30).restart().start().build())
+    timeline = (
+        TimelineBuilder()
+        .start()
+        .steps(1, 10)
+        .inject("partition", "worker-1")
+        .wait(5)
+        .error(0, UNAVAILABLE, "Socket closed")
+        .wait(30)
+        .restart()
+        .start()
+        .build()
+    )
     assert judge(ErrorRaised(class_="UnavailableError", within_s=6), timeline).status is Status.PASS
     assert judge(ErrorRaised(class_="UnavailableError", within_s=4), timeline).status is Status.FAIL
 
@@ -171,8 +195,13 @@ def test_hang_at_bring_up_passes_when_no_step_while_blocked():
 def test_hang_at_bring_up_names_the_peer_tfs_coordination_service_waits_for():
     b = TimelineBuilder().inject("tf_config").wait(1).start().wait(2)
     b.log(0, "Waiting for 1/2 tasks to connect.", "Example stragglers:", "/job:worker/replica:0/task:1")
-    b.wait(1).log(0, "task:1 has connected", "Waiting for 1/3 tasks to connect.", "Example stragglers:",
-                  "/job:worker/replica:0/task:2")
+    b.wait(1).log(
+        0,
+        "task:1 has connected",
+        "Waiting for 1/3 tasks to connect.",
+        "Example stragglers:",
+        "/job:worker/replica:0/task:2",
+    )
     b.wait(25).heal("tf_config").wait(1)
     # The redeployed generation's normal start-up line must not count.
     b.log(0, "Example stragglers:", "/job:worker/replica:0/task:1").wait(2).start()

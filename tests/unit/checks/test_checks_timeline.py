@@ -1,10 +1,10 @@
 import json
 
 import pytest
+from timeline_builder import TimelineBuilder, killed_and_recovered
 
 from chaos.events import RUNNER, HealEvent, StepEvent
 from chaos.timeline import Timeline
-from timeline_builder import TimelineBuilder, killed_and_recovered
 
 
 def test_fault_windows_pair_injects_with_heals_in_order():

@@ -1,7 +1,8 @@
 """tolerated: a lost worker under parameter servers (the coordinator, worker-0, trains on)."""
 
-from chaos.checks import Status, Tolerated, run_check
 from timeline_builder import TimelineBuilder
+
+from chaos.checks import Status, Tolerated, run_check
 
 
 def coordinator_run():

@@ -1,7 +1,8 @@
 """`error` with several classes: any one of them matches; each worker listed must raise one."""
 
-from chaos.checks import ErrorRaised, Status, run_check
 from timeline_builder import UNAVAILABLE, TimelineBuilder, killed_and_recovered
+
+from chaos.checks import ErrorRaised, Status, run_check
 
 DEADLINE = "tensorflow.python.framework.errors_impl.DeadlineExceededError"
 

@@ -6,11 +6,11 @@ from chaos.events import (
     RUNNER,
     CheckpointEvent,
     DoneEvent,
-    LogLine,
     ErrorEvent,
     ExitEvent,
     HealEvent,
     InjectEvent,
+    LogLine,
     RestartEvent,
     RestoredEvent,
     StartEvent,
@@ -22,7 +22,9 @@ from chaos.timeline import RunInfo, Timeline
 class TimelineBuilder:
     """Appends events on a clock that only moves forward."""
 
-    def __init__(self, workers=2, steps_per_epoch=10, epochs=3, save_interval=10, reference_digest=None, reference_loss=None):
+    def __init__(
+        self, workers=2, steps_per_epoch=10, epochs=3, save_interval=10, reference_digest=None, reference_loss=None
+    ):
         self.info = RunInfo(
             num_workers=workers,
             steps_per_epoch=steps_per_epoch,
@@ -86,12 +88,21 @@ class TimelineBuilder:
 
     def restored(self, worker, epoch, step, checkpoint="backup/chief", digest="w-restored"):
         return self._add(
-            RestoredEvent(t=self.t, source=f"worker-{worker}", epoch=epoch, step=step, checkpoint=checkpoint, weights_digest=digest)
+            RestoredEvent(
+                t=self.t,
+                source=f"worker-{worker}",
+                epoch=epoch,
+                step=step,
+                checkpoint=checkpoint,
+                weights_digest=digest,
+            )
         )
 
     def done(self, worker, step=None, digest="w-final"):
         step = self.info.final_step if step is None else step
-        return self._add(DoneEvent(t=self.t, source=f"worker-{worker}", epoch=self.info.epochs - 1, step=step, weights_digest=digest))
+        return self._add(
+            DoneEvent(t=self.t, source=f"worker-{worker}", epoch=self.info.epochs - 1, step=step, weights_digest=digest)
+        )
 
     def build(self):
         return Timeline(self.info, list(self.events))
@@ -100,12 +111,20 @@ class TimelineBuilder:
 UNAVAILABLE = "tensorflow.python.framework.errors_impl.UnavailableError"
 
 
-def killed_and_recovered(builder=None, *, restored_steps=(10, 10), final_digests=("w-final", "w-final"), restored_digests=("w-restored", "w-restored")):
+def killed_and_recovered(
+    builder=None,
+    *,
+    restored_steps=(10, 10),
+    final_digests=("w-final", "w-final"),
+    restored_digests=("w-restored", "w-restored"),
+):
     """Backup at step 10; kill worker-1 at step 15, the chief fails, both restart from step 10 and finish."""
     b = builder or TimelineBuilder()
     b.start().steps(1, 10).checkpoint(10).steps(11, 15)
     b.inject("kill_worker", "worker-1", worker=1, signal="SIGKILL")
-    b.wait(0.2).exit(1, 137).wait(0.8).error(0, UNAVAILABLE, "Collective ops is aborted by: failed to connect; Connection refused")
+    b.wait(0.2).exit(1, 137).wait(0.8).error(
+        0, UNAVAILABLE, "Collective ops is aborted by: failed to connect; Connection refused"
+    )
     b.exit(0, 1).wait(1).restart().wait(5).start()
     for w, (step, digest) in enumerate(zip(restored_steps, restored_digests)):
         b.restored(w, epoch=step // b.info.steps_per_epoch, step=step, digest=digest)
@@ -113,4 +132,3 @@ def killed_and_recovered(builder=None, *, restored_steps=(10, 10), final_digests
     for w, digest in enumerate(final_digests):
         b.done(w, digest=digest)
     return b.build()
-

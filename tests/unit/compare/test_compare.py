@@ -16,8 +16,18 @@ from chaos.compare.metrics import figures
 from chaos.compare.spec import load_spec
 from chaos.compare.stats import Thresholds, shift
 from chaos.errors import ScenarioError
-from chaos.events import (RUNNER, DoneEvent, ErrorEvent, ExitEvent, InjectEvent, PhaseEvent, RestartEvent,
-                          RestoredEvent, StartEvent, StepEvent)
+from chaos.events import (
+    RUNNER,
+    DoneEvent,
+    ErrorEvent,
+    ExitEvent,
+    InjectEvent,
+    PhaseEvent,
+    RestartEvent,
+    RestoredEvent,
+    StartEvent,
+    StepEvent,
+)
 from chaos.report import build_report, write_json
 from chaos.scenario.loader import scenario_from_dict
 from chaos.timeline import Timeline
@@ -26,13 +36,17 @@ ERROR = "tensorflow.python.framework.errors_impl.UnavailableError"
 
 
 def scenario(**cluster):
-    return scenario_from_dict({
-        "name": "paused", "description": "d", "explain": {"symptom": "s", "cause": "c", "fix": "f"},
-        "cluster": {"training": {"epochs": 2, "steps_per_epoch": 5}, **cluster},
-        "faults": [{"pause_worker": {"worker": 1}, "at": {"step": 6}}],
-        "expect": [{"error": {"class": "UnavailableError", "workers": [0], "within_s": 60}}],
-        "recover": [{"completed": {}}],
-    })
+    return scenario_from_dict(
+        {
+            "name": "paused",
+            "description": "d",
+            "explain": {"symptom": "s", "cause": "c", "fix": "f"},
+            "cluster": {"training": {"epochs": 2, "steps_per_epoch": 5}, **cluster},
+            "faults": [{"pause_worker": {"worker": 1}, "at": {"step": 6}}],
+            "expect": [{"error": {"class": "UnavailableError", "workers": [0], "within_s": 60}}],
+            "recover": [{"completed": {}}],
+        }
+    )
 
 
 def report(symptom_s=0.5, step_s=0.1, tf="2.20", error=True, bring_up=5.0):
@@ -97,10 +111,13 @@ def test_a_spec_file_with_a_name_a_cluster_overlay_and_a_proxy_image(tmp_path):
     assert spec.apply(scenario()).cluster.training.heartbeat_timeout_s == 30
 
 
-@pytest.mark.parametrize("text, message", [
-    ("colour=red", "not key=value with a known key"),
-    ("tf", "not key=value with a known key"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("colour=red", "not key=value with a known key"),
+        ("tf", "not key=value with a known key"),
+    ],
+)
 def test_a_bad_inline_spec_names_the_valid_keys(text, message):
     with pytest.raises(ScenarioError) as err:
         load_spec(text)
@@ -207,8 +224,11 @@ def test_too_few_runs_are_said_not_silently_passed():
 
 
 def test_markdown_json_and_junit_carry_the_regression(tmp_path):
-    result = compare([report(symptom_s=s) for s in (8.0, 8.5, 9.0, 9.5)],
-                     [report(symptom_s=s) for s in (28.0, 28.5, 29.0, 29.5)], candidate_name="hb30")
+    result = compare(
+        [report(symptom_s=s) for s in (8.0, 8.5, 9.0, 9.5)],
+        [report(symptom_s=s) for s in (28.0, 28.5, 29.0, 29.5)],
+        candidate_name="hb30",
+    )
     paths = render.write_all(result, tmp_path)
     md = paths["markdown"].read_text()
     assert "| paused | REGRESSION (time to symptom)" in md and "**!**" in md
@@ -250,7 +270,8 @@ def test_a_folder_without_reports_is_a_clear_error(tmp_path, capsys):
 
 def test_sides_run_interleaved_in_abba_order(monkeypatch, tmp_path):
     from chaos.compare import cli as compare_cli
-    from chaos.runner import entries as runner_entries, suite
+    from chaos.runner import entries as runner_entries
+    from chaos.runner import suite
     from chaos.runner.suite import Entry
 
     order = []
@@ -262,8 +283,9 @@ def test_sides_run_interleaved_in_abba_order(monkeypatch, tmp_path):
         return [report()]
 
     monkeypatch.setattr(suite, "run_suite", fake_run_suite)
-    base, cand = compare_cli.run_sides([], load_spec("default"), load_spec("heartbeat_timeout_s=30"), 4, 1,
-                                       tmp_path, progress=lambda line: None)
+    base, cand = compare_cli.run_sides(
+        [], load_spec("default"), load_spec("heartbeat_timeout_s=30"), 4, 1, tmp_path, progress=lambda line: None
+    )
     assert order == ["baseline", "candidate", "candidate", "baseline"] * 2
     assert len(base) == len(cand) == 4
 
@@ -271,8 +293,12 @@ def test_sides_run_interleaved_in_abba_order(monkeypatch, tmp_path):
 def users_job_scenario():
     data = scenario().to_dict()
     data["cluster"].pop("training")
-    data["cluster"]["workload"] = {"image": "acme/trainer:2.4", "command": ["python", "train.py"],
-                                   "checkpoint_dir": "/ckpt", "env": {"DATA_DIR": "/data"}}
+    data["cluster"]["workload"] = {
+        "image": "acme/trainer:2.4",
+        "command": ["python", "train.py"],
+        "checkpoint_dir": "/ckpt",
+        "env": {"DATA_DIR": "/data"},
+    }
     return scenario_from_dict(data)
 
 
@@ -309,8 +335,13 @@ def test_environment_the_framework_sets_cannot_be_overlaid():
     assert "TF_CONFIG" in err.value.message
 
 
-@pytest.mark.parametrize("env, message", [({"TF_CONFIG": "{}"}, "TF_CONFIG is set by the framework"),
-                                          ({"1BAD": "x"}, "not a valid environment variable name")])
+@pytest.mark.parametrize(
+    "env, message",
+    [
+        ({"TF_CONFIG": "{}"}, "TF_CONFIG is set by the framework"),
+        ({"1BAD": "x"}, "not a valid environment variable name"),
+    ],
+)
 def test_cluster_env_is_validated_in_the_scenario(env, message):
     data = scenario().to_dict()
     data["cluster"]["env"] = env

@@ -8,8 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from chaos.diagnose.attribution import (CASCADE, KILL_MARGIN_S, ROOT, TEARDOWN, attribute, blamed, first_failure,
-                                        is_effect)
+from chaos.diagnose.attribution import (
+    CASCADE,
+    KILL_MARGIN_S,
+    ROOT,
+    TEARDOWN,
+    attribute,
+    blamed,
+    first_failure,
+    is_effect,
+)
 from chaos.diagnose.logs import WorkerLog, read_logs, split_dump
 from chaos.diagnose.observe import observe_all
 
@@ -34,8 +42,12 @@ def exit_(source: str, t: float, code: int, oom: bool = False) -> str:
 
 
 def logs(**by_worker: list[str]) -> list[WorkerLog]:
-    return [WorkerLog(name.replace("_", "-"), f"{name.replace('_', '-')}.log", tuple(lines), tuple(range(1, len(lines) + 1)))
-            for name, lines in by_worker.items()]
+    return [
+        WorkerLog(
+            name.replace("_", "-"), f"{name.replace('_', '-')}.log", tuple(lines), tuple(range(1, len(lines) + 1))
+        )
+        for name, lines in by_worker.items()
+    ]
 
 
 def first(worker_logs: list[WorkerLog]):
@@ -47,38 +59,49 @@ SOCKET = "Collective ops is aborted by: Socket closed\nAdditional GRPC error inf
 
 def killed_worker_1(kill_t: float = 5.2) -> list[WorkerLog]:
     return logs(
-        worker_0=[step("worker-0", 1, 1), step("worker-0", 2, 2),
-                  err("worker-0", 5.0, "tensorflow.python.framework.errors_impl.UnavailableError", SOCKET),
-                  exit_("worker-0", 6, 1)],
+        worker_0=[
+            step("worker-0", 1, 1),
+            step("worker-0", 2, 2),
+            err("worker-0", 5.0, "tensorflow.python.framework.errors_impl.UnavailableError", SOCKET),
+            exit_("worker-0", 6, 1),
+        ],
         worker_1=[step("worker-1", 1, 1), step("worker-1", 2, 2), exit_("worker-1", kill_t, 137)],
     )
 
 
 # --- which lines are effects ------------------------------------------------------------------
 
-@pytest.mark.parametrize("cls, message, effect", [
-    ("UnavailableError", "Socket closed", True),
-    ("DeadlineExceededError", "Deadline Exceeded", True),
-    ("CancelledError", "CANCELLED", True),
-    ("InternalError", "Collective ops is aborted by: Error reported from /job:worker/task:1", True),
-    ("", "failed to connect to all addresses", True),
-    ("IndexError", "Read less bytes than requested", False),
-    ("JSONDecodeError", "Expecting ',' delimiter", False),
-    ("ResourceExhaustedError", "OOM when allocating tensor with shape[2048,2048]", False),
-    ("UnavailableError", "OOM when allocating tensor", False),  # its own memory, whatever the class
-])
+
+@pytest.mark.parametrize(
+    "cls, message, effect",
+    [
+        ("UnavailableError", "Socket closed", True),
+        ("DeadlineExceededError", "Deadline Exceeded", True),
+        ("CancelledError", "CANCELLED", True),
+        ("InternalError", "Collective ops is aborted by: Error reported from /job:worker/task:1", True),
+        ("", "failed to connect to all addresses", True),
+        ("IndexError", "Read less bytes than requested", False),
+        ("JSONDecodeError", "Expecting ',' delimiter", False),
+        ("ResourceExhaustedError", "OOM when allocating tensor with shape[2048,2048]", False),
+        ("UnavailableError", "OOM when allocating tensor", False),  # its own memory, whatever the class
+    ],
+)
 def test_an_effect_is_a_peers_error_or_one_that_names_its_cause_elsewhere(cls, message, effect):
     assert is_effect(cls, message) is effect
 
 
 def test_the_task_a_line_blames_is_the_first_it_names_but_not_its_own_device():
     assert blamed("from remote target /job:worker/replica:0/task:1 while calling", 0) == ("worker-1",)
-    assert blamed("{{function_node __wrapped__CollectiveBcastRecv_device_/job:worker/replica:0/task:1/device:CPU:0}}", 1) == ()
+    assert (
+        blamed("{{function_node __wrapped__CollectiveBcastRecv_device_/job:worker/replica:0/task:1/device:CPU:0}}", 1)
+        == ()
+    )
     assert blamed("remote target /job:ps/replica:0/task:0", 0) == ("ps-0",)
     assert blamed("/job:chief/replica:0/task:0 is down", 1) == ("worker-0",)
 
 
 # --- root -------------------------------------------------------------------------------------
+
 
 def test_a_killed_worker_is_the_root_and_its_peers_errors_are_cascade():
     a = first(killed_worker_1())
@@ -95,8 +118,11 @@ def test_the_peers_error_first_in_time_is_still_not_the_root():
 
 def test_a_kill_long_after_the_failure_blamed_by_no_one_is_teardown():
     worker_logs = logs(
-        worker_0=[step("worker-0", 1, 1), err("worker-0", 2, "IndexError", "Read less bytes than requested"),
-                  exit_("worker-0", 3, 1)],
+        worker_0=[
+            step("worker-0", 1, 1),
+            err("worker-0", 2, "IndexError", "Read less bytes than requested"),
+            exit_("worker-0", 3, 1),
+        ],
         worker_1=[step("worker-1", 1, 1), exit_("worker-1", 2 + KILL_MARGIN_S + 20, 137)],
     )
     a = first(worker_logs)
@@ -122,7 +148,12 @@ def test_a_kill_while_the_job_hung_at_bring_up_is_teardown():
 def test_exits_after_the_runners_teardown_line_are_teardown():
     teardown = ev("phase", "runner", 30, phase="teardown")
     worker_logs = logs(
-        worker_0=[step("worker-0", 1, 1), err("worker-0", 2, "ValueError", "bad input"), teardown, exit_("worker-0", 31, 137)],
+        worker_0=[
+            step("worker-0", 1, 1),
+            err("worker-0", 2, "ValueError", "bad input"),
+            teardown,
+            exit_("worker-0", 31, 137),
+        ],
         worker_1=[step("worker-1", 1, 1), teardown, exit_("worker-1", 31, 137)],
     )
     a = first(worker_logs)
@@ -132,9 +163,16 @@ def test_exits_after_the_runners_teardown_line_are_teardown():
 
 
 def test_the_same_error_of_its_own_on_every_worker_is_no_root_worker():
-    worker_logs = logs(**{f"worker_{i}": [ev("start", f"worker-{i}", 0, tf_version="2.21"),
-                                           err(f"worker-{i}", 10 + i, "IndexError", "Read less bytes than requested"),
-                                           exit_(f"worker-{i}", 11 + i, 1)] for i in range(2)})
+    worker_logs = logs(
+        **{
+            f"worker_{i}": [
+                ev("start", f"worker-{i}", 0, tf_version="2.21"),
+                err(f"worker-{i}", 10 + i, "IndexError", "Read less bytes than requested"),
+                exit_(f"worker-{i}", 11 + i, 1),
+            ]
+            for i in range(2)
+        }
+    )
     a = first(worker_logs)
     assert a.root_worker is None and a.sure and "every worker raised the same error" in a.no_root
     assert [(r.role, r.worker) for r in a.roots if "exit" not in r.what] == [(ROOT, "worker-0"), (ROOT, "worker-1")]
@@ -151,8 +189,12 @@ def test_two_different_errors_of_their_own_name_the_first_but_not_sure():
 
 
 def test_only_peers_errors_name_a_likely_root_never_a_sure_one():
-    for name in ("paused-worker-times-out-then-recovers", "connection-reset-mid-training-aborts-then-recovers",
-                 "stream-cut-after-64k-aborts-then-recovers", "mtu-blackhole-at-bring-up-times-out-the-first-broadcast-then-recovers"):
+    for name in (
+        "paused-worker-times-out-then-recovers",
+        "connection-reset-mid-training-aborts-then-recovers",
+        "stream-cut-after-64k-aborts-then-recovers",
+        "mtu-blackhole-at-bring-up-times-out-the-first-broadcast-then-recovers",
+    ):
         a = first(read_logs([LOGS / name])[0])
         assert a.root is None and not a.sure, name
         assert a.root_worker in ("worker-1", None), name  # the faulted one, or cannot tell
@@ -173,19 +215,27 @@ def test_a_hang_at_bring_up_names_no_root():
     assert any("hang at bring-up" in u for u in a.untold)
 
 
-@pytest.mark.parametrize("name, root", [
-    ("killed-worker-recovers-from-checkpoint", "worker-1"),
-    ("host-oom-kills-worker-then-recovers", "worker-1"),
-    ("tf-config-malformed-fails-one-worker-and-hangs-the-chief", "worker-1"),
-])
+@pytest.mark.parametrize(
+    "name, root",
+    [
+        ("killed-worker-recovers-from-checkpoint", "worker-1"),
+        ("host-oom-kills-worker-then-recovers", "worker-1"),
+        ("tf-config-malformed-fails-one-worker-and-hangs-the-chief", "worker-1"),
+    ],
+)
 def test_the_real_excerpts_name_the_faulted_worker(name, root):
     a = first(read_logs([LOGS / name])[0])
     assert (a.root_worker, a.sure) == (root, True)
 
 
-@pytest.mark.parametrize("name", ["packet-corrupt-5pct-is-caught-by-the-tcp-checksum-and-trains-on-bit-exact",
-                                  "packet-reorder-25pct-on-one-worker-trains-on-bit-exact",
-                                  "ld-library-path-skew-trains-silently-caught-by-fingerprint"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "packet-corrupt-5pct-is-caught-by-the-tcp-checksum-and-trains-on-bit-exact",
+        "packet-reorder-25pct-on-one-worker-trains-on-bit-exact",
+        "ld-library-path-skew-trains-silently-caught-by-fingerprint",
+    ],
+)
 def test_a_run_that_did_not_fail_has_nothing_to_attribute(name):
     assert first(read_logs([LOGS / name])[0]) is None
 
@@ -205,16 +255,20 @@ def test_one_unlabelled_stream_is_never_sure():
 
 
 def test_interleaved_lines_of_two_workers_in_one_stream_are_never_sure():
-    mixed = ("2026-11-25 09:18:55.100000: I tensorflow/core/x.cc:1] step 55\n"
-             "2026-11-25 09:18:55.300000: E tensorflow/core/x.cc:1] worker 1: IndexError: Read less bytes than requested\n"
-             + CHIEF_LOST_TASK_1)
+    mixed = (
+        "2026-11-25 09:18:55.100000: I tensorflow/core/x.cc:1] step 55\n"
+        "2026-11-25 09:18:55.300000: E tensorflow/core/x.cc:1] worker 1: IndexError: Read less bytes than requested\n"
+        + CHIEF_LOST_TASK_1
+    )
     a = first(split_dump(mixed, "job.log", "job"))
     assert a.failed and not a.sure
 
 
 def test_a_truncated_log_says_what_it_could_not_tell():
-    cut = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n" \
-          "tensorflow.python.framework.errors_impl.UnavailableError: Socket cl"
+    cut = (
+        'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n'
+        "tensorflow.python.framework.errors_impl.UnavailableError: Socket cl"
+    )
     a = first(split_dump(cut, "worker-0.log", "worker-0"))
     assert a.root_worker is None and not a.sure and a.cascade
     assert any("none naming the task" in u for u in a.untold)
@@ -233,53 +287,82 @@ def test_one_workers_own_error_is_its_root_as_far_as_its_lines_go():
 
 
 def test_a_kubectl_dump_with_pod_names_names_the_pod_or_says_it_cannot_match_a_task():
-    dump = ("[pod/trainer-x7k2p/tensorflow] 2026-11-25 09:18:50.000000: I x.cc:1] step 10\n"
-            "[pod/trainer-q9z8m/tensorflow] 2026-11-25 09:18:50.000000: I x.cc:1] step 10\n"
-            + "".join(f"[pod/trainer-q9z8m/tensorflow] {line}\n" for line in CHIEF_LOST_TASK_1.splitlines()))
+    dump = (
+        "[pod/trainer-x7k2p/tensorflow] 2026-11-25 09:18:50.000000: I x.cc:1] step 10\n"
+        "[pod/trainer-q9z8m/tensorflow] 2026-11-25 09:18:50.000000: I x.cc:1] step 10\n"
+        + "".join(f"[pod/trainer-q9z8m/tensorflow] {line}\n" for line in CHIEF_LOST_TASK_1.splitlines())
+    )
     a = first(split_dump(dump, "job.log", "job"))
     assert a.root_worker == "worker-1" and not a.sure
     assert any("no log of that name was given" in u for u in a.untold)
-    oom = ("[pod/trainer-x7k2p/tensorflow] 2026-11-25 09:18:54.000000: E x.cc:1] ResourceExhaustedError: "
-           "OOM when allocating tensor with shape[4096,4096]\n"
-           + "".join(f"[pod/trainer-q9z8m/tensorflow] {line}\n" for line in CHIEF_LOST_TASK_1.splitlines()))
+    oom = (
+        "[pod/trainer-x7k2p/tensorflow] 2026-11-25 09:18:54.000000: E x.cc:1] ResourceExhaustedError: "
+        "OOM when allocating tensor with shape[4096,4096]\n"
+        + "".join(f"[pod/trainer-q9z8m/tensorflow] {line}\n" for line in CHIEF_LOST_TASK_1.splitlines())
+    )
     a = first(split_dump(oom, "job.log", "job"))
     assert (a.root_worker, a.sure) == ("trainer-x7k2p", True)
 
 
 # --- one stream: the line's own tag, and who the others wait for ------------------------------
 
+
 def test_the_reporter_and_the_ops_own_device_are_not_blamed():
-    line = ("ERROR:tensorflow:/job:worker/task:2 encountered the following error when processing closure: "
-            "UnavailableError():Socket closed\nAdditional GRPC error information from remote target "
-            "/job:ps/replica:0/task:0/device:CPU:0:")
+    line = (
+        "ERROR:tensorflow:/job:worker/task:2 encountered the following error when processing closure: "
+        "UnavailableError():Socket closed\nAdditional GRPC error information from remote target "
+        "/job:ps/replica:0/task:0/device:CPU:0:"
+    )
     assert blamed(line, None) == ("ps-0",)
     assert blamed("Remote function on worker /job:worker/replica:0/task:1 failed with UnavailableError()", None) == ()
-    assert blamed('[[Node: _Recv[recv_device="/job:worker/replica:0/task:0/cpu:0", send_device="/job:ps/replica:0/task:0/cpu:0"]]', 0) == ("ps-0",)
+    assert blamed(
+        '[[Node: _Recv[recv_device="/job:worker/replica:0/task:0/cpu:0", send_device="/job:ps/replica:0/task:0/cpu:0"]]',
+        0,
+    ) == ("ps-0",)
 
 
-@pytest.mark.parametrize("text, root", [
-    ("[1,4]<stdout>:gpu7:4105:4372 [0] include/socket.h:318 NCCL WARN Net : Socket creation failed : Address family not supported by protocol\n", "rank 4"),
-    ("tensorflow.python.framework.errors_impl.DataLossError: From /job:ps/replica:0/task:3:\nChecksum does not match\n", "ps-3"),
-    ("mpirun noticed that process rank 7 with PID 0 on node gpu7 exited on signal 9 (Killed).\n", "rank 7"),
-    ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor on /job:ps/replica:0/task:0/device:CPU:0\n", "ps-0"),
-    ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor on /job:localhost/replica:0/task:0/device:GPU:0\n", None),
-])
+@pytest.mark.parametrize(
+    "text, root",
+    [
+        (
+            "[1,4]<stdout>:gpu7:4105:4372 [0] include/socket.h:318 NCCL WARN Net : Socket creation failed : Address family not supported by protocol\n",
+            "rank 4",
+        ),
+        (
+            "tensorflow.python.framework.errors_impl.DataLossError: From /job:ps/replica:0/task:3:\nChecksum does not match\n",
+            "ps-3",
+        ),
+        ("mpirun noticed that process rank 7 with PID 0 on node gpu7 exited on signal 9 (Killed).\n", "rank 7"),
+        (
+            "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor on /job:ps/replica:0/task:0/device:CPU:0\n",
+            "ps-0",
+        ),
+        (
+            "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor on /job:localhost/replica:0/task:0/device:GPU:0\n",
+            None,
+        ),
+    ],
+)
 def test_a_root_line_in_one_unlabelled_stream_names_the_worker_its_own_tag_says(text, root):
     a = first(split_dump(text, "job.log", "job"))
     assert a.root is not None and a.root_worker == root and not a.sure
 
 
 def test_horovods_stall_lines_are_the_others_waiting_for_the_rank_that_is_missing():
-    text = ("[1,0]<stderr>:[2019-04-13 13:53:31.851506: W horovod/common/operations.cc:588] "
-            "HorovodBroadcast_global_step_0 [missing ranks: 1]\n")
+    text = (
+        "[1,0]<stderr>:[2019-04-13 13:53:31.851506: W horovod/common/operations.cc:588] "
+        "HorovodBroadcast_global_step_0 [missing ranks: 1]\n"
+    )
     a = first(split_dump(text, "job.log", "job"))
     assert a.root is None and a.root_worker == "rank 1" and not a.sure
     assert all(c.role == CASCADE for c in a.cascade)
 
 
 def test_a_wait_for_a_task_that_never_answers_names_it_as_likely():
-    text = ("2018-03-02 08:50:57.918293: I tensorflow/core/distributed_runtime/master.cc:221] CreateSession still "
-            "waiting for response from worker: /job:ps/replica:0/task:0\n")
+    text = (
+        "2018-03-02 08:50:57.918293: I tensorflow/core/distributed_runtime/master.cc:221] CreateSession still "
+        "waiting for response from worker: /job:ps/replica:0/task:0\n"
+    )
     a = first(split_dump(text, "worker-0.log", "worker-0"))
     assert (a.root_worker, a.sure, a.root) == ("ps-0", False, None)
 
@@ -310,10 +393,14 @@ def test_on_the_field_corpus_no_root_is_named_sure_and_none_named_is_wrong(tmp_p
 
 def test_a_first_peer_error_that_names_its_own_task_cannot_tell():
     # tf-config-duplicate-index (run of 2026-12-02): worker-1 claims task 0; the chief is failed for it
-    message = ("Barrier failed because: task is set to ERROR: ABORTED: /job:worker/replica:0/task:0 unexpectedly "
-               "tried to connect with a different incarnation")
-    worker_logs = logs(worker_0=[err("worker-0", 1, "InternalError", message), exit_("worker-0", 2, 1)],
-                       worker_1=[ev("start", "worker-1", 0, tf_version="2.21")])
+    message = (
+        "Barrier failed because: task is set to ERROR: ABORTED: /job:worker/replica:0/task:0 unexpectedly "
+        "tried to connect with a different incarnation"
+    )
+    worker_logs = logs(
+        worker_0=[err("worker-0", 1, "InternalError", message), exit_("worker-0", 2, 1)],
+        worker_1=[ev("start", "worker-1", 0, tf_version="2.21")],
+    )
     a = first(worker_logs)
     assert a.root is None and a.root_worker is None and any("own task" in u for u in a.untold)
 
@@ -321,8 +408,12 @@ def test_a_first_peer_error_that_names_its_own_task_cannot_tell():
 def test_a_warning_a_worker_lived_through_to_its_done_is_no_failure():
     worker_logs = logs(
         worker_0=[step("worker-0", 1, 1), ev("done", "worker-0", 3, step=1), exit_("worker-0", 4, 0)],
-        worker_1=[step("worker-1", 1, 1), "WARNING:tensorflow:NotFoundError: /backup/chief/checkpoint; No such file or directory",
-                  ev("done", "worker-1", 3, step=1), exit_("worker-1", 4, 0)],
+        worker_1=[
+            step("worker-1", 1, 1),
+            "WARNING:tensorflow:NotFoundError: /backup/chief/checkpoint; No such file or directory",
+            ev("done", "worker-1", 3, step=1),
+            exit_("worker-1", 4, 0),
+        ],
     )
     assert first(worker_logs) is None
 
@@ -330,10 +421,15 @@ def test_a_warning_a_worker_lived_through_to_its_done_is_no_failure():
 def test_a_killed_parameter_server_that_never_steps_is_the_root_not_a_hung_bring_up():
     # killed-parameter-server (run of 2026-12-02): the ps slot waits at bring-up, never steps, is SIGKILLed
     worker_logs = logs(
-        worker_0=[step("worker-0", 1, 1), err("worker-0", 5.1, "UnavailableError",
-                                               "Socket closed\nremote target /job:ps/replica:0/task:0"), exit_("worker-0", 6, 1)],
-        worker_3=["I0000 00:00:1795600000.000000 7 grpc_server_lib.cc:466] Started server with target: grpc://proxy:23603",
-                  exit_("worker-3", 5.2, 137)],
+        worker_0=[
+            step("worker-0", 1, 1),
+            err("worker-0", 5.1, "UnavailableError", "Socket closed\nremote target /job:ps/replica:0/task:0"),
+            exit_("worker-0", 6, 1),
+        ],
+        worker_3=[
+            "I0000 00:00:1795600000.000000 7 grpc_server_lib.cc:466] Started server with target: grpc://proxy:23603",
+            exit_("worker-3", 5.2, 137),
+        ],
     )
     a = first(worker_logs)
     assert (a.root_worker, a.sure) == ("worker-3", True) and a.teardown == ()

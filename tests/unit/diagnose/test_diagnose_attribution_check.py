@@ -30,8 +30,12 @@ def report(name: str, target: str, *, events=(), checks=("completed",), restarte
         extra.append(RestartEvent(t=T0 + 9, source="worker-0", reason="worker-1 failed"))
     if name.startswith("tf-config-"):  # a fault applied at create heals by a redeploy: the change
         extra.append(RestartEvent(t=T0 + 30, source="worker-0", reason="redeploy: tf_config healed"))
-    verdicts = [passed("ok").about(c, "recover" if c == "completed" else "expect",
-                                   {"restarts": 2} if c == "restarts_exhausted" else {}) for c in checks]
+    verdicts = [
+        passed("ok").about(
+            c, "recover" if c == "completed" else "expect", {"restarts": 2} if c == "restarts_exhausted" else {}
+        )
+        for c in checks
+    ]
     return Report(name, f"scenarios/{name}.yaml", "", {}, verdicts, Timeline.from_events(INFO, [*events, *extra]))
 
 
@@ -50,11 +54,20 @@ def test_every_verified_scenario_holds_on_its_logs():
         scenario = load_scenario(ROOT / "scenarios" / f"{name}.yaml")
         r = report(name, target_of(name), checks=tuple(c.name for c in scenario.checks))  # each passed
         params = {c.name: c.params() for c in scenario.checks}
-        r = Report(r.scenario, r.file, "", {}, [v.about(v.check, v.role, params.get(v.check, {})) for v in r.verdicts],
-                   r.timeline)
+        r = Report(
+            r.scenario,
+            r.file,
+            "",
+            {},
+            [v.about(v.check, v.role, params.get(v.check, {})) for v in r.verdicts],
+            r.timeline,
+        )
         # the runner heals a fault applied at create before it restarts (the restarted workers are made without it)
-        heals = [HealEvent(t=T0 + 8, source="runner", fault=step.fault.name, target=step.fault.target)
-                 for step in scenario.faults if step.fault.applies_at_create]
+        heals = [
+            HealEvent(t=T0 + 8, source="runner", fault=step.fault.name, target=step.fault.target)
+            for step in scenario.faults
+            if step.fault.applies_at_create
+        ]
         r = Report(r.scenario, r.file, "", {}, r.verdicts, Timeline.from_events(INFO, [*r.timeline.events, *heals]))
         folder = LOGS / name if (LOGS / name).is_dir() else RUNS / name
         holds, said = judge(r, read_logs([folder])[0])
@@ -96,8 +109,9 @@ def test_the_corrupt_checkpoint_loop_must_be_flagged_and_a_recovery_never(monkey
     assert holds is not False and "stop retrying: restart loop" in said
     one = corrupt_checkpoint_run(restarts=1)
     monkeypatch.setitem(VERIFIED, name, "this test")  # a loop missed counts where the logs were read
-    holds, said = judge(report(name, "worker-1", events=one, checks=("restore_failed", "restarts_exhausted")),
-                        worker_logs_of(one, name))
+    holds, said = judge(
+        report(name, "worker-1", events=one, checks=("restore_failed", "restarts_exhausted")), worker_logs_of(one, name)
+    )
     assert holds is False and "no restart loop was flagged" in said
     events = killed_worker_recovers()
     name = "killed-worker-recovers-from-checkpoint"
@@ -118,8 +132,14 @@ def test_one_restart_that_ran_out_is_not_expected_to_be_a_loop():
     one = corrupt_checkpoint_run(restarts=1)
     name = "unshared-backup-dir-fails-the-restore-with-a-collective-mismatch"
     r = report(name, "worker-1", events=one, checks=("restore_failed", "restarts_exhausted"))
-    r = Report(r.scenario, r.file, "", {}, [v if v.check != "restarts_exhausted" else v.about(v.check, v.role, {"restarts": 1})
-                                            for v in r.verdicts], r.timeline)
+    r = Report(
+        r.scenario,
+        r.file,
+        "",
+        {},
+        [v if v.check != "restarts_exhausted" else v.about(v.check, v.role, {"restarts": 1}) for v in r.verdicts],
+        r.timeline,
+    )
     holds, said = judge(r, worker_logs_of(one, name))
     assert holds is not False, said
 
@@ -133,7 +153,15 @@ def test_a_failure_restart_that_healed_a_fault_applied_at_create_is_the_change()
     r = report(name, "worker-1")
     holds, said = judge(r, logs)
     assert holds is False and "recovered after a restart, but the outlook says" in said
-    healed = Report(r.scenario, r.file, "", {}, r.verdicts, Timeline.from_events(
-        INFO, [*r.timeline.events, HealEvent(t=T0 + 8, source="runner", fault="version_skew", target="worker-1")]))
+    healed = Report(
+        r.scenario,
+        r.file,
+        "",
+        {},
+        r.verdicts,
+        Timeline.from_events(
+            INFO, [*r.timeline.events, HealEvent(t=T0 + 8, source="runner", fault="version_skew", target="worker-1")]
+        ),
+    )
     holds, said = judge(healed, logs)
     assert "recovered after a restart" not in said

@@ -46,7 +46,14 @@ def test_signatures_come_from_the_checks_and_the_signatures_list(tmp_path):
 def test_a_new_scenario_file_is_diagnosed_with_no_code_change(tmp_path):
     write(tmp_path)
     entries, notes = build([tmp_path], None)
-    logs = [WorkerLog("worker-1", "w1.log", ("OSError: [Errno 28] No space left on device", "command terminated with exit code 1"), (1, 2))]
+    logs = [
+        WorkerLog(
+            "worker-1",
+            "w1.log",
+            ("OSError: [Errno 28] No space left on device", "command terminated with exit code 1"),
+            (1, 2),
+        )
+    ]
     _, ranked = diagnose_logs(logs, entries)
     assert notes == [] and [m.entry.name for m in ranked] == ["disk-full-kills-worker"]
     assert ranked[0].entry.command == f"chaos run {tmp_path / 'disk-full-kills-worker.yaml'}"

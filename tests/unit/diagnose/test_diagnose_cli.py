@@ -76,7 +76,8 @@ def test_no_confident_match_exits_1_with_the_candidates(capsys, tmp_path):
     guess, the candidates and the lines worth a look."""
     (tmp_path / "w.log").write_text(
         "E0727 11:38:35.762428930   22857 tcp_server_posix.c:284]     bind addr=[::]:2223: Address already in use\n"
-        "E0727 11:38:35.762761220   22857 server_chttp2.c:119]        No address added out of total 1 resolved\n")
+        "E0727 11:38:35.762761220   22857 server_chttp2.c:119]        No address added out of total 1 resolved\n"
+    )
     code, out, _ = run(capsys, tmp_path / "w.log")
     assert code == 1 and "no confident match: these logs fit" in out
     assert "the candidates, equally likely" in out and "Address already in use" in out

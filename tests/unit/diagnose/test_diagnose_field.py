@@ -25,13 +25,13 @@ from chaos.diagnose.logs import DiagnoseError, split_dump
 from chaos.diagnose.match import rank, tied_first
 from chaos.diagnose.missing import who_is_missing
 from chaos.diagnose.observe import (
+    _HANG,
     MAX_KEPT,
     Evidence,
     Observer,
     _core,
     _exception,
     _exit,
-    _HANG,
     _status,
     notable,
     observe,
@@ -62,8 +62,22 @@ def _lines() -> list[str]:
 # --- the corpus --------------------------------------------------------------------
 
 
-SPLITS = ("dev", "heldout", "heldout-2", "dev-2", "heldout-3", "dev-3", "heldout-4", "tune-5", "heldout-5",
-          "heldout-6", "heldout-7", "heldout-8", "heldout-9", "heldout-10")
+SPLITS = (
+    "dev",
+    "heldout",
+    "heldout-2",
+    "dev-2",
+    "heldout-3",
+    "dev-3",
+    "heldout-4",
+    "tune-5",
+    "heldout-5",
+    "heldout-6",
+    "heldout-7",
+    "heldout-8",
+    "heldout-9",
+    "heldout-10",
+)
 
 
 def test_corpus_has_a_hundred_cases_each_with_a_source_a_family_and_a_log():
@@ -78,8 +92,21 @@ def test_corpus_has_a_hundred_cases_each_with_a_source_a_family_and_a_log():
 
 def test_corpus_covers_the_families_the_issue_names():
     families = {c["family"] for c in CASES}
-    assert families >= {"tf_config", "port_blocked", "killed", "host_oom", "gpu_oom", "transport", "timeout", "hang",
-                        "version_skew", "checkpoint", "nan", "data_sharding", "parameter_server"}
+    assert families >= {
+        "tf_config",
+        "port_blocked",
+        "killed",
+        "host_oom",
+        "gpu_oom",
+        "transport",
+        "timeout",
+        "hang",
+        "version_skew",
+        "checkpoint",
+        "nan",
+        "data_sharding",
+        "parameter_server",
+    }
 
 
 def test_the_split_is_the_fixed_draw_made_before_the_rules():
@@ -102,9 +129,21 @@ def test_the_fresh_held_out_split_is_new_threads_of_every_family():
     fresh = [c for c in CASES if c["split"] == "heldout-2"]
     assert len(fresh) >= 40
     assert not {c["source"] for c in fresh} & {c["source"] for c in CASES if c["split"] != "heldout-2"}
-    assert {c["family"] for c in fresh} >= {"tf_config", "port_blocked", "killed", "host_oom", "gpu_oom", "transport",
-                                           "timeout", "hang", "version_skew", "checkpoint", "nan", "data_sharding",
-                                           "parameter_server"}
+    assert {c["family"] for c in fresh} >= {
+        "tf_config",
+        "port_blocked",
+        "killed",
+        "host_oom",
+        "gpu_oom",
+        "transport",
+        "timeout",
+        "hang",
+        "version_skew",
+        "checkpoint",
+        "nan",
+        "data_sharding",
+        "parameter_server",
+    }
 
 
 def test_the_third_held_out_split_is_new_threads_of_every_family():
@@ -114,9 +153,21 @@ def test_the_third_held_out_split_is_new_threads_of_every_family():
     fresh = [c for c in CASES if c["split"] == "heldout-3"]
     assert len(fresh) >= 40
     assert not {c["source"] for c in fresh} & {c["source"] for c in CASES if c["split"] != "heldout-3"}
-    assert {c["family"] for c in fresh} >= {"tf_config", "port_blocked", "killed", "host_oom", "gpu_oom", "transport",
-                                           "timeout", "hang", "version_skew", "checkpoint", "nan", "data_sharding",
-                                           "parameter_server"}
+    assert {c["family"] for c in fresh} >= {
+        "tf_config",
+        "port_blocked",
+        "killed",
+        "host_oom",
+        "gpu_oom",
+        "transport",
+        "timeout",
+        "hang",
+        "version_skew",
+        "checkpoint",
+        "nan",
+        "data_sharding",
+        "parameter_server",
+    }
 
 
 def test_the_fourth_held_out_split_is_new_threads():
@@ -174,18 +225,28 @@ def test_a_progress_line_does_not_pass_the_gate():
     assert notable("1875/1875 [==============================] - 9s 5ms/step - loss: 0.2922 - accuracy: 0.9156") is None
 
 
-@pytest.mark.parametrize("pattern", [
-    r"(?i)\bloss\"?\s*[:=]\s*(nan|-?inf)|\"weights_finite\":\s*false",
-    r"Started server with target: grpc://(localhost|127\.0\.0\.1):",
-    r"(ps|worker)-\d+: serving at grpc://",
-    r"abc(?i:(xyz|uvw))",
-    r"a|bcd",
-])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(?i)\bloss\"?\s*[:=]\s*(nan|-?inf)|\"weights_finite\":\s*false",
+        r"Started server with target: grpc://(localhost|127\.0\.0\.1):",
+        r"(ps|worker)-\d+: serving at grpc://",
+        r"abc(?i:(xyz|uvw))",
+        r"a|bcd",
+    ],
+)
 def test_a_patterns_literals_are_in_every_line_it_matches(pattern):
     needed = required_literals(pattern)
     search = re.compile(pattern).search
-    probes = _lines() + ["loss: NaN", "LOSS=inf", '"weights_finite": false', "abcXYZ", "bcd",
-                         "Started server with target: grpc://localhost:2222", "ps-0: serving at grpc://x"]
+    probes = _lines() + [
+        "loss: NaN",
+        "LOSS=inf",
+        '"weights_finite": false',
+        "abcXYZ",
+        "bcd",
+        "Started server with target: grpc://localhost:2222",
+        "ps-0: serving at grpc://x",
+    ]
     for line in probes:
         if search(line) and needed is not None:
             assert needed.found_in(line.lower() if needed.fold else line), (pattern, line)
@@ -210,8 +271,9 @@ def test_reading_in_one_pass_ranks_as_reading_whole(run, catalogue):
     logs, _ = read_logs([LOGS / run])
     whole = rank(catalogue, [observe(log) for log in logs])
     streamed, _ = observe_files([LOGS / run], watch_for(catalogue))
-    assert [(m.entry.name, round(m.score, 6)) for m in rank(catalogue, streamed)] == \
-        [(m.entry.name, round(m.score, 6)) for m in whole]
+    assert [(m.entry.name, round(m.score, 6)) for m in rank(catalogue, streamed)] == [
+        (m.entry.name, round(m.score, 6)) for m in whole
+    ]
     assert all(w.log is None for w in streamed)
 
 
@@ -226,7 +288,9 @@ def test_dev_cases_rank_the_same_read_whole_or_in_one_pass(catalogue, tmp_path):
 
 
 def test_one_pass_splits_a_dump_as_reading_whole_does(tmp_path):
-    (tmp_path / "dump.txt").write_text("hello\n==> w-0 <==\nUnavailableError: Socket closed\n==> w-1 <==\nb\n==> w-0 <==\nc\n")
+    (tmp_path / "dump.txt").write_text(
+        "hello\n==> w-0 <==\nUnavailableError: Socket closed\n==> w-1 <==\nb\n==> w-0 <==\nc\n"
+    )
     (tmp_path / "blank.txt").write_text("\n==> w-2 <==\nd\n")
     workers, _ = observe_files([tmp_path / "dump.txt", tmp_path / "blank.txt"])
     assert [w.name for w in workers] == ["dump (before the first pod)", "w-0", "w-1", "w-2"]
@@ -330,8 +394,11 @@ def test_a_field_entry_never_outranks_the_measured_scenario_of_its_family(catalo
     ranked = rank(catalogue, [observe(log) for log in logs])
     first = tied_first(ranked)
     assert any(m.entry.name == "host-oom-kills-worker-then-recovers" for m in first)
-    assert all(not (m.entry.from_field and m.entry.family == "host_oom") or m.capped_from is not None
-               for m in ranked if m.score >= first[0].score)
+    assert all(
+        not (m.entry.from_field and m.entry.family == "host_oom") or m.capped_from is not None
+        for m in ranked
+        if m.score >= first[0].score
+    )
 
 
 # --- who is missing ------------------------------------------------------------------------
@@ -344,14 +411,17 @@ def _workers(case_id: str, tmp_path: Path):
     return observe_files([path])[0]
 
 
-@pytest.mark.parametrize("case_id, who, what", [
-    ("tfos-240-worker-waits-for-ps", "ps-0", "never answered"),
-    ("tf-12745-workers-12-17-unreachable", "worker-12", "never answered"),
-    ("horovod-534-missing-rank-0", "rank 0", "never submitted"),
-    ("horovod-1442-stalled-rank-4", "rank 4", "stalled"),
-    ("eleuther-26-coordination-heartbeat-timeout", "jax_worker-37", "stopped sending heartbeats"),
-    ("tfrs-274-protobuf-2gb-task-seems-down", "worker-1", "declared down"),
-])
+@pytest.mark.parametrize(
+    "case_id, who, what",
+    [
+        ("tfos-240-worker-waits-for-ps", "ps-0", "never answered"),
+        ("tf-12745-workers-12-17-unreachable", "worker-12", "never answered"),
+        ("horovod-534-missing-rank-0", "rank 0", "never submitted"),
+        ("horovod-1442-stalled-rank-4", "rank 4", "stalled"),
+        ("eleuther-26-coordination-heartbeat-timeout", "jax_worker-37", "stopped sending heartbeats"),
+        ("tfrs-274-protobuf-2gb-task-seems-down", "worker-1", "declared down"),
+    ],
+)
 def test_who_is_missing_from_any_workers_lines(case_id, who, what, tmp_path):
     found = who_is_missing(_workers(case_id, tmp_path))
     assert any(m.who == who and what in m.what for m in found), [(m.who, m.what) for m in found]
@@ -383,20 +453,30 @@ def _config(text: str, worker: str = "worker-0"):
 
 
 def test_a_printed_python_dict_with_a_task_the_cluster_lacks():
-    found = mistakes([_config("TF_CONFIG: {'cluster': {'worker': ['a:1', 'b:1']}, 'task': {'type': 'chief', 'index': 0}}")])
+    found = mistakes(
+        [_config("TF_CONFIG: {'cluster': {'worker': ['a:1', 'b:1']}, 'task': {'type': 'chief', 'index': 0}}")]
+    )
     assert any("'chief', which the cluster does not list" in what for what, _ in found)
 
 
 def test_a_printed_config_with_an_index_past_the_end_and_a_job_tf_does_not_know():
-    found = [what for what, _ in mistakes([_config(
-        '{"cluster": {"worker": ["a:1"], "ps_hosts": ["c:2"]}, "task": {"type": "worker", "index": 1}}')])]
+    found = [
+        what
+        for what, _ in mistakes(
+            [_config('{"cluster": {"worker": ["a:1"], "ps_hosts": ["c:2"]}, "task": {"type": "worker", "index": 1}}')]
+        )
+    ]
     assert any("index 1 is past the 1" in w for w in found) and any("'ps_hosts'" in w for w in found)
 
 
 def test_two_workers_printing_the_same_task():
     spec = '"cluster": {"worker": ["a:1", "b:1"]}'
-    found = mistakes([_config('TF_CONFIG={%s, "task": {"type": "worker", "index": 0}}' % spec, "worker-0"),
-                      _config('TF_CONFIG={%s, "task": {"type": "worker", "index": 0}}' % spec, "worker-1")])
+    found = mistakes(
+        [
+            _config('TF_CONFIG={%s, "task": {"type": "worker", "index": 0}}' % spec, "worker-0"),
+            _config('TF_CONFIG={%s, "task": {"type": "worker", "index": 0}}' % spec, "worker-1"),
+        ]
+    )
     assert any("two workers both claim worker 0" in what for what, _ in found)
 
 
@@ -405,7 +485,8 @@ def test_two_launch_lines_claiming_one_task_in_one_log():
     with one task, even in one worker's log, are two processes claiming it; a
     worker printing its own TF_CONFIG twice is not."""
     spec = '"cluster": {"worker": ["10.0.0.1:6666", "10.0.0.1:6667"]}'
-    line = "TF_CONFIG='{%s, \"task\": {\"type\": \"worker\", \"index\": 0}}' bash scripts/train.sh" % spec
+    line = 'TF_CONFIG=\'{%s, "task": {"type": "worker", "index": 0}}\' bash scripts/train.sh' % spec
+
     def at(text, n):
         return "job", parse(Evidence(f"job.log:{n}", "job", text))
 

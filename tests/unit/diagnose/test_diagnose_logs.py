@@ -58,10 +58,19 @@ def test_docker_compose_logs_split_by_service(sep):
 
 @pytest.mark.parametrize(
     "header",
-    ["==> {name} <==", "===== pod/{name} =====", "--- {name} ---", "$ kubectl logs {name}", "kubectl logs -n ml --tail=500 pod/{name}", "Pod: {name}"],
+    [
+        "==> {name} <==",
+        "===== pod/{name} =====",
+        "--- {name} ---",
+        "$ kubectl logs {name}",
+        "kubectl logs -n ml --tail=500 pod/{name}",
+        "Pod: {name}",
+    ],
 )
 def test_header_dumps_split_at_each_pod_header(header):
-    text = "\n".join([header.format(name="job-worker-0"), "line a", "", header.format(name="job-worker-1"), "line b", "line c"])
+    text = "\n".join(
+        [header.format(name="job-worker-0"), "line a", "", header.format(name="job-worker-1"), "line b", "line c"]
+    )
     logs = split_dump(text, "dump.txt", "dump")
     assert names(logs) == ["job-worker-0", "job-worker-1"]
     assert logs[1].lines == ("line b", "line c") and logs[1].line_numbers == (5, 6)
@@ -137,7 +146,14 @@ def test_utf8_cut_at_the_sniff_boundary_is_still_text(tmp_path):
 
 @pytest.mark.parametrize(
     "name, index",
-    [("worker-1", 1), ("job-worker-3-x7z2k", 3), ("train-chief-0", 0), ("tfjob-replica_2", 2), ("ps-0", None), ("node.log", None)],
+    [
+        ("worker-1", 1),
+        ("job-worker-3-x7z2k", 3),
+        ("train-chief-0", 0),
+        ("tfjob-replica_2", 2),
+        ("ps-0", None),
+        ("node.log", None),
+    ],
 )
 def test_worker_index_from_the_name(name, index):
     assert worker_index(name) == index

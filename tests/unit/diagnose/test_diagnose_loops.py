@@ -11,8 +11,7 @@ from chaos.diagnose.loops import LOOP_CYCLES, from_events, restart_loop, retry_o
 from chaos.diagnose.observe import observe_all
 from chaos.diagnose.render import render
 from chaos.events import ErrorEvent, ExitEvent, LogLine, NoticeEvent, PhaseEvent, RestartEvent, StartEvent, StepEvent
-from chaos.report.model import Report
-from chaos.report.model import ROOT_CAUSE
+from chaos.report.model import ROOT_CAUSE, Report
 from chaos.report.writers import terminal_summary
 from chaos.runner.diagnosis_notes import TOPIC, with_diagnosis
 from chaos.timeline import RunInfo, Timeline
@@ -23,27 +22,47 @@ READ_LESS = "Read less bytes than requested"
 
 
 def _steps(t: float, first: int, last: int) -> list:
-    return [StepEvent(t=T0 + t + 0.01 * n, source=w, step=n, batch_digest=f"{n:016x}")
-            for n in range(first, last + 1) for w in WORKERS]
+    return [
+        StepEvent(t=T0 + t + 0.01 * n, source=w, step=n, batch_digest=f"{n:016x}")
+        for n in range(first, last + 1)
+        for w in WORKERS
+    ]
 
 
 def _kill_round(t: float) -> list:
     """worker-1 SIGKILLed; the chief fails on the lost peer."""
-    return [ExitEvent(t=T0 + t, source="worker-1", exit_code=137),
-            ErrorEvent(t=T0 + t + 0.1, source="worker-0", error_class="UnavailableError",
-                       message="Collective ops is aborted by: Socket closed\nfrom remote target /job:worker/replica:0/task:1"),
-            ExitEvent(t=T0 + t + 1, source="worker-0", exit_code=1)]
+    return [
+        ExitEvent(t=T0 + t, source="worker-1", exit_code=137),
+        ErrorEvent(
+            t=T0 + t + 0.1,
+            source="worker-0",
+            error_class="UnavailableError",
+            message="Collective ops is aborted by: Socket closed\nfrom remote target /job:worker/replica:0/task:1",
+        ),
+        ExitEvent(t=T0 + t + 1, source="worker-0", exit_code=1),
+    ]
 
 
 def _restart(t: float) -> list:
-    return [e for w in WORKERS for e in (RestartEvent(t=T0 + t, source=w, reason="worker-1 failed"),
-                                         StartEvent(t=T0 + t + 15, source=w, tf_version="2.21"))]
+    return [
+        e
+        for w in WORKERS
+        for e in (
+            RestartEvent(t=T0 + t, source=w, reason="worker-1 failed"),
+            StartEvent(t=T0 + t + 15, source=w, tf_version="2.21"),
+        )
+    ]
 
 
 def _restore_fails(t: float) -> list:
-    return [e for i, w in enumerate(WORKERS) for e in (
-        ErrorEvent(t=T0 + t + i, source=w, error_class="IndexError", message=READ_LESS),
-        ExitEvent(t=T0 + t + i + 0.5, source=w, exit_code=1))]
+    return [
+        e
+        for i, w in enumerate(WORKERS)
+        for e in (
+            ErrorEvent(t=T0 + t + i, source=w, error_class="IndexError", message=READ_LESS),
+            ExitEvent(t=T0 + t + i + 0.5, source=w, exit_code=1),
+        )
+    ]
 
 
 def _teardown(t: float) -> list:
@@ -61,8 +80,14 @@ def corrupt_checkpoint_run(restarts: int = 2) -> list:
 
 
 def killed_worker_recovers() -> list:
-    return [*[StartEvent(t=T0, source=w, tf_version="2.21") for w in WORKERS], *_steps(1, 1, 57), *_kill_round(3),
-            *_restart(10), *_steps(30, 41, 100), *_teardown(40)]
+    return [
+        *[StartEvent(t=T0, source=w, tf_version="2.21") for w in WORKERS],
+        *_steps(1, 1, 57),
+        *_kill_round(3),
+        *_restart(10),
+        *_steps(30, 41, 100),
+        *_teardown(40),
+    ]
 
 
 def cycles_of(events: list):
@@ -106,9 +131,14 @@ def test_a_killed_worker_killed_again_after_each_restart_but_training_on_is_no_l
 
 
 def test_different_causes_after_each_restart_are_no_loop():
-    events = corrupt_checkpoint_run(restarts=1) + _restart(60) + [
-        ErrorEvent(t=T0 + 80, source="worker-0", error_class="ValueError", message="something else"),
-        ExitEvent(t=T0 + 81, source="worker-0", exit_code=1)]
+    events = (
+        corrupt_checkpoint_run(restarts=1)
+        + _restart(60)
+        + [
+            ErrorEvent(t=T0 + 80, source="worker-0", error_class="ValueError", message="something else"),
+            ExitEvent(t=T0 + 81, source="worker-0", exit_code=1),
+        ]
+    )
     assert restart_loop(cycles_of(events)) is None
 
 
@@ -124,8 +154,14 @@ def test_chaos_diagnose_says_stop_retrying_on_the_runs_logs():
 
 def _report(events: list) -> Report:
     info = RunInfo(num_workers=2, steps_per_epoch=20, epochs=5, save_interval_steps=20)
-    return Report("corrupt-checkpoint-fails-every-restore-until-restarts-run-out", "scenarios/x.yaml", "", {}, [],
-                  Timeline.from_events(info, events))
+    return Report(
+        "corrupt-checkpoint-fails-every-restore-until-restarts-run-out",
+        "scenarios/x.yaml",
+        "",
+        {},
+        [],
+        Timeline.from_events(info, events),
+    )
 
 
 def test_the_runners_report_carries_the_loop_as_a_notice():
@@ -161,4 +197,6 @@ def test_the_proxys_lines_are_no_workers_log():
     events = corrupt_checkpoint_run() + [LogLine(t=T0 + 2, source="proxy", text="first client from 10.0.0.3")]
     assert [log.name for log in worker_logs_of(events, "run")] == ["worker-0", "worker-1"]
     cycles = cycles_of(events)
-    assert cycles[1].no_root and cycles[2].no_root  # every worker's restore: the proxy is not a worker that did not fail
+    assert (
+        cycles[1].no_root and cycles[2].no_root
+    )  # every worker's restore: the proxy is not a worker that did not fail

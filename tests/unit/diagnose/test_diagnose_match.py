@@ -14,7 +14,7 @@ import pytest
 from chaos.diagnose import build, diagnose_logs, read_logs, split_dump
 from chaos.diagnose.catalogue import Entry
 from chaos.diagnose.logs import WorkerLog
-from chaos.diagnose.match import judge_entry, rank, suspicious, tied_first
+from chaos.diagnose.match import judge_entry, rank, tied_first
 from chaos.diagnose.observe import observe
 from chaos.diagnose.render import render
 from chaos.diagnose.selfcheck import verdict
@@ -71,7 +71,9 @@ def test_killed_worker_evidence_names_the_lines(shipped):
 
 
 def test_role_matters_a_killed_chief_is_not_a_killed_worker():
-    killed_worker = entry("kw", ErrorSignature(("UnavailableError",), "Socket closed", (0,)), ExitSignature(137, None, (1,)))
+    killed_worker = entry(
+        "kw", ErrorSignature(("UnavailableError",), "Socket closed", (0,)), ExitSignature(137, None, (1,))
+    )
     killed_chief = entry("kc", ErrorSignature(("UnavailableError",), ".*", (1,)), ExitSignature(137, None, (0,)))
     logs = [
         text_log("worker-0", "UnavailableError: Collective ops is aborted by: Socket closed"),
@@ -109,7 +111,9 @@ def test_equal_scores_are_tied_and_the_output_says_so():
 
 
 def test_signatures_the_logs_cannot_judge_do_not_count_against():
-    skew = entry("skew", SkewSignature(("tf_version",)), ErrorSignature(("InternalError",), "Collective instance", None))
+    skew = entry(
+        "skew", SkewSignature(("tf_version",)), ErrorSignature(("InternalError",), "Collective instance", None)
+    )
     workers = [observe(text_log("worker-0", "InternalError: Collective instance 112 expected type 1"))]
     match = judge_entry(skew, workers)
     assert match.coverage == 1.0 and [r.judged.matched for r in match.results] == [None, True]
@@ -124,7 +128,11 @@ def test_class_less_line_earns_half():
 
 
 def test_a_class_only_match_is_a_candidate_a_partial_one_below_it_is_not():
-    e = entry("x", ErrorSignature(("UnavailableError",), "failed to connect", None), ErrorSignature(("InternalError",), ".*", None))
+    e = entry(
+        "x",
+        ErrorSignature(("UnavailableError",), "failed to connect", None),
+        ErrorSignature(("InternalError",), ".*", None),
+    )
     workers = [observe(text_log("w", "InternalError: boom"))]
     assert [m.entry.name for m in rank([e], workers)] == ["x"]
     weak = entry("y", ErrorSignature(("UnavailableError",), "Socket closed", None))
@@ -148,7 +156,9 @@ def test_no_match_says_so_and_shows_suspicious_lines(shipped):
 
 
 def test_clean_logs_give_no_match_and_say_nothing_suspicious(shipped):
-    workers, ranked = diagnose_logs([text_log("worker-0", "Epoch 1/1", "20/20 [====] - 1s 5ms/step - loss: 0.5")], shipped)
+    workers, ranked = diagnose_logs(
+        [text_log("worker-0", "Epoch 1/1", "20/20 [====] - 1s 5ms/step - loss: 0.5")], shipped
+    )
     assert ranked == [] and "no error, failed exit or wait for peers" in render(workers, ranked, 3, [])
 
 
@@ -171,22 +181,32 @@ def test_tf1_hang_naming_another_task_rules_out_an_entry_expecting_worker_1():
 
 
 def test_grpc_connect_failure_of_an_older_tf_diagnoses_as_a_peer_gone(shipped):
-    dump = "\n".join([
-        "[pod/job-worker-0/tf] 2021-03-04 05:06:07.000001: E tensorflow/core/common_runtime/ring_reducer.cc:300] "
-        "Aborting RingReduce with Unavailable: failed to connect to all addresses",
-        "[pod/job-worker-0/tf] tensorflow.python.framework.errors_impl.UnavailableError: [_Derived_]Collective ops is "
-        "aborted by: failed to connect to all addresses",
-        "[pod/job-worker-1/tf] Epoch 3/5",
-    ])
+    dump = "\n".join(
+        [
+            "[pod/job-worker-0/tf] 2021-03-04 05:06:07.000001: E tensorflow/core/common_runtime/ring_reducer.cc:300] "
+            "Aborting RingReduce with Unavailable: failed to connect to all addresses",
+            "[pod/job-worker-0/tf] tensorflow.python.framework.errors_impl.UnavailableError: [_Derived_]Collective ops is "
+            "aborted by: failed to connect to all addresses",
+            "[pod/job-worker-1/tf] Epoch 3/5",
+        ]
+    )
     workers, ranked = diagnose_logs(split_dump(dump, "job.log", "job"), shipped)
     names = {m.entry.name for m in tied_first(ranked)}
-    assert "killed-worker-recovers-from-checkpoint" in names or "port-refused-mid-training-fails-fast-then-recovers" in names
+    assert (
+        "killed-worker-recovers-from-checkpoint" in names
+        or "port-refused-mid-training-fails-fast-then-recovers" in names
+    )
 
 
 def test_socket_closed_with_an_oom_kill_in_kubectl_describe_text_is_host_oom(shipped):
     logs = [
-        text_log("job-worker-0", "tensorflow.python.framework.errors_impl.UnavailableError: Collective ops is aborted by: Socket closed"),
-        text_log("job-worker-1", "    Last State:     Terminated", "      Reason:       OOMKilled", "      Exit Code:    137"),
+        text_log(
+            "job-worker-0",
+            "tensorflow.python.framework.errors_impl.UnavailableError: Collective ops is aborted by: Socket closed",
+        ),
+        text_log(
+            "job-worker-1", "    Last State:     Terminated", "      Reason:       OOMKilled", "      Exit Code:    137"
+        ),
     ]
     _, ranked = diagnose_logs(logs, shipped)
     assert ranked[0].entry.name == "host-oom-kills-worker-then-recovers"
@@ -194,15 +214,32 @@ def test_socket_closed_with_an_oom_kill_in_kubectl_describe_text_is_host_oom(shi
 
 def test_stall_is_quiet_before_the_first_error_or_a_long_gap_between_steps():
     stall = StallSignature(8)
-    err = lambda t: ev(event="error", error_class="UnavailableError", message="x", t=t)
-    st = lambda n, t: ev(event="step", step=n, t=t)
+
+    def err(t):
+        return ev(event="error", error_class="UnavailableError", message="x", t=t)
+
+    def st(n, t):
+        return ev(event="step", step=n, t=t)
+
     frozen = [observe(text_log("w", st(1, 1.0), st(2, 1.01), err(8.0)))]  # 7 s of quiet, then the timeout
     at_once = [observe(text_log("w", st(1, 1.0), st(2, 1.01), err(2.0)))]
     # a reset: the chief aborts at once, the peer waits 5 s for its own error: no stall
-    reset = [observe(text_log("worker-0", st(1, 1.0), st(2, 1.01), err(1.1))),
-             observe(text_log("worker-1", st(1, 1.0), st(2, 1.01), err(6.0)))]
+    reset = [
+        observe(text_log("worker-0", st(1, 1.0), st(2, 1.01), err(1.1))),
+        observe(text_log("worker-1", st(1, 1.0), st(2, 1.01), err(6.0))),
+    ]
     gap = [observe(text_log("w", st(1, 1.0), st(2, 10.0)))]  # a blackhole that healed: no error at all
-    restarted = [observe(text_log("w", st(1, 1.0), ev(event="exit", exit_code=1, t=2.0), ev(event="restart", reason="x", t=3.0), st(2, 20.0)))]
+    restarted = [
+        observe(
+            text_log(
+                "w",
+                st(1, 1.0),
+                ev(event="exit", exit_code=1, t=2.0),
+                ev(event="restart", reason="x", t=3.0),
+                st(2, 20.0),
+            )
+        )
+    ]
     assert stall.judge(frozen).matched is True and stall.judge(gap).matched is True
     assert stall.judge(at_once).matched is False and stall.judge(reset).matched is False
     assert stall.judge(restarted).matched is False
@@ -231,7 +268,13 @@ def test_slowdown_needs_most_steps_of_a_window_slower():
 def test_identical_batches_and_skew_from_the_event_lines():
     def worker(i, digest, tf):
         start = ev(event="start", tf_version=tf, fingerprint={"pkg:tensorflow-cpu": tf}, t=0.0, source=f"worker-{i}")
-        return observe(text_log(f"worker-{i}", start, *[ev(event="step", step=s, batch_digest=digest(s), t=s, source=f"worker-{i}") for s in range(1, 8)]))
+        return observe(
+            text_log(
+                f"worker-{i}",
+                start,
+                *[ev(event="step", step=s, batch_digest=digest(s), t=s, source=f"worker-{i}") for s in range(1, 8)],
+            )
+        )
 
     same = [worker(0, lambda s: f"d{s}", "2.20.0"), worker(1, lambda s: f"d{s}", "2.18.1")]
     differ = [worker(0, lambda s: f"a{s}", "2.20.0"), worker(1, lambda s: f"b{s}", "2.20.0")]
@@ -252,8 +295,17 @@ def test_pattern_signature_and_a_non_positive_entry_is_never_a_candidate():
 def test_identical_batches_compares_the_replicas_of_one_worker():
     # A MirroredStrategy worker reports each replica's batch digest in its step events.
     def worker(replica_digests):
-        lines = [ev(event="step", step=s, batch_digest=replica_digests(s)[0], replica_batch_digests=replica_digests(s),
-                    t=s, source="worker-0") for s in range(1, 8)]
+        lines = [
+            ev(
+                event="step",
+                step=s,
+                batch_digest=replica_digests(s)[0],
+                replica_batch_digests=replica_digests(s),
+                t=s,
+                source="worker-0",
+            )
+            for s in range(1, 8)
+        ]
         return [observe(text_log("worker-0", *lines))]
 
     assert IdenticalBatchesSignature(5).judge(worker(lambda s: [f"d{s}", f"d{s}"])).matched is True
@@ -289,7 +341,9 @@ def test_what_the_runners_redeploy_caused_is_not_a_symptom():
         ev(event="exit", exit_code=137, t=130.0),
         ev(event="restart", reason="redeploy: tf_config healed", t=130.5),
     ]
-    obs = observe(text_log("worker-1", *lines))  # the stamped line came 28 s before the stop; the unstamped one takes its time
+    obs = observe(
+        text_log("worker-1", *lines)
+    )  # the stamped line came 28 s before the stop; the unstamped one takes its time
     assert [(e.cls) for e in obs.errors] == ["JSONDecodeError", "UnavailableError", "UnavailableError"]
     assert [e.code for e in obs.exits] == [1]
     late = [line.replace("00:01:42", "00:02:09") for line in lines]  # 1 s before the stop: its doing
@@ -299,15 +353,29 @@ def test_what_the_runners_redeploy_caused_is_not_a_symptom():
     assert [e.code for e in plain.exits] == [1, 137]
     # On a busy machine the old process's last words reach the log after the restart line:
     # until the redeployed worker starts, they are still the stop's doing.
-    after = [*lines[:-1][:3], ev(event="restart", reason="redeploy: tf_config healed", t=130.5),
-             ev(event="error", error_class="tensorflow.python.framework.errors_impl.UnavailableError",
-                message="Socket closed", t=131.0), ev(event="exit", exit_code=137, t=131.2),
-             ev(event="start", tf_version="2.20", t=150.0),
-             ev(event="error", error_class="tensorflow.python.framework.errors_impl.UnavailableError",
-                message="Connection reset", t=160.0)]
+    after = [
+        *lines[:-1][:3],
+        ev(event="restart", reason="redeploy: tf_config healed", t=130.5),
+        ev(
+            event="error",
+            error_class="tensorflow.python.framework.errors_impl.UnavailableError",
+            message="Socket closed",
+            t=131.0,
+        ),
+        ev(event="exit", exit_code=137, t=131.2),
+        ev(event="start", tf_version="2.20", t=150.0),
+        ev(
+            event="error",
+            error_class="tensorflow.python.framework.errors_impl.UnavailableError",
+            message="Connection reset",
+            t=160.0,
+        ),
+    ]
     obs = observe(text_log("worker-1", *after))
-    assert [(e.cls, e.message) for e in obs.errors] == [("JSONDecodeError", "Expecting ','"),
-                                                        ("UnavailableError", "Connection reset")]
+    assert [(e.cls, e.message) for e in obs.errors] == [
+        ("JSONDecodeError", "Expecting ','"),
+        ("UnavailableError", "Connection reset"),
+    ]
     assert [e.code for e in obs.exits] == [1]
 
 
@@ -315,8 +383,19 @@ def test_what_the_runners_redeploy_caused_is_not_a_symptom():
 
 
 def _fam(name, family, *signatures, origin="scenario") -> Entry:
-    return Entry(name, f"scenarios/{name}.yaml", "d", "s", "c", "f", tuple(signatures), (), family=family,
-                 origin=origin, sources=("https://example.invalid/t/1",) if origin == "field" else ())
+    return Entry(
+        name,
+        f"scenarios/{name}.yaml",
+        "d",
+        "s",
+        "c",
+        "f",
+        tuple(signatures),
+        (),
+        family=family,
+        origin=origin,
+        sources=("https://example.invalid/t/1",) if origin == "field" else (),
+    )
 
 
 def test_a_weak_scenario_does_not_sink_its_family_below_another():
@@ -324,11 +403,17 @@ def test_a_weak_scenario_does_not_sink_its_family_below_another():
     a scenario of family B in between: family A comes first, its scenario
     listed first and ranked at the field entry's score."""
     a_scenario = _fam("a-weak", "killed", ErrorSignature(("UnavailableError",), ".*", None))
-    a_field = _fam("a-field", "killed", PatternSignature("preempted by the scheduler"), PatternSignature("rank 7 was"),
-                   origin="field")
+    a_field = _fam(
+        "a-field",
+        "killed",
+        PatternSignature("preempted by the scheduler"),
+        PatternSignature("rank 7 was"),
+        origin="field",
+    )
     b_scenario = _fam("b-mid", "checkpoint", PatternSignature("rank 7"))
-    workers = [observe(text_log("worker-0", "UnavailableError: Socket closed",
-                                "rank 7 was preempted by the scheduler"))]
+    workers = [
+        observe(text_log("worker-0", "UnavailableError: Socket closed", "rank 7 was preempted by the scheduler"))
+    ]
     ranked = rank([b_scenario, a_scenario, a_field], workers)
     assert [m.entry.name for m in ranked] == ["a-weak", "a-field", "b-mid"]
     assert ranked[0].score == pytest.approx(1.5) and ranked[0].lifted_to == pytest.approx(4.0)

@@ -36,8 +36,13 @@ def test_python_exception_with_its_message_going_on_over_lines():
 
 
 def test_json_error_event_and_the_same_error_as_text_count_once():
-    event = {"event": "error", "error_class": "tensorflow.python.framework.errors_impl.InternalError",
-             "message": "Collective instance 112 expected type 1", "source": "worker-0", "t": 10.0}
+    event = {
+        "event": "error",
+        "error_class": "tensorflow.python.framework.errors_impl.InternalError",
+        "message": "Collective instance 112 expected type 1",
+        "source": "worker-0",
+        "t": 10.0,
+    }
     found = errors(json.dumps(event))
     assert found == [("InternalError", "Collective instance 112 expected type 1")]
 
@@ -46,35 +51,72 @@ def test_json_error_event_and_the_same_error_as_text_count_once():
     "line, cls, message",
     [
         # TF 2.20 (measured here)
-        ("2026-11-25 09:18:55.853680: E tensorflow/core/common_runtime/base_collective_executor.cc:248] "
-         "BaseCollectiveExecutor::StartAbort UNAVAILABLE: Socket closed", "UnavailableError", "Socket closed"),
+        (
+            "2026-11-25 09:18:55.853680: E tensorflow/core/common_runtime/base_collective_executor.cc:248] "
+            "BaseCollectiveExecutor::StartAbort UNAVAILABLE: Socket closed",
+            "UnavailableError",
+            "Socket closed",
+        ),
         # TF 1.x / early 2.x: the status in words
-        ("2019-02-03 04:05:06.000007: E tensorflow/core/common_runtime/ring_reducer.cc:300] Aborting RingReduce with "
-         "Unavailable: Socket closed", "UnavailableError", "Socket closed"),
-        ("W tensorflow/core/distributed_runtime/master_session.cc:10] Deadline exceeded: session timed out",
-         "DeadlineExceededError", "session timed out"),
-        ("E tensorflow/core/common_runtime/bfc_allocator.cc:1] Resource exhausted: OOM when allocating tensor with shape[1024]",
-         "ResourceExhaustedError", "OOM when allocating tensor with shape[1024]"),
+        (
+            "2019-02-03 04:05:06.000007: E tensorflow/core/common_runtime/ring_reducer.cc:300] Aborting RingReduce with "
+            "Unavailable: Socket closed",
+            "UnavailableError",
+            "Socket closed",
+        ),
+        (
+            "W tensorflow/core/distributed_runtime/master_session.cc:10] Deadline exceeded: session timed out",
+            "DeadlineExceededError",
+            "session timed out",
+        ),
+        (
+            "E tensorflow/core/common_runtime/bfc_allocator.cc:1] Resource exhausted: OOM when allocating tensor with shape[1024]",
+            "ResourceExhaustedError",
+            "OOM when allocating tensor with shape[1024]",
+        ),
         # early TF 2.x with a thread id, the status quoted inside a sentence
-        ('2021-01-02 03:04:05.000006: W    77 tensorflow/core/distributed_runtime/rpc/grpc_remote_master.cc:160] '
-         'RPC failed with status = "Unavailable: Socket closed" and more', "UnavailableError", 'Socket closed" and more'),
+        (
+            "2021-01-02 03:04:05.000006: W    77 tensorflow/core/distributed_runtime/rpc/grpc_remote_master.cc:160] "
+            'RPC failed with status = "Unavailable: Socket closed" and more',
+            "UnavailableError",
+            'Socket closed" and more',
+        ),
         # absl-formatted TF 2.x line
-        ("E0203 04:05:06.000007  4242 ring_alg.cc:291] Aborting RingReduce with UNAVAILABLE: failed to connect to all addresses",
-         "UnavailableError", "failed to connect to all addresses"),
+        (
+            "E0203 04:05:06.000007  4242 ring_alg.cc:291] Aborting RingReduce with UNAVAILABLE: failed to connect to all addresses",
+            "UnavailableError",
+            "failed to connect to all addresses",
+        ),
         # gRPC's detail, from Python's grpc or TF's message
-        ('\tdebug_error_string = "{"created":"@1.5","description":"Failed to pick subchannel","grpc_message":"failed to '
-         'connect to all addresses","grpc_status":14}"', "UnavailableError", "failed to connect to all addresses"),
-        (':UNKNOWN:Error received from peer  {grpc_message:"Socket closed", grpc_status:14}', "UnavailableError", "Socket closed"),
+        (
+            '\tdebug_error_string = "{"created":"@1.5","description":"Failed to pick subchannel","grpc_message":"failed to '
+            'connect to all addresses","grpc_status":14}"',
+            "UnavailableError",
+            "failed to connect to all addresses",
+        ),
+        (
+            ':UNKNOWN:Error received from peer  {grpc_message:"Socket closed", grpc_status:14}',
+            "UnavailableError",
+            "Socket closed",
+        ),
         # an exception reported in a logged sentence (parameter-server strategies)
-        ("ERROR:tensorflow:/job:worker/task:1 failed when processing closure: UnavailableError():Graph execution error:",
-         "UnavailableError", "Graph execution error:"),
+        (
+            "ERROR:tensorflow:/job:worker/task:1 failed when processing closure: UnavailableError():Graph execution error:",
+            "UnavailableError",
+            "Graph execution error:",
+        ),
         # a C++ error line that names no status
-        ("E0203 04:05:06.000007  42 grpc_util.cc:9] failed to connect to all addresses; last error: Connection refused",
-         "", "failed to connect to all addresses; last error: Connection refused"),
-
+        (
+            "E0203 04:05:06.000007  42 grpc_util.cc:9] failed to connect to all addresses; last error: Connection refused",
+            "",
+            "failed to connect to all addresses; last error: Connection refused",
+        ),
         # TF 2.18's wording of a lost heartbeat (2.20: "stopped sending heartbeats"), no status
-        ("E1125 20:30:01.000007  42 coordination_service.cc:1] Task /job:worker/replica:0/task:1 heartbeat timeout.",
-         "", "Task /job:worker/replica:0/task:1 heartbeat timeout."),
+        (
+            "E1125 20:30:01.000007  42 coordination_service.cc:1] Task /job:worker/replica:0/task:1 heartbeat timeout.",
+            "",
+            "Task /job:worker/replica:0/task:1 heartbeat timeout.",
+        ),
     ],
 )
 def test_error_lines_of_several_tf_versions(line, cls, message):
@@ -112,16 +154,22 @@ def test_exits(line, code, oom):
 
 
 def test_tf1_create_session_wait_is_a_hang_line():
-    obs = observe(log(
-        "2018-01-02 03:04:05.000001: I tensorflow/core/distributed_runtime/master.cc:221] CreateSession still waiting for response from worker: /job:worker/replica:0/task:1",
-        "2018-01-02 03:04:15.000001: I tensorflow/core/distributed_runtime/master.cc:221] CreateSession still waiting for response from worker: /job:worker/replica:0/task:1",
-    ))
+    obs = observe(
+        log(
+            "2018-01-02 03:04:05.000001: I tensorflow/core/distributed_runtime/master.cc:221] CreateSession still waiting for response from worker: /job:worker/replica:0/task:1",
+            "2018-01-02 03:04:15.000001: I tensorflow/core/distributed_runtime/master.cc:221] CreateSession still waiting for response from worker: /job:worker/replica:0/task:1",
+        )
+    )
     assert len(obs.generations[0].hang_lines) == 2 and obs.generations[0].hang_lines[0][0] is not None
 
 
 def test_restart_events_split_generations():
-    step = lambda s, t: json.dumps({"event": "step", "step": s, "t": t, "source": "worker-0"})
-    obs = observe(log(step(1, 1.0), step(2, 1.1), '{"event":"restart","reason":"x","source":"worker-0","t":5.0}', step(3, 9.0)))
+    def step(s, t):
+        return json.dumps({"event": "step", "step": s, "t": t, "source": "worker-0"})
+
+    obs = observe(
+        log(step(1, 1.0), step(2, 1.1), '{"event":"restart","reason":"x","source":"worker-0","t":5.0}', step(3, 9.0))
+    )
     assert [len(g.steps) for g in obs.generations] == [2, 1]
 
 
@@ -147,8 +195,15 @@ def test_line_time(line, expected):
 
 def test_an_error_after_the_worker_said_done_is_its_shutdown_not_a_symptom():
     done = json.dumps({"event": "done", "step": 500, "epoch": 4, "t": 10.0, "source": "worker-1"})
-    late = json.dumps({"event": "error", "error_class": "tensorflow.python.framework.errors_impl.UnavailableError",
-                       "message": "Socket closed", "source": "worker-1", "t": 10.4})
+    late = json.dumps(
+        {
+            "event": "error",
+            "error_class": "tensorflow.python.framework.errors_impl.UnavailableError",
+            "message": "Socket closed",
+            "source": "worker-1",
+            "t": 10.4,
+        }
+    )
     early = json.dumps({**json.loads(late), "t": 9.0})
     assert errors(done, late) == []
     assert errors(early, done, late) == [("UnavailableError", "Socket closed")]
@@ -156,4 +211,5 @@ def test_an_error_after_the_worker_said_done_is_its_shutdown_not_a_symptom():
     restart = '{"event":"restart","reason":"x","source":"worker-1","t":20.0}'
     step = json.dumps({"event": "step", "step": 500, "t": 9.9, "source": "worker-1"})
     assert errors(step, done, restart, json.dumps({**json.loads(late), "t": 25.0})) == [
-        ("UnavailableError", "Socket closed")]
+        ("UnavailableError", "Socket closed")
+    ]

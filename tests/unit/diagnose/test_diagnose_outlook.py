@@ -18,8 +18,15 @@ from chaos.scenario.loader import load_scenario
 
 ROOT = Path(__file__).resolve().parents[3]
 SHIPPED = sorted([*ROOT.glob("scenarios/*.yaml"), *ROOT.glob("scenarios-swarm/*.yaml")])
-FAILURE_SYMPTOMS = {"error", "exit_code", "stall", "hang_at_bring_up", "restore_failed", "restarts_exhausted",
-                    "tolerated"}
+FAILURE_SYMPTOMS = {
+    "error",
+    "exit_code",
+    "stall",
+    "hang_at_bring_up",
+    "restore_failed",
+    "restarts_exhausted",
+    "tolerated",
+}
 
 # Scenarios whose recovery disagrees with their family's outlook, and why it is still right.
 EXCEPTIONS: dict[str, str] = {}
@@ -89,6 +96,14 @@ def test_the_evidence_counts():
     shown = [evidence(p) for p in SHIPPED]
     helps = {f for f, h, _, _ in shown if h is True}
     not_helps = {f for f, h, _, _ in shown if h is False}
-    assert {"killed", "timeout", "transport", "port_blocked", "host_oom", "gpu_oom", "checkpoint",
-            "parameter_server"} <= helps
+    assert {
+        "killed",
+        "timeout",
+        "transport",
+        "port_blocked",
+        "host_oom",
+        "gpu_oom",
+        "checkpoint",
+        "parameter_server",
+    } <= helps
     assert {"checkpoint", "version_skew", "tf_config"} <= not_helps

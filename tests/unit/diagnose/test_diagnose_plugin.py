@@ -115,8 +115,9 @@ def test_a_run_beside_others_is_judged_without_its_step_times(monkeypatch, timin
     monkeypatch.setattr(selfcheck, "report_logs", lambda report: [])
     monkeypatch.setattr(attribution_check, "judge", lambda report, logs: (None, "attribution: recorded"))
     monkeypatch.setattr(plugin, "_catalogue", lambda item: [])
-    item = SimpleNamespace(scenario=SimpleNamespace(checks=[SimpleNamespace(timing_sensitive=timing_sensitive)]),
-                           user_properties=[])
+    item = SimpleNamespace(
+        scenario=SimpleNamespace(checks=[SimpleNamespace(timing_sensitive=timing_sensitive)]), user_properties=[]
+    )
     plugin._self_diagnosis(item, SimpleNamespace(scenario="x", artifacts={}))
     assert seen["shared"] is shared
     assert item.user_properties == [("diagnose", "diagnosed as x"), ("attribution", "attribution: recorded")]

@@ -7,7 +7,6 @@ container.`` is its memory kill. The lines are written as the tools print them."
 
 from __future__ import annotations
 
-
 import pytest
 
 from chaos.diagnose import watch_for
@@ -20,7 +19,8 @@ from chaos.diagnose.signatures import PatternSignature
 LOCALHOST_SIGNATURE = PatternSignature(r"Started server with target: grpc://(localhost|127\.0\.0\.1):")
 
 
-def _observe(tmp_path, logs: dict[str, str], watch=Watch([LOCALHOST_SIGNATURE.pattern])):
+def _observe(tmp_path, logs: dict[str, str], watch=None):
+    watch = watch or Watch([LOCALHOST_SIGNATURE.pattern])
     paths = []
     for name, text in logs.items():
         path = tmp_path / name
@@ -38,14 +38,19 @@ TF20_HANG = (
 )
 
 
-@pytest.mark.parametrize("line, host", [
-    ("I tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc:390] Started server with target: grpc://localhost:2000",
-     "localhost"),
-    ("Started server with target: grpc://proxy:23600", "proxy"),
-    ("Started server with target: grpc://172.31.15.132:8081.", "172.31.15.132"),
-    ("Started server with target: grpc://[::1]:2222", "[::1]"),
-    ("Initialize GrpcChannelCache for job worker -> {0 -> localhost:2222}", None),
-])
+@pytest.mark.parametrize(
+    "line, host",
+    [
+        (
+            "I tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc:390] Started server with target: grpc://localhost:2000",
+            "localhost",
+        ),
+        ("Started server with target: grpc://proxy:23600", "proxy"),
+        ("Started server with target: grpc://172.31.15.132:8081.", "172.31.15.132"),
+        ("Started server with target: grpc://[::1]:2222", "[::1]"),
+        ("Initialize GrpcChannelCache for job worker -> {0 -> localhost:2222}", None),
+    ],
+)
 def test_the_server_target_line_names_the_host(line, host):
     assert target_host(line) == host
 
@@ -56,11 +61,14 @@ def test_a_localhost_server_target_alone_is_no_evidence_of_a_localhost_tf_config
 
 
 def test_a_localhost_target_beside_a_configured_host_is_evidence(tmp_path):
-    workers = _observe(tmp_path, {
-        "worker-0.log": "I grpc_server_lib.cc:457] Started server with target: grpc://proxy:23600\n"
-                        "Waiting for 1/2 tasks to connect.\n",
-        "worker-1.log": "I grpc_server_lib.cc:457] Started server with target: grpc://localhost:23601\n",
-    })
+    workers = _observe(
+        tmp_path,
+        {
+            "worker-0.log": "I grpc_server_lib.cc:457] Started server with target: grpc://proxy:23600\n"
+            "Waiting for 1/2 tasks to connect.\n",
+            "worker-1.log": "I grpc_server_lib.cc:457] Started server with target: grpc://localhost:23601\n",
+        },
+    )
     judged = LOCALHOST_SIGNATURE.judge(workers)
     assert judged.matched is True and "localhost:23601" in judged.evidence[0].text
 
@@ -72,11 +80,14 @@ def test_a_tf20_hang_with_its_own_localhost_server_is_no_confident_tf_config_mis
     assert not (confident(ranked) and ranked[0].entry.family == "tf_config")
 
 
-@pytest.mark.parametrize("line", [
-    "15.8 GB of 14.7 GB virtual memory used. Killing container.",
-    "Current usage: 1.1 GB of 2 GB physical memory used; 4.3 GB of 4.2 GB virtual memory used. Killing container.",
-    "Current usage: 2.1 GB of 2 GB physical memory used; 3.0 GB of 4.2 GB virtual memory used. Killing container.",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "15.8 GB of 14.7 GB virtual memory used. Killing container.",
+        "Current usage: 1.1 GB of 2 GB physical memory used; 4.3 GB of 4.2 GB virtual memory used. Killing container.",
+        "Current usage: 2.1 GB of 2 GB physical memory used; 3.0 GB of 4.2 GB virtual memory used. Killing container.",
+    ],
+)
 def test_yarns_usage_line_is_its_memory_kill(line):
     assert "yarn_memory_kill" in shapes_in(line)
 
@@ -86,6 +97,12 @@ def test_kubernetes_killing_a_container_is_no_yarn_memory_kill():
 
 
 def test_a_yarn_usage_line_alone_reads_as_host_oom(tmp_path, catalogue):
-    ranked = rank(catalogue, _observe(tmp_path, {"executor.log": "15.8 GB of 14.7 GB virtual memory used. Killing container.\n"},
-                                      watch_for(catalogue)))
+    ranked = rank(
+        catalogue,
+        _observe(
+            tmp_path,
+            {"executor.log": "15.8 GB of 14.7 GB virtual memory used. Killing container.\n"},
+            watch_for(catalogue),
+        ),
+    )
     assert confident(ranked) and ranked[0].entry.family == "host_oom"

@@ -55,10 +55,14 @@ def test_a_scenario_missing_from_the_catalogue_fails():
 
 
 def report(artifacts=None):
-    scenario = scenario_from_dict({
-        "name": "killed", "description": "d", "explain": {"symptom": "s", "cause": "c", "fix": "f"},
-        "faults": [{"kill_worker": {"worker": 1}, "at": {"step": 2}}],
-    })
+    scenario = scenario_from_dict(
+        {
+            "name": "killed",
+            "description": "d",
+            "explain": {"symptom": "s", "cause": "c", "fix": "f"},
+            "faults": [{"kill_worker": {"worker": 1}, "at": {"step": 2}}],
+        }
+    )
     events = [
         StepEvent(t=1.0, source="worker-0", step=1),
         LogLine(t=1.5, source="worker-0", text="a plain line"),
@@ -79,5 +83,7 @@ def test_report_logs_rebuilt_from_the_timeline_without_artifacts():
 def test_report_logs_read_from_the_artifact_files(tmp_path):
     (tmp_path / "worker-0.log").write_text("UnavailableError: Socket closed\n")
     (tmp_path / "worker-1.log").write_text("Killed\n")
-    logs = report_logs(report({"worker-0 log": str(tmp_path / "worker-0.log"), "worker-1 log": str(tmp_path / "worker-1.log")}))
+    logs = report_logs(
+        report({"worker-0 log": str(tmp_path / "worker-0.log"), "worker-1 log": str(tmp_path / "worker-1.log")})
+    )
     assert [log.lines for log in logs] == [("UnavailableError: Socket closed",), ("Killed",)]

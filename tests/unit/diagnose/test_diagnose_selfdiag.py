@@ -28,8 +28,8 @@ from chaos.diagnose.observe import observe, observe_all
 from chaos.diagnose.selfcheck import verdict
 from chaos.diagnose.signatures import (
     BringUpStallSignature,
-    ExitSignature,
     ErrorSignature,
+    ExitSignature,
     NoErrorSignature,
     SlowdownSignature,
 )
@@ -77,10 +77,10 @@ def shifted(line: str, dt: float) -> str:
     iso = _ISO.match(line)
     if iso:
         when = datetime.strptime(iso[1], "%Y-%m-%d %H:%M:%S.%f") + timedelta(seconds=dt)
-        return when.strftime("%Y-%m-%d %H:%M:%S.%f") + line[iso.end():]
+        return when.strftime("%Y-%m-%d %H:%M:%S.%f") + line[iso.end() :]
     absl = _ABSL.match(line)
     if absl:
-        return f"{absl[1]}{float(absl[2]) + dt:.6f}" + line[absl.end():]
+        return f"{absl[1]}{float(absl[2]) + dt:.6f}" + line[absl.end() :]
     return line
 
 
@@ -123,27 +123,58 @@ def test_a_redeploy_round_is_dated_from_its_first_sigkill_in_any_log():
     def ev(**data):
         return json.dumps(data)
 
-    chief = WorkerLog("worker-0", "w0", (
-        ev(event="step", step=1, t=100.0), ev(event="exit", exit_code=137, t=110.0),
-        ev(event="restart", reason="redeploy: version_skew healed", t=120.0), ev(event="start", t=121.0)), (1, 2, 3, 4))
-    peer = WorkerLog("worker-1", "w1", (
-        ev(event="step", step=1, t=100.0),
-        ev(event="error", error_class="UnavailableError", message="Socket closed", t=110.1),
-        ev(event="exit", exit_code=137, t=114.0),
-        ev(event="restart", reason="redeploy: version_skew healed", t=121.0), ev(event="start", t=122.0)), (1, 2, 3, 4, 5))
+    chief = WorkerLog(
+        "worker-0",
+        "w0",
+        (
+            ev(event="step", step=1, t=100.0),
+            ev(event="exit", exit_code=137, t=110.0),
+            ev(event="restart", reason="redeploy: version_skew healed", t=120.0),
+            ev(event="start", t=121.0),
+        ),
+        (1, 2, 3, 4),
+    )
+    peer = WorkerLog(
+        "worker-1",
+        "w1",
+        (
+            ev(event="step", step=1, t=100.0),
+            ev(event="error", error_class="UnavailableError", message="Socket closed", t=110.1),
+            ev(event="exit", exit_code=137, t=114.0),
+            ev(event="restart", reason="redeploy: version_skew healed", t=121.0),
+            ev(event="start", t=122.0),
+        ),
+        (1, 2, 3, 4, 5),
+    )
     alone = [observe(chief), observe(peer)]
     assert [len(w.errors) for w in alone] == [0, 1] and [len(w.exits) for w in alone] == [1, 1]
     together = observe_all([chief, peer])
     assert [len(w.errors) for w in together] == [0, 0] and [len(w.exits) for w in together] == [0, 0]
     # A kill long before the redeploy (a failure's, 40 s earlier) dates nothing and stays.
-    early = WorkerLog("worker-1", "w1", (
-        ev(event="step", step=1, t=60.0), ev(event="exit", exit_code=137, t=70.0),
-        ev(event="restart", reason="redeploy: x", t=121.0), ev(event="start", t=122.0)), (1, 2, 3, 4))
+    early = WorkerLog(
+        "worker-1",
+        "w1",
+        (
+            ev(event="step", step=1, t=60.0),
+            ev(event="exit", exit_code=137, t=70.0),
+            ev(event="restart", reason="redeploy: x", t=121.0),
+            ev(event="start", t=122.0),
+        ),
+        (1, 2, 3, 4),
+    )
     assert [e.code for e in observe_all([early])[0].exits] == [137]
     # A failure restart is no redeploy: its exits are the failure's.
-    failed = WorkerLog("worker-1", "w1", (
-        ev(event="step", step=1, t=100.0), ev(event="exit", exit_code=137, t=110.0),
-        ev(event="restart", reason="worker-1 failed", t=111.0), ev(event="start", t=112.0)), (1, 2, 3, 4))
+    failed = WorkerLog(
+        "worker-1",
+        "w1",
+        (
+            ev(event="step", step=1, t=100.0),
+            ev(event="exit", exit_code=137, t=110.0),
+            ev(event="restart", reason="worker-1 failed", t=111.0),
+            ev(event="start", t=112.0),
+        ),
+        (1, 2, 3, 4),
+    )
     assert [e.code for e in observe_all([failed])[0].exits] == [137]
 
 
@@ -184,7 +215,12 @@ def test_stream_cut_with_a_busy_machines_slower_steps_is_not_a_straggler_then_ki
     holds, why, ranked = verdict(STREAM_CUT, busy, shipped)
     assert holds and "tied with connection-reset-mid-training-aborts-then-recovers, port-refused" in why, why
     straggler = next(m for m in ranked if m.entry.name == STRAGGLER_KILLED)
-    assert [r.judged.matched for r in straggler.results] == [True, False, True, False]  # slower, no_error, error, exit 137
+    assert [r.judged.matched for r in straggler.results] == [
+        True,
+        False,
+        True,
+        False,
+    ]  # slower, no_error, error, exit 137
     # Both workers exited 1: the kill it expects did not happen, and that counts against it
     # as an unexpected kill counts against an entry (CI: 3.33 against 3.00 before).
     assert straggler.kills_absent and straggler.score == pytest.approx(5 * 5 / 7.5 - 1)
@@ -192,8 +228,16 @@ def test_stream_cut_with_a_busy_machines_slower_steps_is_not_a_straggler_then_ki
 
 
 def test_a_kill_expected_and_absent_costs_one_only_where_the_exits_are_known():
-    killed = Entry("k", "k.yaml", "d", "s", "c", "f",
-                   (ErrorSignature(("UnavailableError",), "Socket closed"), ExitSignature(137, None, (1,))), ())
+    killed = Entry(
+        "k",
+        "k.yaml",
+        "d",
+        "s",
+        "c",
+        "f",
+        (ErrorSignature(("UnavailableError",), "Socket closed"), ExitSignature(137, None, (1,))),
+        (),
+    )
     error = WorkerLog("worker-0", "w0", ("UnavailableError: Socket closed",), (1,))
     exited_1 = WorkerLog("worker-1", "w1", ("command terminated with exit code 1",), (1,))
     no_exit = judge_entry(killed, [observe(error)])  # no exit in the logs: cannot tell
@@ -201,7 +245,9 @@ def test_a_kill_expected_and_absent_costs_one_only_where_the_exits_are_known():
     exit_1 = judge_entry(killed, [observe(error), observe(exited_1)])
     assert exit_1.kills_absent and exit_1.score == pytest.approx(3 * 3 / 5 - 1)
     # the chief's exit alone says nothing of worker-1's: no penalty (the signature still misses)
-    chief_exit = WorkerLog("worker-0", "w0", ("UnavailableError: Socket closed", "command terminated with exit code 1"), (1, 2))
+    chief_exit = WorkerLog(
+        "worker-0", "w0", ("UnavailableError: Socket closed", "command terminated with exit code 1"), (1, 2)
+    )
     only_chief = judge_entry(killed, [observe(chief_exit)])
     assert not only_chief.kills_absent and only_chief.score == pytest.approx(3 * 3 / 5)
 
@@ -232,7 +278,12 @@ def test_bring_up_stall_needs_steps_and_a_late_first_step():
         return json.dumps(data)
 
     wait = "2026-11-27 00:56:26.268861: I coordination_service.cc:506] Waiting for 0/2 tasks to connect."
-    healthy = WorkerLog("worker-0", "w", (wait, ev(event="step", step=1, t=1795740990.9), ev(event="step", step=2, t=1795740991.0)), (1, 2, 3))
+    healthy = WorkerLog(
+        "worker-0",
+        "w",
+        (wait, ev(event="step", step=1, t=1795740990.9), ev(event="step", step=2, t=1795740991.0)),
+        (1, 2, 3),
+    )
     late = WorkerLog("worker-0", "w", (wait, ev(event="step", step=1, t=1795741003.0)), (1, 2))
     no_steps = WorkerLog("worker-0", "w", (wait, "2026-11-27 00:57:26.000000: I something later"), (1, 2))
     sig = BringUpStallSignature(15)
@@ -256,8 +307,10 @@ def test_a_stall_check_of_a_bring_up_fault_becomes_a_bring_up_stall(shipped):
 def test_a_no_error_scenario_whose_logs_show_only_slower_steps_holds_and_says_so(run, shipped):
     holds, why, ranked = verdict(run, real(run), shipped)
     assert holds, why
-    assert why.startswith("no error in its logs, as expected; they show only slower steps, tied first with the silent "
-                          "slowdowns cpu-throttled-worker-slows-every-worker, latency-slows-steps-then-training-completes")
+    assert why.startswith(
+        "no error in its logs, as expected; they show only slower steps, tied first with the silent "
+        "slowdowns cpu-throttled-worker-slows-every-worker, latency-slows-steps-then-training-completes"
+    )
     assert f"{run} itself is not ranked: it states no symptom a log shows" in why
 
 
@@ -269,13 +322,16 @@ def test_a_silent_scenario_still_mismatches_when_its_logs_show_more_than_slower_
     quiet = entry("quiet", NoErrorSignature())
     slow = entry("slow", SlowdownSignature(2.0), NoErrorSignature())
     killed = entry("killed", SlowdownSignature(2.0), ExitSignature(137, None, None))
-    steps = [json.dumps({"event": "step", "step": i, "t": 100 + 0.01 * i + (0.05 * (i - 40) if i > 40 else 0)})
-             for i in range(1, 80)]
+    steps = [
+        json.dumps({"event": "step", "step": i, "t": 100 + 0.01 * i + (0.05 * (i - 40) if i > 40 else 0)})
+        for i in range(1, 80)
+    ]
     slow_log = WorkerLog("worker-0", "w", tuple(steps), tuple(range(1, 80)))
     holds, why, _ = verdict("quiet", [slow_log], [quiet, slow])
     assert holds and "tied first with the silent slowdowns slow (2.00)" in why
-    killed_log = WorkerLog("worker-0", "w", (*steps, json.dumps({"event": "exit", "exit_code": 137, "t": 200.0})),
-                           tuple(range(1, 81)))
+    killed_log = WorkerLog(
+        "worker-0", "w", (*steps, json.dumps({"event": "exit", "exit_code": 137, "t": 200.0})), tuple(range(1, 81))
+    )
     holds, why, _ = verdict("quiet", [killed_log], [quiet, slow, killed])
     assert holds is False and "has no symptom a log shows, but its logs diagnose as killed" in why
 
@@ -297,8 +353,12 @@ def test_a_failed_exit_after_done_is_dropped_an_exit_0_kept():
     def ev(**data):
         return json.dumps(data)
 
-    log = WorkerLog("worker-1", "w", (ev(event="step", step=1, t=9.0), ev(event="done", step=1, t=10.0),
-                                      ev(event="exit", exit_code=137, t=45.0)), (1, 2, 3))
+    log = WorkerLog(
+        "worker-1",
+        "w",
+        (ev(event="step", step=1, t=9.0), ev(event="done", step=1, t=10.0), ev(event="exit", exit_code=137, t=45.0)),
+        (1, 2, 3),
+    )
     assert observe(log).exits == []
     log = WorkerLog("worker-1", "w", (*log.lines[:2], ev(event="exit", exit_code=0, t=12.0)), (1, 2, 3))
     assert [e.code for e in observe(log).exits] == [0]
@@ -325,8 +385,11 @@ def test_a_shared_runs_slower_steps_no_longer_lift_a_straggler_above_its_own_sce
     assert not holds and scores(ranked, 1) == [(STRAGGLER_KILLED, 4.55)], why  # slower + error, exit untold
     holds, why, ranked = verdict(STREAM_CUT, busy, shipped, shared_cores=True)
     assert holds and tied_first(ranked)[0].score == pytest.approx(3.0), why
-    straggler = next(m for m in ranked if m.entry.name == STRAGGLER_KILLED) if any(
-        m.entry.name == STRAGGLER_KILLED for m in ranked) else None
+    straggler = (
+        next(m for m in ranked if m.entry.name == STRAGGLER_KILLED)
+        if any(m.entry.name == STRAGGLER_KILLED for m in ranked)
+        else None
+    )
     assert straggler is None or straggler.results[0].judged.matched is None  # slower steps: not judged
 
 

@@ -5,7 +5,7 @@ spells heading anchors. Links inside code (fenced blocks, `inline`) are not link
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -32,8 +32,10 @@ def prose_with_code_headings(text: str) -> list[tuple[int, str]]:
 
 def prose(text: str) -> list[tuple[int, str]]:
     """The same lines with inline code blanked (a link inside `code` is no link)."""
-    return [(number, re.sub(r"`[^`]*`", lambda m: " " * len(m.group()), line))
-            for number, line in prose_with_code_headings(text)]
+    return [
+        (number, re.sub(r"`[^`]*`", lambda m: " " * len(m.group()), line))
+        for number, line in prose_with_code_headings(text)
+    ]
 
 
 def slug(heading: str) -> str:
@@ -44,7 +46,7 @@ def slug(heading: str) -> str:
     return text.replace(" ", "-")
 
 
-@lru_cache(maxsize=None)
+@cache
 def anchors(page: Path) -> frozenset[str]:
     seen: dict[str, int] = {}
     out = set()
@@ -86,7 +88,8 @@ def test_every_relative_link_resolves(page):
 def test_the_slugs_are_githubs():
     assert slug("`chaos diagnose`: which failure does my job have?") == "chaos-diagnose-which-failure-does-my-job-have"
     assert slug("Round 7: two more held-out splits (`heldout-7`, `heldout-8`)") == (
-        "round-7-two-more-held-out-splits-heldout-7-heldout-8")
+        "round-7-two-more-held-out-splits-heldout-7-heldout-8"
+    )
     assert slug("Accuracy on real users' logs") == "accuracy-on-real-users-logs"
     assert slug("A node lost: `node_lost`") == "a-node-lost-node_lost"
 

@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from fake_backend import FakeCluster, FakeWorkers
 
 from chaos import plugins
 from chaos.checks import RECOVERY_CHECKS, SYMPTOM_CHECKS, run_check
@@ -21,7 +22,6 @@ from chaos.events import RUNNER, ErrorEvent, HealEvent, InjectEvent, RestartEven
 from chaos.faults import FAULTS
 from chaos.scenario.loader import scenario_from_dict
 from chaos.timeline import RunInfo, Timeline
-from fake_backend import FakeCluster, FakeWorkers
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = ROOT / "examples" / "plugins"
@@ -56,7 +56,9 @@ def samples():
 
 def scenario(**fault):
     return {
-        "name": "samples", "description": "d", "explain": {"symptom": "s", "cause": "c", "fix": "f"},
+        "name": "samples",
+        "description": "d",
+        "explain": {"symptom": "s", "cause": "c", "fix": "f"},
         "cluster": {"workers": 4},
         "faults": [{"pause_workers": fault or {"workers": [1, 2]}, "at": {"step": 30}, "for": 20}],
         "expect": [{"first_to_fail": {"workers": [0]}}],

@@ -1,11 +1,11 @@
 import pytest
+from fake_backend import FakeCluster
 from pydantic import ValidationError
 
 from chaos.errors import ScenarioError
-from chaos.faults import FAULTS, Bandwidth, BlockedPort, KillWorker, PreemptWorker, Latency, Partition, PauseWorker
-from chaos.registry import one_line, params_of
+from chaos.faults import FAULTS, Bandwidth, BlockedPort, KillWorker, Latency, Partition, PauseWorker, PreemptWorker
 from chaos.faults.undo import Undo
-from fake_backend import FakeCluster
+from chaos.registry import one_line, params_of
 
 
 @pytest.fixture
@@ -86,7 +86,11 @@ def test_latency_on_one_stream_and_heal_leaves_other_toxics_alone(cluster):
 
 def test_heal_of_a_toxic_fault_never_injected_is_fine(cluster):
     undo = Undo()
-    for fault in (Latency(worker=1, latency_ms=5), Bandwidth(worker=1, rate_kbps=800), BlockedPort(worker=1, mode="blackholed")):
+    for _fault in (
+        Latency(worker=1, latency_ms=5),
+        Bandwidth(worker=1, rate_kbps=800),
+        BlockedPort(worker=1, mode="blackholed"),
+    ):
         undo(cluster)
     assert not any(call[1] == "destroy_toxic" for call in cluster.calls if len(call) > 1)
 
@@ -96,7 +100,7 @@ def test_heal_after_a_half_injection_removes_what_was_added(cluster):
     proxy = cluster.proxies[1]
     proxy.add_toxic(name="chaos_latency_downstream", type="latency", stream="downstream")  # makes inject fail midway
     fault = Latency(worker=1, latency_ms=5)
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 - whatever the proxy client raises for the clash
         fault.inject(cluster, undo)
     undo(cluster)
     assert proxy.toxics() == {}
@@ -121,10 +125,13 @@ def test_partition_disconnects_and_reconnects_once(cluster):
     assert cluster.calls == [("disconnect", 1), ("reconnect", 1)]
 
 
-@pytest.mark.parametrize("name, take, give_back, taken", [
-    ("node_lost", "lose_node", "restore_node", "lost_nodes"),
-    ("node_drained", "drain_node", "activate_node", "drained_nodes"),
-])
+@pytest.mark.parametrize(
+    "name, take, give_back, taken",
+    [
+        ("node_lost", "lose_node", "restore_node", "lost_nodes"),
+        ("node_drained", "drain_node", "activate_node", "drained_nodes"),
+    ],
+)
 def test_a_node_fault_takes_the_workers_node_and_gives_that_node_back_once(cluster, name, take, give_back, taken):
     undo = Undo()
     FAULTS.get(name)(worker=1).inject(cluster, undo)

@@ -4,9 +4,11 @@ do to real checkpoint files (chaos.backends.backup_files, run on a temporary fol
 import os
 
 import pytest
+from fake_backend import FakeCluster
 from pydantic import ValidationError
 
 from chaos.backends.backup_files import FILLER, clear, damage, fill, latest_prefix, snapshot
+from chaos.backends.spec import WriteLimit
 from chaos.faults import (
     FAULTS,
     CheckpointDiskFull,
@@ -16,10 +18,8 @@ from chaos.faults import (
     StaleCheckpoint,
 )
 from chaos.faults.checkpoint import UNSHARED_BACKUP_DIR
-from chaos.backends.spec import WriteLimit
 from chaos.faults.undo import Undo
 from chaos.worker import control as worker_control
-from fake_backend import FakeCluster
 
 
 class BackupFake(FakeCluster):
@@ -147,8 +147,16 @@ def test_stale_older_copies_the_backups_aside_and_points_the_worker_at_the_copy(
     cluster = BackupFake(backup)
     StaleCheckpoint(worker=1, backup="older").inject(cluster, undo)
     copy = backup / "stale-worker-1"
-    assert cluster.overrides == {1: {"stale_checkpoint": {
-        "image": None, "env": {}, "settings": {"backup_dir": str(copy)}, "cluster_config": None}}}
+    assert cluster.overrides == {
+        1: {
+            "stale_checkpoint": {
+                "image": None,
+                "env": {},
+                "settings": {"backup_dir": str(copy)},
+                "cluster_config": None,
+            }
+        }
+    }
     # Later backups do not reach the copy: it stays at ckpt-2.
     write_checkpoint(backup / "chief", "ckpt-4")
     assert latest_prefix(str(copy)) == str(copy / "chief" / "ckpt-2")
@@ -223,7 +231,9 @@ def test_disk_full_heal_frees_the_space_once(tmp_path):
     undo(cluster)
     undo(cluster)
     assert [c[0] for c in cluster.calls if c[0].endswith("backup_fill") or c[0] == "fill_backup_volume"] == [
-        "fill_backup_volume", "clear_backup_fill"]
+        "fill_backup_volume",
+        "clear_backup_fill",
+    ]
 
 
 def test_disk_full_heal_clears_a_half_done_fill(tmp_path):
@@ -249,8 +259,14 @@ def test_fill_leaves_the_asked_space_and_clear_gives_it_back(tmp_path, monkeypat
     # A 1 MB file system, simulated: free space is 1 MB minus what the filler holds.
     import chaos.backends.backup_files as bf
 
-    monkeypatch.setattr(bf, "free_bytes", lambda root: (1 << 20) - (
-        os.path.getsize(os.path.join(root, FILLER)) if os.path.exists(os.path.join(root, FILLER)) else 0))
+    monkeypatch.setattr(
+        bf,
+        "free_bytes",
+        lambda root: (
+            (1 << 20)
+            - (os.path.getsize(os.path.join(root, FILLER)) if os.path.exists(os.path.join(root, FILLER)) else 0)
+        ),
+    )
     done = fill(str(tmp_path), "4096")
     assert done == {"filled": (1 << 20) - 4096, "free_before": 1 << 20, "free": 4096}
     assert fill(str(tmp_path), "8192")["free"] == 8192  # a second fill resizes the one filler
@@ -272,7 +288,10 @@ def test_slow_storage_limits_each_workers_writes_on_the_backup_device(tmp_path):
     SlowCheckpointStorage(write_iops=10, write_kbps=256).inject(cluster, undo)
     limit = WriteLimit("/dev/vda", iops=10, bytes_per_s=256 * 1024)
     assert cluster.calls[0] == ("backup_device",)
-    assert {w: o["slow_checkpoint_storage"]["write_limit"] for w, o in cluster.overrides.items()} == {0: limit, 1: limit}
+    assert {w: o["slow_checkpoint_storage"]["write_limit"] for w, o in cluster.overrides.items()} == {
+        0: limit,
+        1: limit,
+    }
 
 
 def test_slow_storage_uses_a_given_device_and_heal_lifts_the_limits(tmp_path):

@@ -3,11 +3,11 @@
 import json
 
 import pytest
+from fake_backend import FakeCluster
 from pydantic import ValidationError
 
 from chaos.faults import FAULTS, TfConfig
 from chaos.faults.undo import Undo
-from fake_backend import FakeCluster
 
 
 @pytest.fixture

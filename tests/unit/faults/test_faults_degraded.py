@@ -2,18 +2,21 @@
 proxy's toxic expects, a heal that removes exactly what the inject added."""
 
 import pytest
+from fake_backend import FakeCluster
 from pydantic import ValidationError
 
-from chaos.faults import ConnectionReset, OneWayBlackhole, SlowClose, Sliced, StreamCut
+from chaos.faults import ConnectionReset, OneWayBlackhole, Sliced, SlowClose, StreamCut
 from chaos.faults.undo import Undo
-from fake_backend import FakeCluster
 
 CASES = [
     (ConnectionReset(worker=1, timeout_ms=250), "reset_peer", {"timeout": 250}),
     (StreamCut(worker=1, limit_bytes=4096), "limit_data", {"bytes": 4096}),
     (SlowClose(worker=1, delay_ms=3000), "slow_close", {"delay": 3000}),
-    (Sliced(worker=1, average_bytes=64, variation_bytes=16, delay_us=500), "slicer",
-     {"average_size": 64, "size_variation": 16, "delay": 500}),
+    (
+        Sliced(worker=1, average_bytes=64, variation_bytes=16, delay_us=500),
+        "slicer",
+        {"average_size": 64, "size_variation": 16, "delay": 500},
+    ),
 ]
 
 
@@ -48,12 +51,15 @@ def test_a_blackhole_must_say_its_direction():
     assert "stream" in str(err.value)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: StreamCut(worker=1, limit_bytes=0),
-    lambda: ConnectionReset(worker=1, timeout_ms=-1),
-    lambda: Sliced(worker=1, average_bytes=0),
-    lambda: SlowClose(worker=1, delay_ms=10, stream="sideways"),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: StreamCut(worker=1, limit_bytes=0),
+        lambda: ConnectionReset(worker=1, timeout_ms=-1),
+        lambda: Sliced(worker=1, average_bytes=0),
+        lambda: SlowClose(worker=1, delay_ms=10, stream="sideways"),
+    ],
+)
 def test_out_of_range_parameters_are_refused(make):
     with pytest.raises(ValidationError):
         make()

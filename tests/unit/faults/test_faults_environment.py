@@ -3,13 +3,13 @@
 import dataclasses
 
 import pytest
+from fake_backend import FakeCluster
 from pydantic import ValidationError
 
 from chaos.faults import FAULTS, ReusedSeed, VersionSkew
+from chaos.faults.undo import Undo
 from chaos.images import worker_image_tag
 from chaos.worker.settings import WorkerSettings
-from chaos.faults.undo import Undo
-from fake_backend import FakeCluster
 
 
 @pytest.fixture
@@ -47,7 +47,9 @@ def test_version_skew_with_env_only_keeps_the_image(cluster):
 def test_version_skew_with_tf_version_only_sets_an_empty_env(cluster):
     undo = Undo()
     VersionSkew(tf_version="2.18").inject(cluster, undo)  # default: worker 1
-    assert cluster.overrides == {1: {"version_skew": {"image": "tfchaos/worker:tf2.18", "env": {}, "settings": {}, "cluster_config": None}}}
+    assert cluster.overrides == {
+        1: {"version_skew": {"image": "tfchaos/worker:tf2.18", "env": {}, "settings": {}, "cluster_config": None}}
+    }
 
 
 def test_version_skew_heal_clears_every_override_and_is_idempotent(cluster):
@@ -93,7 +95,9 @@ def test_reused_seed_turns_sharding_off_on_every_worker(cluster):
     fault = ReusedSeed()
     fault.inject(cluster, undo)
     for w in range(3):
-        assert cluster.overrides[w] == {"reused_seed": {"image": None, "env": {}, "settings": {"shard_data": False}, "cluster_config": None}}
+        assert cluster.overrides[w] == {
+            "reused_seed": {"image": None, "env": {}, "settings": {"shard_data": False}, "cluster_config": None}
+        }
     assert fault.target == "all workers" and ReusedSeed.applies_at_create
 
 

@@ -3,13 +3,13 @@ the harness's settings; bad parameters are refused naming the field and the
 valid values."""
 
 import pytest
+from fake_backend import FakeCluster
 from pydantic import ValidationError
 
 from chaos.errors import ScenarioError
 from chaos.faults import FAULTS, PoisonInput
-from chaos.scenario.loader import scenario_from_dict
 from chaos.faults.undo import Undo
-from fake_backend import FakeCluster
+from chaos.scenario.loader import scenario_from_dict
 
 EXPLAIN = {"symptom": "s", "cause": "c", "fix": "f"}
 
@@ -17,7 +17,9 @@ EXPLAIN = {"symptom": "s", "cause": "c", "fix": "f"}
 def scenario(fault=None, **extra):
     fault = fault if fault is not None else {"worker": 1, "step": 30}
     data = {
-        "name": "x", "description": "d", "explain": EXPLAIN,
+        "name": "x",
+        "description": "d",
+        "explain": EXPLAIN,
         "cluster": {"workers": 2, "training": {"epochs": 5, "steps_per_epoch": 20}},
         "faults": [{"poison_input": fault, "at": "bring_up", **extra}],
     }
@@ -36,9 +38,16 @@ def test_poison_input_sets_the_poisoned_step_on_its_worker_only_and_heal_clears_
     fault = PoisonInput(worker=1, step=45, value="inf")
     undo(cluster)  # never injected: harmless
     fault.inject(cluster, undo)
-    assert cluster.overrides == {1: {"poison_input": {
-        "image": None, "env": {}, "settings": {"poison_step": 45, "poison_value": "inf"}, "cluster_config": None,
-    }}}
+    assert cluster.overrides == {
+        1: {
+            "poison_input": {
+                "image": None,
+                "env": {},
+                "settings": {"poison_step": 45, "poison_value": "inf"},
+                "cluster_config": None,
+            }
+        }
+    }
     cluster.override(1, "someone_else", env={"X": "1"})
     undo(cluster)
     undo(cluster)
@@ -55,13 +64,16 @@ def test_poison_input_is_registered_applies_at_create_and_needs_the_harness_sett
     assert fault.inject_event(1.0).params == {"worker": 0, "step": 3, "value": "nan"}
 
 
-@pytest.mark.parametrize("bad", [
-    {"worker": 1, "step": 0},
-    {"worker": 1, "step": -1},
-    {"worker": 1, "step": 5, "value": "zero"},
-    {"worker": 1},  # no step
-    {"worker": 1, "step": 5, "colour": "red"},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"worker": 1, "step": 0},
+        {"worker": 1, "step": -1},
+        {"worker": 1, "step": 5, "value": "zero"},
+        {"worker": 1},  # no step
+        {"worker": 1, "step": 5, "colour": "red"},
+    ],
+)
 def test_poison_input_rejects_bad_parameters(bad):
     with pytest.raises(ValidationError):
         PoisonInput(**bad)
@@ -97,9 +109,13 @@ def test_a_heal_due_before_the_poisoned_step_is_rejected():
 
 def test_a_users_job_cannot_be_poisoned():
     data = {
-        "name": "x", "description": "d", "explain": EXPLAIN,
-        "cluster": {"workers": 2, "workload": {"image": "acme/trainer:1", "command": ["python", "train.py"],
-                                               "checkpoint_dir": "/ckpt"}},
+        "name": "x",
+        "description": "d",
+        "explain": EXPLAIN,
+        "cluster": {
+            "workers": 2,
+            "workload": {"image": "acme/trainer:1", "command": ["python", "train.py"], "checkpoint_dir": "/ckpt"},
+        },
         "faults": [{"poison_input": {"worker": 1, "step": 5}, "at": "bring_up"}],
     }
     with pytest.raises(ScenarioError) as caught:

@@ -1,13 +1,13 @@
 """device_oom, host_oom, cpu_throttle against a fake ClusterControl."""
 
 import pytest
+from fake_backend import FakeCluster
 from pydantic import ValidationError
 
 from chaos.faults import FAULTS, CpuThrottle, DeviceOOM, HostOOM
 from chaos.faults.resources import MB
-from chaos.worker.control import MemoryDemand
 from chaos.faults.undo import Undo
-from fake_backend import FakeCluster
+from chaos.worker.control import MemoryDemand
 
 LIFT = ("command", 1, MemoryDemand(0))
 
@@ -114,7 +114,9 @@ def test_host_oom_heal_leaves_an_oom_killed_worker_alone(cluster):
 
 def test_host_oom_heal_lifts_the_limit_after_a_half_inject(cluster):
     undo = Undo()
-    cluster.fail["command"] = RuntimeError("command failed (fake engine error)")  # the limit is set, the demand never reaches the worker
+    cluster.fail["command"] = RuntimeError(
+        "command failed (fake engine error)"
+    )  # the limit is set, the demand never reaches the worker
     fault = HostOOM(worker=1)
     with pytest.raises(RuntimeError):
         fault.inject(cluster, undo)
@@ -182,6 +184,6 @@ def test_cpu_throttle_rejects_impossible_cpu_counts(cpus):
 
 def test_resource_faults_are_registered_in_order_and_not_create_time():
     names = FAULTS.names()
-    assert names[names.index("device_oom"):][:3] == ["device_oom", "host_oom", "cpu_throttle"]
+    assert names[names.index("device_oom") :][:3] == ["device_oom", "host_oom", "cpu_throttle"]
     assert not any(cls.applies_at_create for cls in (DeviceOOM, HostOOM, CpuThrottle))
     assert DeviceOOM(worker=1).target == "worker-1"

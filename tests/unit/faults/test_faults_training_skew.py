@@ -4,16 +4,15 @@ their validation errors, and the worker-side pieces they switch (no TF here)."""
 import dataclasses
 
 import pytest
-from pydantic import ValidationError
+from fake_backend import FakeCluster
 
 from chaos.errors import ScenarioError
 from chaos.faults import BatchSizeSkew, SeedSkew
+from chaos.faults.undo import Undo
 from chaos.scenario.loader import scenario_from_dict
 from chaos.worker.dropout import mask_digest
 from chaos.worker.seeding import seed_for
 from chaos.worker.settings import WorkerSettings
-from chaos.faults.undo import Undo
-from fake_backend import FakeCluster
 
 EXPLAIN = {"symptom": "s", "cause": "c", "fix": "f"}
 
@@ -60,13 +59,19 @@ def test_the_overridden_settings_are_real_worker_settings():
 @pytest.mark.parametrize(
     "data, expected",
     [
-        ({"faults": [{"seed_skew": {"mode": "per_replica"}, "at": "bring_up"}]},
-         "faults[0].seed_skew.mode: 'per_replica' is not valid; valid: per_worker, unseeded"),
+        (
+            {"faults": [{"seed_skew": {"mode": "per_replica"}, "at": "bring_up"}]},
+            "faults[0].seed_skew.mode: 'per_replica' is not valid; valid: per_worker, unseeded",
+        ),
         ({"faults": [{"seed_skew": {}, "at": "bring_up"}]}, "faults[0].seed_skew.mode: required"),
-        ({"faults": [{"batch_size_skew": {"worker": 1, "local_batch": -4}, "at": "bring_up"}]},
-         "faults[0].batch_size_skew.local_batch: must be >= 1 (got -4)"),
-        ({"faults": [{"batch_size_skew": {"worker": 2, "local_batch": 8}, "at": "bring_up"}]},
-         "faults[0].batch_size_skew.worker: 2 is out of range; valid: 0..1 (cluster.workers is 2)"),
+        (
+            {"faults": [{"batch_size_skew": {"worker": 1, "local_batch": -4}, "at": "bring_up"}]},
+            "faults[0].batch_size_skew.local_batch: must be >= 1 (got -4)",
+        ),
+        (
+            {"faults": [{"batch_size_skew": {"worker": 2, "local_batch": 8}, "at": "bring_up"}]},
+            "faults[0].batch_size_skew.worker: 2 is out of range; valid: 0..1 (cluster.workers is 2)",
+        ),
         ({"cluster": {"training": {"dropout": 1.0}}}, "cluster.training.dropout: must be < 1.0 (got 1.0)"),
         ({"cluster": {"training": {"dropout": -0.1}}}, "cluster.training.dropout: must be >= 0.0 (got -0.1)"),
     ],
@@ -101,14 +106,24 @@ def test_mask_digest_formats_the_hash_and_tolerates_its_absence():
 @pytest.mark.parametrize(
     "training, workers, expected",
     [
-        ({"strategy": "mirrored", "replicas": 2}, 2,
-         "cluster.training.strategy: mirrored runs in one container: cluster.workers must be 1 (got 2)"),
+        (
+            {"strategy": "mirrored", "replicas": 2},
+            2,
+            "cluster.training.strategy: mirrored runs in one container: cluster.workers must be 1 (got 2)",
+        ),
         ({"strategy": "mirrored"}, 1, "cluster.training.replicas: mirrored needs replicas 2..8"),
         ({"replicas": 2}, 2, "cluster.training.replicas: 2 replicas need strategy: mirrored"),
-        ({"strategy": "mirrored", "replicas": 3}, 1, "cluster.training.global_batch: 64 is not divisible by 3 replicas"),
+        (
+            {"strategy": "mirrored", "replicas": 3},
+            1,
+            "cluster.training.global_batch: 64 is not divisible by 3 replicas",
+        ),
         ({"strategy": "mirrored", "replicas": 9}, 1, "cluster.training.replicas: must be <= 8 (got 9)"),
-        ({"strategy": "one_device"}, 1,
-         "cluster.training.strategy: 'one_device' is not valid; valid: multi_worker_mirrored, mirrored"),
+        (
+            {"strategy": "one_device"},
+            1,
+            "cluster.training.strategy: 'one_device' is not valid; valid: multi_worker_mirrored, mirrored",
+        ),
     ],
 )
 def test_strategy_and_replicas_out_of_range_name_the_field(training, workers, expected):
@@ -116,8 +131,12 @@ def test_strategy_and_replicas_out_of_range_name_the_field(training, workers, ex
 
 
 def test_a_mirrored_one_worker_cluster_loads():
-    data = {"name": "x", "description": "d", "explain": EXPLAIN,
-            "cluster": {"workers": 1, "training": {"strategy": "mirrored", "replicas": 2}}}
+    data = {
+        "name": "x",
+        "description": "d",
+        "explain": EXPLAIN,
+        "cluster": {"workers": 1, "training": {"strategy": "mirrored", "replicas": 2}},
+    }
     settings = scenario_from_dict(data, "x.yaml").cluster.training.to_worker_settings()
     assert (settings.strategy, settings.replicas, settings.local_batch(1 * settings.replicas)) == ("mirrored", 2, 32)
 
@@ -130,7 +149,10 @@ def test_worker_settings_refuse_replicas_without_the_mirrored_strategy():
 
 
 def test_a_faults_settings_are_checked_where_the_fault_names_them():
-    assert WorkerSettings.change(seeding="per_worker", local_batch_size=8) == {"seeding": "per_worker", "local_batch_size": 8}
+    assert WorkerSettings.change(seeding="per_worker", local_batch_size=8) == {
+        "seeding": "per_worker",
+        "local_batch_size": 8,
+    }
     with pytest.raises(ValueError, match=r"unknown worker settings \['seding'\]; valid: \[.*'seeding'"):
         WorkerSettings.change(seding="per_worker")
     with pytest.raises(ValueError, match="local_batch_size must be an int >= 0, got -1"):

@@ -24,10 +24,12 @@ class FakeClient:
 
 
 def test_a_layer_made_minutes_ago_by_a_run_next_door_is_kept_an_old_one_dropped():
-    client = FakeClient([
-        {"Id": "sha256:new", "Created": NOW - 5},
-        {"Id": "sha256:next-door", "Created": NOW - 120},
-        {"Id": "sha256:last-week", "Created": NOW - 7 * 24 * 3600},
-    ])
+    client = FakeClient(
+        [
+            {"Id": "sha256:new", "Created": NOW - 5},
+            {"Id": "sha256:next-door", "Created": NOW - 120},
+            {"Id": "sha256:last-week", "Created": NOW - 7 * 24 * 3600},
+        ]
+    )
     workload._drop_older_layers(client, "tfchaos/workload:x", keep="sha256:new", now=NOW)
     assert client.api.removed == ["sha256:last-week"]

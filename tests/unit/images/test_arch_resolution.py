@@ -27,8 +27,11 @@ def wheel(folder, name: str, version: str, tag: str, requires: tuple[str, ...] =
     filename = f"{dist}-{version}-{tag}.whl"
     info = f"{dist}-{version}.dist-info"
     with zipfile.ZipFile(folder / filename, "w") as z:
-        z.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\n"
-                   f"Name: {name}\nVersion: {version}\n" + "".join(f"Requires-Dist: {r}\n" for r in requires))
+        z.writestr(
+            f"{info}/METADATA",
+            "Metadata-Version: 2.1\n"
+            f"Name: {name}\nVersion: {version}\n" + "".join(f"Requires-Dist: {r}\n" for r in requires),
+        )
         z.writestr(f"{info}/WHEEL", f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: {tag}\n")
         z.writestr(f"{info}/RECORD", "")
     return filename
@@ -63,8 +66,11 @@ def test_an_aarch64_engine_gets_tensorflow_and_aarch64_wheels_in_a_wheelhouse_of
     assert spec.requirements() == ["tensorflow==2.20.*"] and spec.nodeps_requirements() == ["tf-keras==2.20.*"]
     assert directory.endswith("/wheels/tf2.20-aarch64")
     assert lock.requirements == ("numpy==2.4.6", "tensorflow==2.20.0") and lock.nodeps == ("tf-keras==2.20.1",)
-    assert sorted(files) == [f"numpy-2.4.6-cp311-cp311-{ARM}.whl", f"tensorflow-2.20.0-cp311-cp311-{ARM}.whl",
-                             "tf_keras-2.20.1-py3-none-any.whl"]
+    assert sorted(files) == [
+        f"numpy-2.4.6-cp311-cp311-{ARM}.whl",
+        f"tensorflow-2.20.0-cp311-cp311-{ARM}.whl",
+        "tf_keras-2.20.1-py3-none-any.whl",
+    ]
 
 
 def test_an_x86_64_engine_resolves_tensorflow_cpu_as_before(index):
@@ -78,14 +84,16 @@ def test_an_x86_64_engine_resolves_tensorflow_cpu_as_before(index):
 def test_a_version_without_an_aarch64_wheel_is_one_clear_error(index):
     with pytest.raises(InfrastructureError) as err:
         resolve("2.14", "aarch64")
-    assert err.value.message == ("no wheel of tensorflow==2.14.* for Python 3.11 on manylinux aarch64 "
-                                 "(the engine's architecture)")
+    assert err.value.message == (
+        "no wheel of tensorflow==2.14.* for Python 3.11 on manylinux aarch64 (the engine's architecture)"
+    )
     assert "--platform manylinux2014_aarch64" in err.value.hint and "\n" not in err.value.message
     assert not (index.parent / "cache" / "wheels" / "tf2.14-aarch64" / ".lock").exists()
 
 
-@pytest.mark.parametrize("reported,ours", [("x86_64", "x86_64"), ("amd64", "x86_64"), ("aarch64", "aarch64"),
-                                           ("arm64", "aarch64")])
+@pytest.mark.parametrize(
+    "reported,ours", [("x86_64", "x86_64"), ("amd64", "x86_64"), ("aarch64", "aarch64"), ("arm64", "aarch64")]
+)
 def test_the_engines_architecture_names_map_to_ours(reported, ours):
     assert engine_arch(reported) == ours
 
@@ -93,8 +101,9 @@ def test_the_engines_architecture_names_map_to_ours(reported, ours):
 def test_an_architecture_without_tensorflow_wheels_is_named_with_the_valid_ones():
     with pytest.raises(InfrastructureError) as err:
         engine_arch("s390x", "the Docker engine at tcp://docker:2375")
-    assert err.value.message == ("the Docker engine at tcp://docker:2375 runs on 's390x', and the images are built "
-                                 "for x86_64 and aarch64 only")
+    assert err.value.message == (
+        "the Docker engine at tcp://docker:2375 runs on 's390x', and the images are built for x86_64 and aarch64 only"
+    )
 
 
 class _Engine:
@@ -112,7 +121,11 @@ def test_the_architecture_is_asked_of_the_engine_not_of_this_machine():
 def test_the_x86_64_plans_are_the_ones_of_before():
     deps, app = worker_plans(parse_tf_version("2.20"))
     assert (deps.wheelhouse_name, deps.arch, deps.tag, app.tag) == (
-        "tf2.20", "x86_64", "tfchaos/worker-deps:tf2.20", "tfchaos/worker:tf2.20")
+        "tf2.20",
+        "x86_64",
+        "tfchaos/worker-deps:tf2.20",
+        "tfchaos/worker:tf2.20",
+    )
     assert deps.lock is not None and deps.lock.pins["tensorflow-cpu"] == "2.20.0"  # the committed lock
     assert installed_tf_version(deps) == "2.20.0"
     assert proxy_plans()[0].wheelhouse_name == "proxy" and proxy_plans("aarch64")[0].wheelhouse_name == "proxy-aarch64"
@@ -142,8 +155,10 @@ def test_the_debian_package_images_are_refused_for_an_engine_of_another_architec
     monkeypatch.setattr(deb_image, "this_machine_arch", lambda: "x86_64")
     with pytest.raises(InfrastructureError) as err:
         netns_helper.ensure_helper_image(_Engine("aarch64"))
-    assert err.value.message == ("the network helper is made of Debian packages that apt fetches on this machine "
-                                 "(x86_64), and the engine at tcp://192.0.2.7:2375 is aarch64")
+    assert err.value.message == (
+        "the network helper is made of Debian packages that apt fetches on this machine "
+        "(x86_64), and the engine at tcp://192.0.2.7:2375 is aarch64"
+    )
 
 
 def test_the_debian_base_is_not_bootstrapped_here_for_an_engine_of_another_architecture(monkeypatch):

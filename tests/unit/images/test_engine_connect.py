@@ -40,8 +40,10 @@ def test_an_engine_that_accepts_and_never_answers_fails_within_the_wait(monkeypa
     with pytest.raises(InfrastructureError) as err:
         connect()
     assert time.monotonic() - t0 < 6  # the SDK version probe and the ping: each bounded by 1.5 s
-    assert err.value.message == (f"cannot reach the Docker engine at tcp://127.0.0.1:{silent_port} (DOCKER_HOST): "
-                                 "it accepted the connection but did not answer within 1.5 s")
+    assert err.value.message == (
+        f"cannot reach the Docker engine at tcp://127.0.0.1:{silent_port} (DOCKER_HOST): "
+        "it accepted the connection but did not answer within 1.5 s"
+    )
     assert engine.CONNECT_TIMEOUT_ENV in err.value.hint and "Traceback" not in err.value.render()
 
 
@@ -51,16 +53,19 @@ def test_a_closed_port_is_refused_at_once(monkeypatch, closed_port):
     with pytest.raises(InfrastructureError) as err:
         engine.docker_client()
     assert time.monotonic() - t0 < 5
-    assert err.value.message == (f"cannot reach the Docker engine at tcp://127.0.0.1:{closed_port} (DOCKER_HOST): "
-                                 "the connection was refused (nothing listens there)")
+    assert err.value.message == (
+        f"cannot reach the Docker engine at tcp://127.0.0.1:{closed_port} (DOCKER_HOST): "
+        "the connection was refused (nothing listens there)"
+    )
 
 
 def test_a_socket_path_that_does_not_exist_is_named(monkeypatch, tmp_path):
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/none.sock")
     with pytest.raises(InfrastructureError) as err:
         engine.docker_client()
-    assert err.value.message == (f"cannot reach the Docker engine at unix://{tmp_path}/none.sock (DOCKER_HOST): "
-                                 "no socket at that path")
+    assert err.value.message == (
+        f"cannot reach the Docker engine at unix://{tmp_path}/none.sock (DOCKER_HOST): no socket at that path"
+    )
 
 
 @pytest.mark.parametrize("text", ["soon", "0", "-3", "99999"])

@@ -24,19 +24,23 @@ def test_the_proxy_dockerfile_runs_as_the_unprivileged_user():
 
 def test_run_lines_form_one_script_with_the_env_before_them():
     recipe = dockerfile.commit_recipe(
-        "FROM x\nCOPY a/ /a/\nENV A=1 B=\"two words\"\nWORKDIR /w\nRUN echo one\nRUN echo two \\\n  three\nUSER u\n")
+        'FROM x\nCOPY a/ /a/\nENV A=1 B="two words"\nWORKDIR /w\nRUN echo one\nRUN echo two \\\n  three\nUSER u\n'
+    )
     assert recipe.run.script == "set -e\necho one\necho two three\n"
     assert recipe.run.env == {"A": "1", "B": "two words"} and recipe.run.workdir == "/w"
     assert recipe.changes == ['ENV A=1 B="two words"', "WORKDIR /w", "USER u"]
 
 
-@pytest.mark.parametrize("text, why", [
-    ("RUN true\nCOPY a /a\n", "after every COPY"),
-    ("RUN true\nENV A=1\nRUN false\n", "one shell"),
-    ('RUN ["true"]\n', "shell form"),
-    ("COPY --chown=u a /a\n", "one source to one destination"),
-    ("HEALTHCHECK NONE\n", "HEALTHCHECK is not supported"),
-])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("RUN true\nCOPY a /a\n", "after every COPY"),
+        ("RUN true\nENV A=1\nRUN false\n", "one shell"),
+        ('RUN ["true"]\n', "shell form"),
+        ("COPY --chown=u a /a\n", "one source to one destination"),
+        ("HEALTHCHECK NONE\n", "HEALTHCHECK is not supported"),
+    ],
+)
 def test_what_the_commit_builder_cannot_do_is_a_clear_error(text, why):
     with pytest.raises(InfrastructureError) as exc:
         dockerfile.commit_recipe("FROM x\n" + text, "docker/x/Dockerfile")

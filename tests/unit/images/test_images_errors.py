@@ -1,7 +1,6 @@
 """Failures become one-line InfrastructureErrors with a hint, never tracebacks."""
 
 import io
-import subprocess
 
 import pytest
 
@@ -35,8 +34,11 @@ def _fake_pip(monkeypatch, output, rc=1):
 
 def test_no_wheel_for_version(monkeypatch, tmp_path):
     monkeypatch.setenv("TFCHAOS_CACHE", str(tmp_path))
-    _fake_pip(monkeypatch, "ERROR: Could not find a version that satisfies the requirement tensorflow-cpu==2.99.*\n"
-                           "ERROR: No matching distribution found for tensorflow-cpu==2.99.*\n")
+    _fake_pip(
+        monkeypatch,
+        "ERROR: Could not find a version that satisfies the requirement tensorflow-cpu==2.99.*\n"
+        "ERROR: No matching distribution found for tensorflow-cpu==2.99.*\n",
+    )
     with pytest.raises(InfrastructureError) as exc:
         wheelhouse.ensure_wheelhouse("tf2.99", None, wheelhouse.Lock(("tensorflow-cpu==2.99.*",)))
     assert "tensorflow-cpu==2.99.*" in exc.value.message and "\n" not in exc.value.message
@@ -47,9 +49,12 @@ def test_no_wheel_for_version(monkeypatch, tmp_path):
 
 def test_no_network(monkeypatch, tmp_path):
     monkeypatch.setenv("TFCHAOS_CACHE", str(tmp_path))
-    _fake_pip(monkeypatch, "WARNING: Retrying ... NewConnectionError('<pip._vendor.urllib3.connection...>: "
-                           "Failed to establish a new connection: [Errno -3] Temporary failure in name resolution')\n"
-                           "ERROR: Could not install packages due to ...\n")
+    _fake_pip(
+        monkeypatch,
+        "WARNING: Retrying ... NewConnectionError('<pip._vendor.urllib3.connection...>: "
+        "Failed to establish a new connection: [Errno -3] Temporary failure in name resolution')\n"
+        "ERROR: Could not install packages due to ...\n",
+    )
     with pytest.raises(InfrastructureError) as exc:
         wheelhouse.ensure_wheelhouse("proxy", wheelhouse.Lock(("aiohttp==3.14.5",)))
     assert "cannot reach the package index" in exc.value.message
@@ -64,7 +69,7 @@ def test_download_uses_target_platform_and_no_deps_for_locks(monkeypatch, tmp_pa
     cmd = calls[0]
     assert cmd[1:4] == ["-m", "pip", "download"]
     assert "--no-deps" in cmd and "aiohttp==3.14.5" in cmd and "tf-keras==2.20.1" in cmd
-    assert ["--python-version", "3.11"] == cmd[cmd.index("--python-version"):cmd.index("--python-version") + 2]
+    assert ["--python-version", "3.11"] == cmd[cmd.index("--python-version") : cmd.index("--python-version") + 2]
     assert "manylinux_2_17_x86_64" in cmd and "--only-binary=:all:" in cmd
 
 
@@ -74,15 +79,22 @@ def test_unlocked_resolution_writes_a_lock(monkeypatch, tmp_path):
 
     def popen(cmd, **kw):
         dest = cmd[cmd.index("--dest") + 1]
-        names = (["tf_keras-2.18.0-py3-none-any.whl"] if "--no-deps" in cmd else
-                 ["tensorflow_cpu-2.18.1-cp311-cp311-manylinux_2_17_x86_64.whl", "numpy-1.26.4-cp311-cp311-manylinux_2_17_x86_64.whl"])
+        names = (
+            ["tf_keras-2.18.0-py3-none-any.whl"]
+            if "--no-deps" in cmd
+            else [
+                "tensorflow_cpu-2.18.1-cp311-cp311-manylinux_2_17_x86_64.whl",
+                "numpy-1.26.4-cp311-cp311-manylinux_2_17_x86_64.whl",
+            ]
+        )
         for n in names:
             open(f"{dest}/{n}", "wb").write(b"x")
         return FakePopen("", 0)
 
     monkeypatch.setattr(wheelhouse.subprocess, "Popen", popen)
     d, lock, files = wheelhouse.ensure_wheelhouse(
-        "tf2.18", None, wheelhouse.Lock(("tensorflow-cpu==2.18.*",), ("tf-keras==2.18.*",)))
+        "tf2.18", None, wheelhouse.Lock(("tensorflow-cpu==2.18.*",), ("tf-keras==2.18.*",))
+    )
     assert lock.requirements == ("numpy==1.26.4", "tensorflow-cpu==2.18.1")
     assert lock.nodeps == ("tf-keras==2.18.0",)
     assert wheelhouse.read_lock(f"{d}/.lock") == lock and len(files) == 3

@@ -12,9 +12,14 @@ def repo(tmp_path, monkeypatch):
     """A fake repo with worker code, and a copy of docker/ we can edit."""
     root = tmp_path / "repo"
     (root / "chaos" / "worker").mkdir(parents=True)
-    for rel, body in {"chaos/__init__.py": "x = 1\n", "chaos/events.py": "E = 1\n", "chaos/errors.py": "",
-                      "chaos/worker/__main__.py": "print('hi')\n", "chaos/worker/sub/a.py": "A = 1\n",
-                      "chaos/other.py": "not copied\n"}.items():
+    for rel, body in {
+        "chaos/__init__.py": "x = 1\n",
+        "chaos/events.py": "E = 1\n",
+        "chaos/errors.py": "",
+        "chaos/worker/__main__.py": "print('hi')\n",
+        "chaos/worker/sub/a.py": "A = 1\n",
+        "chaos/other.py": "not copied\n",
+    }.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(body)
     (root / "chaos" / "worker" / "__pycache__").mkdir()
@@ -31,16 +36,20 @@ def _hashes(repo, wheels=None, base_id="sha256:base1"):
     deps, app = plans.worker_plans(parse_tf_version("2.20"))
     app.dockerfile = str(repo / "docker" / "worker" / "Dockerfile")
     wheels = wheels if wheels is not None else [("tensorflow_cpu-2.20.0-x.whl", 100), ("tf_keras-2.20.1-y.whl", 10)]
-    deps.inputs = plans.deps_inputs(deps, BaseRef("tfchaos/base:x", base_id, "debootstrap"),
-                                       deps.lock, wheels)
+    deps.inputs = plans.deps_inputs(deps, BaseRef("tfchaos/base:x", base_id, "debootstrap"), deps.lock, wheels)
     app.inputs = plans.app_inputs(app)
     return deps.hash, app.hash
 
 
 def test_collect_files_globs_and_skips_bytecode(repo):
     files = hashing.collect_files(str(repo), plans.WORKER_FILES)
-    assert files == ["chaos/__init__.py", "chaos/errors.py", "chaos/events.py",
-                     "chaos/worker/__main__.py", "chaos/worker/sub/a.py"]
+    assert files == [
+        "chaos/__init__.py",
+        "chaos/errors.py",
+        "chaos/events.py",
+        "chaos/worker/__main__.py",
+        "chaos/worker/sub/a.py",
+    ]
 
 
 def test_missing_paths_are_skipped(tmp_path):
@@ -119,8 +128,10 @@ def test_dockerfile_instructions_parse_the_real_files():
     entry = dict(ins)["ENTRYPOINT"]
     assert entry == '["/opt/venv/bin/python", "-m", "chaos.proxy", "--host", "0.0.0.0", "--port", "8474"]'
     # the worker Dockerfile never sets TF_USE_LEGACY_KERAS itself (it comes from the deps image, >= 2.16 only)
-    assert "TF_USE_LEGACY_KERAS" not in open(os.path.join(resources.docker_dir(), "worker", "Dockerfile")).read() \
-        .split("ENV", 1)[1]
+    assert (
+        "TF_USE_LEGACY_KERAS"
+        not in open(os.path.join(resources.docker_dir(), "worker", "Dockerfile")).read().split("ENV", 1)[1]
+    )
 
 
 def test_user_script_change_changes_both(repo):

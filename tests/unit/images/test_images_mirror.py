@@ -26,9 +26,11 @@ def test_parse_deb822_fields():
 
 
 def test_deb822_disabled_and_deb_src_skipped():
-    text = ("Types: deb-src\nURIs: http://src.example/debian\nSuites: bookworm\n\n"
-            "Enabled: no\nTypes: deb\nURIs: http://off.example/debian\nSuites: bookworm\n\n"
-            "Types: deb\nURIs: http://on.example/debian/\nSuites: bookworm\nComponents: main\n")
+    text = (
+        "Types: deb-src\nURIs: http://src.example/debian\nSuites: bookworm\n\n"
+        "Enabled: no\nTypes: deb\nURIs: http://off.example/debian\nSuites: bookworm\n\n"
+        "Types: deb\nURIs: http://on.example/debian/\nSuites: bookworm\nComponents: main\n"
+    )
     assert [s.uri for s in mirror.parse_deb822(text)] == ["http://on.example/debian/"]
 
 

@@ -3,7 +3,8 @@
 import docker.errors
 import pytest
 
-from chaos.images import base as base_image, image_status, plans, wheelhouse
+from chaos.images import base as base_image
+from chaos.images import image_status, plans, wheelhouse
 
 
 class FakeImage:
@@ -52,8 +53,12 @@ def _expected_hashes(base_img):
     deps, app = plans.proxy_plans()
     d = wheelhouse.wheelhouse_dir("proxy")
     files = wheelhouse.wheels_for(d, deps.lock)
-    deps.inputs = plans.deps_inputs(deps, base_image.BaseRef(base_image.FALLBACK_BASE_TAG, base_img.id, "debootstrap"),
-                                       deps.lock, wheelhouse.wheel_manifest(d, files))
+    deps.inputs = plans.deps_inputs(
+        deps,
+        base_image.BaseRef(base_image.FALLBACK_BASE_TAG, base_img.id, "debootstrap"),
+        deps.lock,
+        wheelhouse.wheel_manifest(d, files),
+    )
     app.inputs = plans.app_inputs(app)
     return deps.hash, app.hash
 
@@ -69,8 +74,9 @@ def test_all_missing(wheels):
 def test_exists_and_missing(wheels):
     base = _base()
     dh, ah = _expected_hashes(base)
-    client = FakeClient({base_image.FALLBACK_BASE_TAG: base,
-                         plans.PROXY_IMAGE: FakeImage("sha256:app", {plans.LABEL_INPUTS: ah})})
+    client = FakeClient(
+        {base_image.FALLBACK_BASE_TAG: base, plans.PROXY_IMAGE: FakeImage("sha256:app", {plans.LABEL_INPUTS: ah})}
+    )
     rows = {r.name: r for r in image_status((), client=client)}
     assert {k: r.state for k, r in rows.items()} == {"base": "exists", "proxy-deps": "missing", "proxy": "exists"}
     assert rows["proxy"].built_at == "2026-01-02 03:04:05" and rows["proxy"].size == 123_000_000
@@ -79,9 +85,13 @@ def test_exists_and_missing(wheels):
 def test_stale_when_label_differs(wheels):
     base = _base()
     dh, ah = _expected_hashes(base)
-    client = FakeClient({base_image.FALLBACK_BASE_TAG: base,
-                         plans.PROXY_DEPS_IMAGE: FakeImage("sha256:d", {plans.LABEL_INPUTS: dh}),
-                         plans.PROXY_IMAGE: FakeImage("sha256:app", {plans.LABEL_INPUTS: "old"})})
+    client = FakeClient(
+        {
+            base_image.FALLBACK_BASE_TAG: base,
+            plans.PROXY_DEPS_IMAGE: FakeImage("sha256:d", {plans.LABEL_INPUTS: dh}),
+            plans.PROXY_IMAGE: FakeImage("sha256:app", {plans.LABEL_INPUTS: "old"}),
+        }
+    )
     assert _states(client) == {"base": "exists", "proxy-deps": "exists", "proxy": "stale"}
 
 
@@ -89,15 +99,23 @@ def test_stale_when_a_wheel_changes(wheels):
     base = _base()
     dh, ah = _expected_hashes(base)
     next(wheels.iterdir()).write_bytes(b"bigger wheel")
-    client = FakeClient({base_image.FALLBACK_BASE_TAG: base,
-                         plans.PROXY_DEPS_IMAGE: FakeImage("sha256:d", {plans.LABEL_INPUTS: dh}),
-                         plans.PROXY_IMAGE: FakeImage("sha256:app", {plans.LABEL_INPUTS: ah})})
+    client = FakeClient(
+        {
+            base_image.FALLBACK_BASE_TAG: base,
+            plans.PROXY_DEPS_IMAGE: FakeImage("sha256:d", {plans.LABEL_INPUTS: dh}),
+            plans.PROXY_IMAGE: FakeImage("sha256:app", {plans.LABEL_INPUTS: ah}),
+        }
+    )
     assert _states(client) == {"base": "exists", "proxy-deps": "stale", "proxy": "stale"}
 
 
 def test_base_with_old_recipe_is_stale_and_children_unknown(wheels):
-    client = FakeClient({base_image.FALLBACK_BASE_TAG: _base(recipe="old"),
-                         plans.PROXY_IMAGE: FakeImage("sha256:app", {plans.LABEL_INPUTS: "x"})})
+    client = FakeClient(
+        {
+            base_image.FALLBACK_BASE_TAG: _base(recipe="old"),
+            plans.PROXY_IMAGE: FakeImage("sha256:app", {plans.LABEL_INPUTS: "x"}),
+        }
+    )
     rows = {r.name: r for r in image_status((), client=client)}
     assert rows["base"].state == "stale"
     assert rows["proxy"].state == "stale" and "base" in rows["proxy"].note
@@ -113,8 +131,9 @@ def test_stock_base_image_is_used_when_present(wheels):
 
 def test_missing_wheelhouse_is_reported(tmp_path, monkeypatch):
     monkeypatch.setenv("TFCHAOS_CACHE", str(tmp_path))
-    client = FakeClient({base_image.FALLBACK_BASE_TAG: _base(),
-                         plans.PROXY_IMAGE: FakeImage("sha256:app", {plans.LABEL_INPUTS: "x"})})
+    client = FakeClient(
+        {base_image.FALLBACK_BASE_TAG: _base(), plans.PROXY_IMAGE: FakeImage("sha256:app", {plans.LABEL_INPUTS: "x"})}
+    )
     rows = {r.name: r for r in image_status((), client=client)}
     assert rows["proxy"].state == "stale" and "wheels" in rows["proxy"].note
 
@@ -142,8 +161,11 @@ class PullFails(FakeClient):
 def no_bootstrap(monkeypatch):
     calls = []
     monkeypatch.delenv("TFCHAOS_BASE_IMAGE", raising=False)
-    monkeypatch.setattr(base_image, "bootstrap_base",
-                        lambda client, progress=None: calls.append(1) or base_image.BaseRef("boot", "sha256:new", "debootstrap"))
+    monkeypatch.setattr(
+        base_image,
+        "bootstrap_base",
+        lambda client, progress=None: calls.append(1) or base_image.BaseRef("boot", "sha256:new", "debootstrap"),
+    )
     return calls
 
 

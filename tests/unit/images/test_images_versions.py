@@ -1,7 +1,7 @@
 import pytest
 
 from chaos.errors import ChaosError
-from chaos.images import parse_tf_version, plans, worker_image_tag, wheelhouse
+from chaos.images import parse_tf_version, plans, wheelhouse, worker_image_tag
 
 
 def test_215_has_no_tf_keras_and_no_legacy_env():
@@ -47,8 +47,7 @@ def test_committed_locks():
     d20, _ = plans.worker_plans(parse_tf_version("2.20"))
     assert d20.lock.pins["tensorflow-cpu"] == "2.20.0"
     assert d20.lock.nodeps == ("tf-keras==2.20.1",)
-    assert "tensorflow" not in d20.lock.pins and "tf-keras" not in {
-        r.split("==")[0] for r in d20.lock.requirements}
+    assert "tensorflow" not in d20.lock.pins and "tf-keras" not in {r.split("==")[0] for r in d20.lock.requirements}
     assert d20.lock.fully_pinned
     assert d20.env == {"TF_USE_LEGACY_KERAS": "1"}
     d15, _ = plans.worker_plans(parse_tf_version("2.15"))
@@ -70,7 +69,9 @@ def test_wheel_names_and_lock_matching(tmp_path):
     (tmp_path / "tf_keras-2.20.1-py3-none-any.whl").write_bytes(b"y")
     (tmp_path / "tensorflow-2.20.0-cp311-cp311-manylinux_2_17_x86_64.whl").write_bytes(b"z")  # ignored
     assert wheelhouse.wheels_for(str(tmp_path), lock) == [
-        "tensorflow_cpu-2.20.0-cp311-cp311-manylinux_2_17_x86_64.whl", "tf_keras-2.20.1-py3-none-any.whl"]
+        "tensorflow_cpu-2.20.0-cp311-cp311-manylinux_2_17_x86_64.whl",
+        "tf_keras-2.20.1-py3-none-any.whl",
+    ]
 
 
 def test_cache_root_env(monkeypatch, tmp_path):

@@ -15,16 +15,26 @@ TF215 = {"tensorflow-cpu": "2.15.1", "keras": "2.15.0"}
 NO_LEGACY = {"tensorflow": "2.21.0", "keras": "3.15.1"}
 
 
-@pytest.mark.parametrize("found, value, says", [
-    (TF220, "1", None),
-    (TF220, "0", None),
-    (NO_LEGACY, "1", "TF_USE_LEGACY_KERAS=1 asks for tf-keras (Keras 2), but acme/job:1 holds keras 3.15.1, "
-                     "tensorflow 2.21.0 and no tf-keras"),
-    (TF215, "0", "asks for Keras 3, but acme/job:1 holds TensorFlow 2.15.1, whose tf.keras is its own Keras 2"),
-    (TF215, "true", "asks for tf-keras (Keras 2), but acme/job:1 holds keras 2.15.0, tensorflow-cpu 2.15.1 and no "
-                    "tf-keras"),
-    ({"tensorflow": "2.21.0"}, "0", "asks for Keras 3, but acme/job:1 holds tensorflow 2.21.0"),
-])
+@pytest.mark.parametrize(
+    "found, value, says",
+    [
+        (TF220, "1", None),
+        (TF220, "0", None),
+        (
+            NO_LEGACY,
+            "1",
+            "TF_USE_LEGACY_KERAS=1 asks for tf-keras (Keras 2), but acme/job:1 holds keras 3.15.1, "
+            "tensorflow 2.21.0 and no tf-keras",
+        ),
+        (TF215, "0", "asks for Keras 3, but acme/job:1 holds TensorFlow 2.15.1, whose tf.keras is its own Keras 2"),
+        (
+            TF215,
+            "true",
+            "asks for tf-keras (Keras 2), but acme/job:1 holds keras 2.15.0, tensorflow-cpu 2.15.1 and no tf-keras",
+        ),
+        ({"tensorflow": "2.21.0"}, "0", "asks for Keras 3, but acme/job:1 holds tensorflow 2.21.0"),
+    ],
+)
 def test_what_an_image_can_give(found, value, says):
     got = keras_probe.problem("acme/job:1", value, found)
     assert (got is None) if says is None else (says in got), got

@@ -29,8 +29,7 @@ def test_a_folder_streams_as_a_tar_that_holds_its_files_owned_by_root(tmp_path):
     assert max(len(c) for c in chunks) <= 1024  # streamed, not one buffer
     with tarfile.open(fileobj=io.BytesIO(b"".join(chunks))) as tar:
         members = {m.name: m for m in tar.getmembers()}
-        assert sorted(members) == ["a.whl", "link.whl", "lock", "lock/deep", "lock/deep/empty",
-                                   "lock/requirements.txt"]
+        assert sorted(members) == ["a.whl", "link.whl", "lock", "lock/deep", "lock/deep/empty", "lock/requirements.txt"]
         assert tar.extractfile("a.whl").read() == b"x" * 1500
         assert tar.extractfile("link.whl").read() == b"x" * 1500  # the link's content: the engine cannot follow it
         assert members["a.whl"].mode == 0o640 and members["lock"].isdir()
@@ -48,14 +47,17 @@ def test_a_file_that_grows_while_it_is_sent_is_an_error_not_a_torn_archive(tmp_p
     assert "changed size while it was sent" in str(err.value)
 
 
-@pytest.mark.parametrize("address,expected", [
-    ("unix:///var/run/docker.sock", ("127.0.0.1", "127.0.0.1")),
-    ("unix:///root/.cache/tfchaos/swarm/local/node-1/docker.sock", ("127.0.0.1", "127.0.0.1")),
-    ("tcp://127.0.0.1:2375", ("127.0.0.1", "127.0.0.1")),
-    ("tcp://172.30.0.2:2375", ("172.30.0.2", "172.30.0.2")),  # a dind service's own address
-    ("tcp://docker:2375", ("0.0.0.0", "docker")),  # GitLab's docker:dind service by its name
-    ("ssh://me@build-7", ("0.0.0.0", "build-7")),
-])
+@pytest.mark.parametrize(
+    "address,expected",
+    [
+        ("unix:///var/run/docker.sock", ("127.0.0.1", "127.0.0.1")),
+        ("unix:///root/.cache/tfchaos/swarm/local/node-1/docker.sock", ("127.0.0.1", "127.0.0.1")),
+        ("tcp://127.0.0.1:2375", ("127.0.0.1", "127.0.0.1")),
+        ("tcp://172.30.0.2:2375", ("172.30.0.2", "172.30.0.2")),  # a dind service's own address
+        ("tcp://docker:2375", ("0.0.0.0", "docker")),  # GitLab's docker:dind service by its name
+        ("ssh://me@build-7", ("0.0.0.0", "build-7")),
+    ],
+)
 def test_the_proxy_api_is_published_where_this_machine_can_reach_it(address, expected):
     assert engine.published_on(address) == expected
 
@@ -65,8 +67,10 @@ def test_the_engine_address_is_the_one_docker_host_names():
 
 
 def test_the_backup_device_is_the_source_of_the_mount_at_the_checkpoint_dir():
-    mounts = ("overlay / overlay rw 0 0\n/dev/vda1 /ckpt ext4 rw,relatime 0 0\n"
-              "/dev/vda1 /etc/hosts ext4 rw 0 0\ntmpfs /dev tmpfs rw 0 0\n")
+    mounts = (
+        "overlay / overlay rw 0 0\n/dev/vda1 /ckpt ext4 rw,relatime 0 0\n"
+        "/dev/vda1 /etc/hosts ext4 rw 0 0\ntmpfs /dev tmpfs rw 0 0\n"
+    )
     assert device_under(mounts, "/ckpt") == "/dev/vda1"
     assert device_under("tmpfs /ckpt tmpfs rw 0 0\n", "/ckpt") == "tmpfs"
     assert device_under(mounts, "/other") == ""
@@ -87,6 +91,8 @@ def test_a_feature_that_needs_the_engines_host_is_refused_naming_the_engine(monk
     engine.require_shared_host(_Engine(socket.gethostname()), "x", "y")  # this machine's: nothing raised
     with pytest.raises(engine.InfrastructureError) as err:
         engine.require_shared_host(_Engine("dind-1"), "the widget", "it reads a folder of this machine")
-    assert err.value.message == ("the widget needs a Docker engine on this machine, and the engine at "
-                                 "tcp://172.30.0.2:2375 (DOCKER_HOST) is not: it reads a folder of this machine")
+    assert err.value.message == (
+        "the widget needs a Docker engine on this machine, and the engine at "
+        "tcp://172.30.0.2:2375 (DOCKER_HOST) is not: it reads a folder of this machine"
+    )
     assert err.value.hint

@@ -47,7 +47,9 @@ class FakeEngine:
 
     def remove_image(self, image_id: str, noprune: bool = False) -> None:
         if self.by_id[image_id].in_use:
-            raise docker.errors.APIError("conflict: unable to remove repository reference (must force) - container is using it")
+            raise docker.errors.APIError(
+                "conflict: unable to remove repository reference (must force) - container is using it"
+            )
         del self.by_id[image_id]
         self.removed.append(image_id)
 
@@ -89,12 +91,19 @@ def test_a_replaced_image_tagged_again_is_forgotten_not_removed():
 def test_a_multi_stage_build_notes_the_image_each_earlier_stage_ended_with():
     output = [
         "Step 1/6 : ARG BASE_IMAGE",  # no image (the legacy builder's output, as measured)
-        "Step 2/6 : FROM ${BASE_IMAGE} AS install", " ---> 5555base5555",
-        "Step 3/6 : RUN install-venv.sh", " ---> Running in 2b", "Removing intermediate container 2b",
+        "Step 2/6 : FROM ${BASE_IMAGE} AS install",
+        " ---> 5555base5555",
+        "Step 3/6 : RUN install-venv.sh",
+        " ---> Running in 2b",
+        "Removing intermediate container 2b",
         " ---> 6666inst6666",
-        "Step 4/6 : FROM ${BASE_IMAGE}", " ---> 5555base5555",
-        "Step 5/6 : COPY --from=install /opt/venv /opt/venv", " ---> 7777fina7777",
-        "Step 6/6 : USER tfchaos", " ---> Running in 3c", " ---> 8888done8888",
+        "Step 4/6 : FROM ${BASE_IMAGE}",
+        " ---> 5555base5555",
+        "Step 5/6 : COPY --from=install /opt/venv /opt/venv",
+        " ---> 7777fina7777",
+        "Step 6/6 : USER tfchaos",
+        " ---> Running in 3c",
+        " ---> 8888done8888",
         "Successfully built 8888done8888",
     ]
 

@@ -24,12 +24,20 @@ def test_every_cell_is_a_valid_scenario_with_a_unique_name():
     scenario = select(["stream_cut"], ["downstream"], ["chief"], ["mid_training"])[0].scenario()
     (step,) = scenario.faults
     assert (step.fault.name, step.fault.worker, step.fault.stream, step.fault.limit_bytes) == (
-        "stream_cut", 0, "downstream", 65536)
+        "stream_cut",
+        0,
+        "downstream",
+        65536,
+    )
     assert step.for_s == 30
     packet = select(["packet_loss"], ["upstream"], ["non-chief"], ["bring_up"])[0].scenario()
     (step,) = packet.faults
     assert (step.fault.name, step.fault.worker, step.fault.direction, step.fault.percent) == (
-        "packet_loss", 1, "ingress", 20)
+        "packet_loss",
+        1,
+        "ingress",
+        20,
+    )
 
 
 def report(window_events, *, before_dt=0.01, heal_at=30.0):
@@ -49,8 +57,18 @@ def report(window_events, *, before_dt=0.01, heal_at=30.0):
 
 
 def test_an_error_in_the_window_is_a_bounded_error_with_its_class_and_first_line():
-    o = classify(report([ErrorEvent(t=2.5, source="worker-0", error_class=ERROR,
-                                    message="Graph execution error:\n\nCollective ops is aborted by: Socket closed")]))
+    o = classify(
+        report(
+            [
+                ErrorEvent(
+                    t=2.5,
+                    source="worker-0",
+                    error_class=ERROR,
+                    message="Graph execution error:\n\nCollective ops is aborted by: Socket closed",
+                )
+            ]
+        )
+    )
     assert o.kind == "error" and o.detail.startswith("UnavailableError: Collective ops is aborted by: Socket closed")
     assert o.first_sign_s == pytest.approx(2.5)
 
@@ -58,14 +76,21 @@ def test_an_error_in_the_window_is_a_bounded_error_with_its_class_and_first_line
 def test_no_step_and_no_error_for_the_whole_window_is_a_hang():
     o = classify(report([]))
     assert o.kind == "hang" and o.silent_hang
-    assert o.detail == ("no step and no error for 30 s; no task named missing in the logs; "
-                        "last steps: worker-0 step 10, worker-1 step 10")
+    assert o.detail == (
+        "no step and no error for 30 s; no task named missing in the logs; "
+        "last steps: worker-0 step 10, worker-1 step 10"
+    )
 
 
 def test_a_hang_names_who_is_missing_from_the_coordination_services_stragglers():
-    lines = [LogLine(t=12.0, source="worker-0", text=text) for text in (
-        "I0000 coordination_service.cc:640] Waiting for 1/2 tasks to connect.",
-        "I0000 coordination_service.cc:643] Example stragglers:", "/job:worker/replica:0/task:1")]
+    lines = [
+        LogLine(t=12.0, source="worker-0", text=text)
+        for text in (
+            "I0000 coordination_service.cc:640] Waiting for 1/2 tasks to connect.",
+            "I0000 coordination_service.cc:643] Example stragglers:",
+            "/job:worker/replica:0/task:1",
+        )
+    ]
     o = classify(report(lines))
     assert o.kind == "hang" and "worker-0's coordination service was still waiting for worker-1" in o.detail
 
@@ -124,7 +149,9 @@ def test_step_times_count_from_when_the_fault_landed_not_from_its_inject():
     from dataclasses import replace as _replace
 
     slow_landing = [StepEvent(t=0.01 * i, source=f"worker-{w}", step=10 + i) for i in range(1, 100) for w in (0, 1)]
-    slow_landing += [StepEvent(t=1.0 + 0.5 * i, source=f"worker-{w}", step=200 + i) for i in range(1, 20) for w in (0, 1)]
+    slow_landing += [
+        StepEvent(t=1.0 + 0.5 * i, source=f"worker-{w}", step=200 + i) for i in range(1, 20) for w in (0, 1)
+    ]
     r = report(slow_landing, heal_at=11.0)
     events = [_replace(e, completed_t=e.t + 1.0) if isinstance(e, InjectEvent) else e for e in r.timeline.events]
     landed = _replace(r, timeline=Timeline(r.timeline.info, events))

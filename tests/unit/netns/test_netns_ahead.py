@@ -37,8 +37,10 @@ def cluster(monkeypatch):
         return helper
 
     monkeypatch.setattr(netns_module.DockerNetns, "join", staticmethod(join))
-    c = DockerCluster(Deployment(images=("w", "w"), proxy_image="p", settings=WorkerSettings()),
-                      client=SimpleNamespace(info=lambda: {"Driver": "overlay2"}))
+    c = DockerCluster(
+        Deployment(images=("w", "w"), proxy_image="p", settings=WorkerSettings()),
+        client=SimpleNamespace(info=lambda: {"Driver": "overlay2"}),
+    )
     c.workers = {i: SimpleNamespace(container=SimpleNamespace(id=f"gen0-{i}")) for i in range(2)}
     c.joined = joined
     return c

@@ -8,18 +8,32 @@ import pytest
 from pydantic import ValidationError
 
 from chaos.backends.abilities import UnsupportedVerb
+from chaos.backends.docker.netns import DockerNetns
 from chaos.errors import ChaosError, InfrastructureError
 from chaos.faults import FAULTS
 from chaos.faults.packet import (
-    MtuBlackhole, PacketCorrupt, PacketDelay, PacketDuplicate, PacketLoss, PacketReorder, SilentDrop, SynDrop,
+    MtuBlackhole,
+    PacketCorrupt,
+    PacketDelay,
+    PacketDuplicate,
+    PacketLoss,
+    PacketReorder,
+    SilentDrop,
+    SynDrop,
     peer_port,
 )
-from chaos.backends.docker.netns import DockerNetns
 from chaos.netns.rules import Capabilities, PacketFaultUnsupported
 from chaos.topology import Topology
 
-HERE = Capabilities(netem=False, statistic=True, nfqueue=True, length=True, ifb=True, iface="eth0",
-                    why={"netem": "Error: Specified qdisc kind is unknown."})
+HERE = Capabilities(
+    netem=False,
+    statistic=True,
+    nfqueue=True,
+    length=True,
+    ifb=True,
+    iface="eth0",
+    why={"netem": "Error: Specified qdisc kind is unknown."},
+)
 
 
 class FakeNetns:
@@ -43,7 +57,7 @@ class FakeNetns:
 
     def try_run(self, argv):
         self.calls.append(tuple(argv))
-        if self.fail_on and tuple(argv[:len(self.fail_on)]) == self.fail_on:
+        if self.fail_on and tuple(argv[: len(self.fail_on)]) == self.fail_on:
             return 1, "iptables: fake failure"
         cmd, args = argv[0], list(argv[1:])
         assert cmd == "iptables" and args[0] == "-w", argv
@@ -91,8 +105,12 @@ class FakeNetns:
 
     def counters(self, chains):
         """Rule 1 (the counting rule) saw 70 packets, every other rule matched 7."""
-        return {f"{c} {i}": 70 if i == 1 else 7 for c in chains if c in self.chains
-                for i in range(1, len(self.chains[c]) + 1)}
+        return {
+            f"{c} {i}": 70 if i == 1 else 7
+            for c in chains
+            if c in self.chains
+            for i in range(1, len(self.chains[c]) + 1)
+        }
 
     def start_shaper(self, config):
         self.shapers[config["queue"]] = config
@@ -105,8 +123,11 @@ class FakeNetns:
         self.closed = True
 
     def left(self):
-        return {"chains": sorted(self.chains), "hooks": {k: v for k, v in self.hooks.items() if v},
-                "shapers": sorted(self.shapers)}
+        return {
+            "chains": sorted(self.chains),
+            "hooks": {k: v for k, v in self.hooks.items() if v},
+            "shapers": sorted(self.shapers),
+        }
 
 
 class Cluster:
@@ -233,14 +254,17 @@ def test_a_cluster_without_network_namespaces_is_refused_by_type_before_the_faul
     assert "packet_loss needs netns" in err.value.message and "NoNetns" in err.value.message and err.value.hint
 
 
-@pytest.mark.parametrize("make, field", [
-    (lambda: PacketLoss(worker=0, percent=0), "percent"),
-    (lambda: PacketLoss(worker=0, percent=101), "percent"),
-    (lambda: PacketLoss(worker=0, percent=5, direction="sideways"), "direction"),
-    (lambda: PacketReorder(worker=0, percent=25, delay_ms=0), "delay_ms"),
-    (lambda: MtuBlackhole(worker=0, max_bytes=20), "max_bytes"),
-    (lambda: SilentDrop(worker=0, connections="some"), "connections"),
-])
+@pytest.mark.parametrize(
+    "make, field",
+    [
+        (lambda: PacketLoss(worker=0, percent=0), "percent"),
+        (lambda: PacketLoss(worker=0, percent=101), "percent"),
+        (lambda: PacketLoss(worker=0, percent=5, direction="sideways"), "direction"),
+        (lambda: PacketReorder(worker=0, percent=25, delay_ms=0), "delay_ms"),
+        (lambda: MtuBlackhole(worker=0, max_bytes=20), "max_bytes"),
+        (lambda: SilentDrop(worker=0, connections="some"), "connections"),
+    ],
+)
 def test_bad_parameters_are_refused_naming_the_field(make, field):
     with pytest.raises(ValidationError) as err:
         make()
@@ -248,8 +272,16 @@ def test_bad_parameters_are_refused_naming_the_field(make, field):
 
 
 def test_every_packet_fault_is_registered_and_asks_for_the_helper_image():
-    names = ["packet_loss", "packet_corrupt", "packet_duplicate", "packet_reorder", "packet_delay", "silent_drop",
-             "syn_drop", "mtu_blackhole"]
+    names = [
+        "packet_loss",
+        "packet_corrupt",
+        "packet_duplicate",
+        "packet_reorder",
+        "packet_delay",
+        "silent_drop",
+        "syn_drop",
+        "mtu_blackhole",
+    ]
     for name in names:
         assert name in FAULTS and FAULTS.get(name).needs_netns_helper
 
@@ -270,4 +302,4 @@ def test_the_fake_and_the_docker_helper_both_serve_every_verb_of_the_seam(implem
     assert verbs
     for name, wanted in verbs.items():
         given = inspect.signature(getattr(implementation, name))
-        assert list(given.parameters)[:len(wanted.parameters)] == list(wanted.parameters), name
+        assert list(given.parameters)[: len(wanted.parameters)] == list(wanted.parameters), name

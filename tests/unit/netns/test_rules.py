@@ -22,22 +22,66 @@ def rules_of(plan, chain):
 
 
 def hooks_of(plan):
-    return [list(a[3:]) for a in plan.apply if a[:4] in (("iptables", "-w", "-I", "INPUT"),
-                                                          ("iptables", "-w", "-I", "OUTPUT"))]
+    return [
+        list(a[3:])
+        for a in plan.apply
+        if a[:4] in (("iptables", "-w", "-I", "INPUT"), ("iptables", "-w", "-I", "OUTPUT"))
+    ]
 
 
 LOSS_TABLE = [
     # direction, peer port, percent -> (chain, expected rule)
-    ("ingress", None, 5, {"TFC-abc123-I": [["-m", "statistic", "--mode", "random", "--probability", "0.050000",
-                                             "-j", "DROP"]]}),
-    ("egress", None, 1, {"TFC-abc123-O": [["-m", "statistic", "--mode", "random", "--probability", "0.010000",
-                                            "-j", "DROP"]]}),
-    ("both", 23601, 20, {
-        "TFC-abc123-I": [["-p", "tcp", "--sport", "23601", "-m", "statistic", "--mode", "random",
-                          "--probability", "0.200000", "-j", "DROP"]],
-        "TFC-abc123-O": [["-p", "tcp", "--dport", "23601", "-m", "statistic", "--mode", "random",
-                          "--probability", "0.200000", "-j", "DROP"]],
-    }),
+    (
+        "ingress",
+        None,
+        5,
+        {"TFC-abc123-I": [["-m", "statistic", "--mode", "random", "--probability", "0.050000", "-j", "DROP"]]},
+    ),
+    (
+        "egress",
+        None,
+        1,
+        {"TFC-abc123-O": [["-m", "statistic", "--mode", "random", "--probability", "0.010000", "-j", "DROP"]]},
+    ),
+    (
+        "both",
+        23601,
+        20,
+        {
+            "TFC-abc123-I": [
+                [
+                    "-p",
+                    "tcp",
+                    "--sport",
+                    "23601",
+                    "-m",
+                    "statistic",
+                    "--mode",
+                    "random",
+                    "--probability",
+                    "0.200000",
+                    "-j",
+                    "DROP",
+                ]
+            ],
+            "TFC-abc123-O": [
+                [
+                    "-p",
+                    "tcp",
+                    "--dport",
+                    "23601",
+                    "-m",
+                    "statistic",
+                    "--mode",
+                    "random",
+                    "--probability",
+                    "0.200000",
+                    "-j",
+                    "DROP",
+                ]
+            ],
+        },
+    ),
 ]
 
 
@@ -85,8 +129,12 @@ def _plan(kind, how, caps):
     scope = Scope(how.get("direction", "both"), how.get("peer"))
     if kind == "loss":
         return rules.plan_loss("0000aa", scope, how["percent"], how.get("correlation", 0), caps)
-    shaping = {"corrupt": Shaping(corrupt_pct=5), "delay": Shaping(delay_ms=50), "reorder": Shaping(reorder_pct=25, delay_ms=10),
-               "duplicate": Shaping(duplicate_pct=5)}[kind]
+    shaping = {
+        "corrupt": Shaping(corrupt_pct=5),
+        "delay": Shaping(delay_ms=50),
+        "reorder": Shaping(reorder_pct=25, delay_ms=10),
+        "duplicate": Shaping(duplicate_pct=5),
+    }[kind]
     return rules.plan_shaping(f"packet_{kind}", "0000aa", scope, shaping, caps)
 
 
@@ -115,23 +163,37 @@ def test_netem_on_ingress_goes_through_an_ifb_device_and_undo_removes_both():
     assert ("tc", "qdisc", "add", "dev", "eth0", "root", "netem", "delay", "50ms") in plan.apply
     assert ("ip", "link", "add", "tfc0000aa", "type", "ifb") in plan.apply
     assert ("tc", "qdisc", "add", "dev", "tfc0000aa", "root", "netem", "delay", "50ms") in plan.apply
-    assert set(plan.undo) == {("tc", "qdisc", "del", "dev", "eth0", "root"),
-                              ("tc", "qdisc", "del", "dev", "eth0", "ingress"),
-                              ("ip", "link", "del", "tfc0000aa")}
+    assert set(plan.undo) == {
+        ("tc", "qdisc", "del", "dev", "eth0", "root"),
+        ("tc", "qdisc", "del", "dev", "eth0", "ingress"),
+        ("ip", "link", "del", "tfc0000aa"),
+    }
 
 
 def test_nfqueue_rules_skip_the_shapers_own_packets_and_bypass_a_dead_shaper():
     plan = rules.plan_shaping("packet_corrupt", "0000aa", Scope("ingress"), Shaping(corrupt_pct=5), NO_NETEM)
     (rule,) = rules_of(plan, "TFC-0000aa-I")
     queue = str(rules.queue_number("0000aa"))
-    assert rule == ["-m", "mark", "!", "--mark", hex(rules.SHAPER_MARK), "-j", "NFQUEUE", "--queue-num", queue,
-                    "--queue-bypass"]
+    assert rule == [
+        "-m",
+        "mark",
+        "!",
+        "--mark",
+        hex(rules.SHAPER_MARK),
+        "-j",
+        "NFQUEUE",
+        "--queue-num",
+        queue,
+        "--queue-bypass",
+    ]
     assert plan.shaper == {"queue": int(queue), "mark": rules.SHAPER_MARK, "corrupt_pct": 5}
 
 
 def test_two_faults_never_share_a_queue_or_a_chain():
-    a, b = (rules.plan_shaping("packet_delay", tag, Scope("egress"), Shaping(delay_ms=5), NO_NETEM)
-            for tag in ("00a0b0", "00a0b1"))
+    a, b = (
+        rules.plan_shaping("packet_delay", tag, Scope("egress"), Shaping(delay_ms=5), NO_NETEM)
+        for tag in ("00a0b0", "00a0b1")
+    )
     assert a.shaper["queue"] != b.shaper["queue"]
     assert {x[3] for x in a.apply if x[2] == "-N"}.isdisjoint({x[3] for x in b.apply if x[2] == "-N"})
 
@@ -183,13 +245,26 @@ def test_silent_drop_of_open_connections_drops_exactly_their_four_tuples_both_wa
         ["-p", "tcp", "-s", "172.30.0.2", "--sport", "23600", "-d", "172.30.0.3", "--dport", "51234", "-j", "DROP"],
     ]
     assert rules_of(plan, "TFC-0000aa-O")[1] == [
-        "-p", "tcp", "-s", "172.30.0.3", "--sport", "51234", "-d", "172.30.0.2", "--dport", "23600", "-j", "DROP"]
+        "-p",
+        "tcp",
+        "-s",
+        "172.30.0.3",
+        "--sport",
+        "51234",
+        "-d",
+        "172.30.0.2",
+        "--dport",
+        "23600",
+        "-j",
+        "DROP",
+    ]
 
 
 def test_silent_drop_with_a_peer_keeps_only_the_connections_to_its_port():
     plan = rules.plan_silent_drop("0000aa", Scope("egress", 23600), rules.parse_ss(SS))
     assert rules_of(plan, "TFC-0000aa-O") == [
-        ["-p", "tcp", "-s", "172.30.0.3", "--sport", "51234", "-d", "172.30.0.2", "--dport", "23600", "-j", "DROP"]]
+        ["-p", "tcp", "-s", "172.30.0.3", "--sport", "51234", "-d", "172.30.0.2", "--dport", "23600", "-j", "DROP"]
+    ]
 
 
 def test_silent_drop_with_no_open_connection_in_scope_says_when_to_fire_it():
@@ -211,9 +286,17 @@ def test_mtu_blackhole_drops_what_is_longer_and_the_icmp_that_would_tell():
 
 
 def test_capabilities_come_from_the_probes_last_line():
-    probe = 'a log line\n' + json.dumps({"netem": False, "ifb": True, "statistic": True, "length": True,
-                                         "nfqueue": True, "iface": "eth0",
-                                         "why": {"netem": "Specified qdisc kind is unknown."}})
+    probe = "a log line\n" + json.dumps(
+        {
+            "netem": False,
+            "ifb": True,
+            "statistic": True,
+            "length": True,
+            "nfqueue": True,
+            "iface": "eth0",
+            "why": {"netem": "Specified qdisc kind is unknown."},
+        }
+    )
     caps = Capabilities.from_probe(probe)
     assert (caps.netem, caps.statistic, caps.nfqueue, caps.iface) == (False, True, True, "eth0")
     assert caps.describe() == "has statistic, nfqueue, length, ifb"
@@ -235,8 +318,10 @@ def test_the_probe_takes_the_interface_toward_the_proxy_not_the_default_route(mo
     """A swarm task: the overlay is eth0, the default route goes by the docker_gwbridge (eth1)."""
     from chaos.netns import nfqueue
 
-    routes = {("ip", "-o", "route", "get", "10.0.3.7"): "10.0.3.7 dev eth0 src 10.0.3.2 uid 0",
-              ("ip", "-o", "route", "show", "default"): "default via 172.18.0.1 dev eth1"}
+    routes = {
+        ("ip", "-o", "route", "get", "10.0.3.7"): "10.0.3.7 dev eth0 src 10.0.3.2 uid 0",
+        ("ip", "-o", "route", "show", "default"): "default via 172.18.0.1 dev eth1",
+    }
     monkeypatch.setattr(nfqueue, "_run", lambda argv: (True, routes[tuple(argv)]))
     monkeypatch.setattr(nfqueue.socket, "getaddrinfo", lambda host, *a: [(2, 1, 6, "", ("10.0.3.7", 0))])
     assert nfqueue.route_device("proxy") == "eth0"

@@ -13,8 +13,9 @@ N = 20_000
 
 
 def ipv4(payload: bytes = b"x" * 100) -> bytes:
-    header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), 1, 0, 64, 6, 0,
-                         bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
+    header = struct.pack(
+        "!BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), 1, 0, 64, 6, 0, bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])
+    )
     return header + payload
 
 

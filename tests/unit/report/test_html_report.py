@@ -36,18 +36,20 @@ NAME = "latency-then-killed-worker"
 
 
 def scenario():
-    return scenario_from_dict({
-        "name": NAME,
-        "description": "slow the chief's link, then kill worker-1",
-        "explain": {"symptom": "steps slow, then UnavailableError", "cause": "no elasticity", "fix": "restart all"},
-        "cluster": {"training": {"epochs": 4, "steps_per_epoch": 10}},
-        "faults": [
-            {"latency": {"worker": 0, "latency_ms": 800}, "at": {"step": 5}, "for": 3},
-            {"kill_worker": {"worker": 1}, "at": {"step": 15}},
-        ],
-        "expect": [{"error": {"class": "UnavailableError", "workers": [0]}}],
-        "recover": [{"completed": {}}, {"matches_uninterrupted": {}}],
-    })
+    return scenario_from_dict(
+        {
+            "name": NAME,
+            "description": "slow the chief's link, then kill worker-1",
+            "explain": {"symptom": "steps slow, then UnavailableError", "cause": "no elasticity", "fix": "restart all"},
+            "cluster": {"training": {"epochs": 4, "steps_per_epoch": 10}},
+            "faults": [
+                {"latency": {"worker": 0, "latency_ms": 800}, "at": {"step": 5}, "for": 3},
+                {"kill_worker": {"worker": 1}, "at": {"step": 15}},
+            ],
+            "expect": [{"error": {"class": "UnavailableError", "workers": [0]}}],
+            "recover": [{"completed": {}}, {"matches_uninterrupted": {}}],
+        }
+    )
 
 
 def steps(t, first, last, dt, workers=(0, 1)):
@@ -75,7 +77,9 @@ def events():
         RestartEvent(t=t + 3.0, source="worker-1", reason="restart all"),
     ]
     t += 6.0
-    ev += [RestoredEvent(t=t, source=f"worker-{w}", step=10, epoch=1, checkpoint="/backup/chief/ckpt-1") for w in (0, 1)]
+    ev += [
+        RestoredEvent(t=t, source=f"worker-{w}", step=10, epoch=1, checkpoint="/backup/chief/ckpt-1") for w in (0, 1)
+    ]
     more, t = steps(t, 11, 40, 0.2)
     ev += more
     ev += [DoneEvent(t=t + 0.1, source=f"worker-{w}", step=40, weights_digest="abc") for w in (0, 1)]
@@ -105,8 +109,17 @@ def test_every_mark_is_drawn_and_listed():
     report = make_report()
     pic = picture(report)
     kinds = {m.kind for m in pic.marks}
-    assert kinds == {"error", "exit", "oom_kill", "restart", "restored", "resumed", "checkpoint_used", "done",
-                     "slow_step"}
+    assert kinds == {
+        "error",
+        "exit",
+        "oom_kill",
+        "restart",
+        "restored",
+        "resumed",
+        "checkpoint_used",
+        "done",
+        "slow_step",
+    }
     html = scenario_page(report)
     ids = svg_ids(html)
     for kind in kinds:
@@ -138,7 +151,9 @@ def test_the_reference_runs_own_curve_replaces_the_pace_when_it_was_run():
     s = scenario()
     curve = ((0.0, 1, 1.5), (2.0, 20, 0.5), (4.5, 40, 0.03))
     info = s.run_info(reference_digest="abc", reference_final_loss=0.025, reference_curve=curve)
-    report = build_report(s, f"scenarios/{NAME}.yaml", run_checks(s.checks, Timeline(info, events())), Timeline(info, events()))
+    report = build_report(
+        s, f"scenarios/{NAME}.yaml", run_checks(s.checks, Timeline(info, events())), Timeline(info, events())
+    )
     pic = picture(report)
     first = min(t for lane in pic.lanes for t, st in lane.steps[:1] if st is not None)
     assert pic.reference == [(first, 1.0), (first + 2.0, 20.0), (first + 4.5, 40.0)] and pic.pace == []
@@ -151,8 +166,11 @@ def test_the_reference_curve_is_worker_0s_steps_thinned_with_the_last_kept():
     from chaos.events import StepEvent
     from chaos.runner.reference import progress_curve
 
-    steps = [StepEvent(t=100.0 + i * 0.1, source=f"worker-{w}", step=i, epoch=0, loss=1.0 / i)
-             for i in range(1, 1001) for w in (0, 1)]
+    steps = [
+        StepEvent(t=100.0 + i * 0.1, source=f"worker-{w}", step=i, epoch=0, loss=1.0 / i)
+        for i in range(1, 1001)
+        for w in (0, 1)
+    ]
     curve = progress_curve(steps, points=240)
     assert len(curve) <= 241 and curve[0] == (0.0, 1, 1.0) and curve[-1][1] == 1000
     assert all(a[0] < b[0] and a[1] < b[1] for a, b in zip(curve, curve[1:]))
@@ -165,9 +183,14 @@ def test_every_verdict_reason_explanation_and_reproduce_command_is_on_the_page()
     assert len(re.findall(r'<tr class="verdict">', html)) == len(report.verdicts) == 3
     for label, verdict in report.numbered():
         assert label in html and verdict.reason.replace("'", "&#x27;") in html
-    for text in ("steps slow, then UnavailableError", "no elasticity", "restart all", f"chaos run scenarios/{NAME}.yaml"):
+    for text in (
+        "steps slow, then UnavailableError",
+        "no elasticity",
+        "restart all",
+        f"chaos run scenarios/{NAME}.yaml",
+    ):
         assert text in html
-    assert f'status s-{report.status.value}' in html
+    assert f"status s-{report.status.value}" in html
 
 
 def test_worker_logs_are_relative_links(tmp_path):
@@ -194,8 +217,9 @@ def test_text_from_the_run_is_escaped():
 
 def test_a_run_that_broke_before_training_has_a_page_that_says_so_and_an_error_row():
     s = scenario()
-    broken = build_report(s, f"scenarios/{NAME}.yaml", [], Timeline(s.run_info(), []),
-                          error="image tfchaos/worker:tf2.20 is missing")
+    broken = build_report(
+        s, f"scenarios/{NAME}.yaml", [], Timeline(s.run_info(), []), error="image tfchaos/worker:tf2.20 is missing"
+    )
     html = scenario_page(broken)
     assert 'id="no-figure"' in html and "nothing to draw" in html
     assert "image tfchaos/worker:tf2.20 is missing" in html and "no check ran" in html
@@ -227,8 +251,10 @@ def test_bad_data_is_drawn_around_not_crashed_on():
 
 
 def test_faults_without_steps_still_draw_the_windows():
-    ev = [PhaseEvent(t=1.0, source=RUNNER, phase="bring_up"),
-          InjectEvent(t=2.0, source=RUNNER, fault="latency", target="worker-0")]
+    ev = [
+        PhaseEvent(t=1.0, source=RUNNER, phase="bring_up"),
+        InjectEvent(t=2.0, source=RUNNER, fault="latency", target="worker-0"),
+    ]
     html = scenario_page(make_report(ev))
     assert "fault-0-w0" in svg_ids(html) and "(never healed)" in html
 

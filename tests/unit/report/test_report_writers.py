@@ -36,7 +36,9 @@ def timeline(s):
     events += [
         InjectEvent(t=7.5, source=RUNNER, fault="kill_worker", target="worker-1", params={"worker": 1}),
         ExitEvent(t=7.6, source="worker-1", exit_code=137),
-        ErrorEvent(t=8.5, source="worker-0", error_class=ERROR, message="Collective ops is aborted by: Connection refused"),
+        ErrorEvent(
+            t=8.5, source="worker-0", error_class=ERROR, message="Collective ops is aborted by: Connection refused"
+        ),
         ExitEvent(t=8.6, source="worker-0", exit_code=1),
         RestartEvent(t=9.0, source="worker-0"),
         RestartEvent(t=9.0, source="worker-1"),
@@ -62,7 +64,9 @@ def report():
     s = scenario()
     t = timeline(s)
     verdicts = run_checks(s.checks, t)
-    return build_report(s, "scenarios/killed-worker-recovers-from-checkpoint.yaml", verdicts, t, {"logs": "runs/1/logs"})
+    return build_report(
+        s, "scenarios/killed-worker-recovers-from-checkpoint.yaml", verdicts, t, {"logs": "runs/1/logs"}
+    )
 
 
 def test_report_status_timings_and_reproduce_command(report):
@@ -162,9 +166,11 @@ def test_event_lines_are_one_line_each():
 def test_an_error_line_shows_the_tf_errors_cause_not_its_stack():
     from chaos.events_text import event_line
 
-    message = ("Graph execution error:\n\nDetected at node CollectiveReduceV2 defined at (most recent call last):\n"
-               '  File "<frozen runpy>", line 198, in _run_module_as_main\n\n'
-               "Collective ops is aborted by: Socket closed\nAdditional GRPC error information from remote target")
+    message = (
+        "Graph execution error:\n\nDetected at node CollectiveReduceV2 defined at (most recent call last):\n"
+        '  File "<frozen runpy>", line 198, in _run_module_as_main\n\n'
+        "Collective ops is aborted by: Socket closed\nAdditional GRPC error information from remote target"
+    )
     line = event_line(ErrorEvent(t=3.0, source="worker-0", error_class=ERROR, message=message), 1.0)
     assert line.startswith("+   2.00s worker-0  error UnavailableError: Collective ops is aborted by: Socket closed")
 
@@ -192,10 +198,12 @@ def test_on_several_nodes_the_summary_and_the_page_name_each_workers_node(report
     from chaos.report.html_page import scenario_page
 
     assert report.placement() == "" and "nodes:" not in terminal_summary([report])  # one host: no node said
-    placed = [AddressEvent(t=4.0, source=RUNNER, task="worker-1", address="10.0.2.9", node="node-3"),
-              AddressEvent(t=4.1, source=RUNNER, task="worker-0", address="10.0.2.8", node="node-2"),
-              AddressEvent(t=9.1, source=RUNNER, task="worker-0", address="10.0.2.10", node="node-2"),
-              AddressEvent(t=9.2, source=RUNNER, task="worker-1", address="10.0.2.11", node="node-1")]
+    placed = [
+        AddressEvent(t=4.0, source=RUNNER, task="worker-1", address="10.0.2.9", node="node-3"),
+        AddressEvent(t=4.1, source=RUNNER, task="worker-0", address="10.0.2.8", node="node-2"),
+        AddressEvent(t=9.1, source=RUNNER, task="worker-0", address="10.0.2.10", node="node-2"),
+        AddressEvent(t=9.2, source=RUNNER, task="worker-1", address="10.0.2.11", node="node-1"),
+    ]
     on_nodes = replace(report, timeline=Timeline(report.timeline.info, [*report.timeline.events, *placed]))
     said = "worker-0 on node-2, worker-1 on node-3; worker-1 moved to node-1"
     assert on_nodes.placement() == said

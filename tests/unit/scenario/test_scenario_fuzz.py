@@ -48,17 +48,96 @@ EXAMPLES = int(os.environ.get("CHAOS_FUZZ_EXAMPLES", "250"))
 DERANDOMIZE = "CHAOS_FUZZ_EXAMPLES" not in os.environ  # the normal suite: the same examples every run
 
 NASTY_BYTES = [
-    b"\xff", b"\x00", b"\xfe\xff", b"\xef\xbb\xbf", b"\x1b[2K\r", b"\x07", "\u202e".encode(), "\u200f".encode(),
-    b"&a ", b"*a", b"<<: *a\n", b"? [a, b]\n: 1\n", b"{" * 300, b"[" * 2000, b"9" * 5000, b".inf", b".nan", b"010",
-    b"1:30", b"0x1F", b"1e999", b"!!python/object/apply:os.system [x]", b"!!binary aGk=", b"!!int x", b"\t", b"\r",
-    b"---\n", b"...\n", b"'", b'"', b"- ", b": ", b"\n", b"#", b"%YAML 1.1\n", b"|", b">", b"~", b"null", b"true",
-    b"yes", b'"\\e[31m"', b'"\\u202e"', b"? ", b"!", b"@", b"`",
+    b"\xff",
+    b"\x00",
+    b"\xfe\xff",
+    b"\xef\xbb\xbf",
+    b"\x1b[2K\r",
+    b"\x07",
+    "\u202e".encode(),
+    "\u200f".encode(),
+    b"&a ",
+    b"*a",
+    b"<<: *a\n",
+    b"? [a, b]\n: 1\n",
+    b"{" * 300,
+    b"[" * 2000,
+    b"9" * 5000,
+    b".inf",
+    b".nan",
+    b"010",
+    b"1:30",
+    b"0x1F",
+    b"1e999",
+    b"!!python/object/apply:os.system [x]",
+    b"!!binary aGk=",
+    b"!!int x",
+    b"\t",
+    b"\r",
+    b"---\n",
+    b"...\n",
+    b"'",
+    b'"',
+    b"- ",
+    b": ",
+    b"\n",
+    b"#",
+    b"%YAML 1.1\n",
+    b"|",
+    b">",
+    b"~",
+    b"null",
+    b"true",
+    b"yes",
+    b'"\\e[31m"',
+    b'"\\u202e"',
+    b"? ",
+    b"!",
+    b"@",
+    b"`",
 ]
 NASTY_VALUES = [
-    None, True, False, 0, -1, 1, 3, 2**32, 2**64, 10**40, 1.5, -0.0, 1e300, "", " ", "\t\n", "3", "true",
-    "UnavailableError|DeadlineExceededError", "bring_up", "epoch", "nonzero", "none", "all", "x" * 5000,
-    "\x1b[2Kok", "a\u202eb", "1:30", "010", [], [1], [True], ["a"], [[]], {}, {"x": 1}, {"step": 1, "epoch": 1},
-    {"step": 0}, {"epoch": -1}, {"seconds": 1e9}, {"seconds": 100000},
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1,
+    3,
+    2**32,
+    2**64,
+    10**40,
+    1.5,
+    -0.0,
+    1e300,
+    "",
+    " ",
+    "\t\n",
+    "3",
+    "true",
+    "UnavailableError|DeadlineExceededError",
+    "bring_up",
+    "epoch",
+    "nonzero",
+    "none",
+    "all",
+    "x" * 5000,
+    "\x1b[2Kok",
+    "a\u202eb",
+    "1:30",
+    "010",
+    [],
+    [1],
+    [True],
+    ["a"],
+    [[]],
+    {},
+    {"x": 1},
+    {"step": 1, "epoch": 1},
+    {"step": 0},
+    {"epoch": -1},
+    {"seconds": 1e9},
+    {"seconds": 100000},
 ]
 
 
@@ -91,7 +170,9 @@ KNOWN_KINDS = {
     "no-parameter check with a key": _replace(KILLED, "completed: {}", "completed: {x: 1}"),
     "terminal escape": _replace(KILLED, "description: >-", 'description: "\\e[2K\\rok"\nx: >-'),
     "right-to-left override": _replace(KILLED, "description: >-", "description: \u202e>-"),
-    "error class alternatives": _replace(KILLED, "class: UnavailableError", "class: UnavailableError|DeadlineExceededError"),
+    "error class alternatives": _replace(
+        KILLED, "class: UnavailableError", "class: UnavailableError|DeadlineExceededError"
+    ),
     "workers: []": _replace(KILLED, "exit_code: {workers: [1]", "exit_code: {workers: []"),
     "blank description": _replace(KILLED, "description: >-", 'description: "   "\nx: >-'),
     "workers: true": _replace(KILLED, "workers: 2", "workers: true"),
@@ -207,7 +288,9 @@ def _on_alarm(signum, frame):
     raise Hang(f"a load took more than {2 * HANG_S:g} s")
 
 
-INTERNAL = re.compile(r"\b(\w+(Step|Entry|Spec|Policy)|Scenario|Timeouts|Explain|FaultStep|At(Step|Epoch|Seconds|BringUp)|ValidationError|Traceback)\b")
+INTERNAL = re.compile(
+    r"\b(\w+(Step|Entry|Spec|Policy)|Scenario|Timeouts|Explain|FaultStep|At(Step|Epoch|Seconds|BringUp)|ValidationError|Traceback)\b"
+)
 PATH = r"(\(top level\)|[A-Za-z0-9_-]+|'[^']*'|\"[^\"]*\")(\[\d+\]|\.([A-Za-z0-9_-]+|'[^']*'|\"[^\"]*\"))*"
 
 
@@ -274,7 +357,11 @@ def test_the_loader_rejects_every_mutant_clearly_or_accepts_a_valid_scenario(tmp
     assert all(isinstance(w, str) and w.isprintable() for w in scenario.warnings())
 
 
-for _content in [*KNOWN_KINDS.values(), *FILES.values(), KILLED_TEXT.replace("max_restarts: 1", "max_restarts: 2").encode()]:
+for _content in [
+    *KNOWN_KINDS.values(),
+    *FILES.values(),
+    KILLED_TEXT.replace("max_restarts: 1", "max_restarts: 2").encode(),
+]:
     test_the_loader_rejects_every_mutant_clearly_or_accepts_a_valid_scenario = example(content=_content)(
         test_the_loader_rejects_every_mutant_clearly_or_accepts_a_valid_scenario
     )

@@ -30,7 +30,12 @@ def test_a_minimal_scenario_takes_the_defaults():
     assert scenario.cluster.workers == 2
     assert scenario.cluster.tf_version_of(1) == "2.21"
     training = scenario.cluster.training
-    assert (training.epochs, training.steps_per_epoch, training.save_freq, training.collective_timeout_s) == (5, 20, "epoch", 0)
+    assert (training.epochs, training.steps_per_epoch, training.save_freq, training.collective_timeout_s) == (
+        5,
+        20,
+        "epoch",
+        0,
+    )
     assert scenario.cluster.recovery.restart == "all"
 
 
@@ -62,26 +67,56 @@ def test_faults_and_checks_parse_into_typed_values():
 @pytest.mark.parametrize(
     "data, expected",
     [
-        ({"faults": [{"latncy": {"worker": 1}, "at": "bring_up"}]}, "faults[0]: unknown fault 'latncy'; valid: kill_worker"),
+        (
+            {"faults": [{"latncy": {"worker": 1}, "at": "bring_up"}]},
+            "faults[0]: unknown fault 'latncy'; valid: kill_worker",
+        ),
         ({"faults": [{"latncy": {"worker": 1}, "at": "bring_up"}]}, "did you mean 'latency'?"),
         ({"faults": [{"kill_worker": {"worker": "one"}, "at": "bring_up"}]}, "faults[0].kill_worker.worker:"),
-        ({"faults": [{"kill_worker": {"wroker": 1}, "at": "bring_up"}]}, "faults[0].kill_worker.wroker: unknown key; valid keys: worker, task, signal; did you mean 'worker'?"),
-        ({"faults": [{"kill_worker": {"worker": 1, "signal": "SIGKIL"}, "at": "bring_up"}]}, "valid: SIGKILL, SIGTERM; did you mean 'SIGKILL'?"),
-        ({"faults": [{"kill_worker": {"worker": 1}, "at": {"epoc": 1}}]}, "faults[0].at: unknown trigger 'epoc'; valid: bring_up, {step: N}, {epoch: N} or {seconds: S}; did you mean 'epoch'?"),
+        (
+            {"faults": [{"kill_worker": {"wroker": 1}, "at": "bring_up"}]},
+            "faults[0].kill_worker.wroker: unknown key; valid keys: worker, task, signal; did you mean 'worker'?",
+        ),
+        (
+            {"faults": [{"kill_worker": {"worker": 1, "signal": "SIGKIL"}, "at": "bring_up"}]},
+            "valid: SIGKILL, SIGTERM; did you mean 'SIGKILL'?",
+        ),
+        (
+            {"faults": [{"kill_worker": {"worker": 1}, "at": {"epoc": 1}}]},
+            "faults[0].at: unknown trigger 'epoc'; valid: bring_up, {step: N}, {epoch: N} or {seconds: S}; did you mean 'epoch'?",
+        ),
         ({"faults": [{"kill_worker": {"worker": 1}, "at": "bringup"}]}, "did you mean 'bring_up'?"),
-        ({"faults": [{"kill_worker": {"worker": 1}, "at": "bring_up", "fro": 2}]}, "faults[0].fro: unknown key; valid keys: at, for, until, kill_worker; did you mean 'for'?"),
+        (
+            {"faults": [{"kill_worker": {"worker": 1}, "at": "bring_up", "fro": 2}]},
+            "faults[0].fro: unknown key; valid keys: at, for, until, kill_worker; did you mean 'for'?",
+        ),
         ({"faults": [{"at": "bring_up"}]}, "faults[0]: names no fault"),
         ({"faults": [{"version_skew": {}, "at": "bring_up"}]}, "faults[0].version_skew: give tf_version, image or env"),
-        ({"faults": [{"cpu_throtle": {"worker": 1}, "at": "bring_up"}]}, "unknown fault 'cpu_throtle'; valid: kill_worker"),
+        (
+            {"faults": [{"cpu_throtle": {"worker": 1}, "at": "bring_up"}]},
+            "unknown fault 'cpu_throtle'; valid: kill_worker",
+        ),
         ({"faults": [{"cpu_throtle": {"worker": 1}, "at": "bring_up"}]}, "did you mean 'cpu_throttle'?"),
         ({"expect": [{"stal": {"min_s": 1}}]}, "expect[0]: unknown symptom check 'stal'"),
         ({"recover": [{"error": {"class": "X"}}]}, "recover[0]: unknown recovery check 'error'"),
-        ({"recover": [{"lost_work": {"max_step": 1}}]}, "recover[0].lost_work.max_step: unknown key; valid keys: max_steps"),
+        (
+            {"recover": [{"lost_work": {"max_step": 1}}]},
+            "recover[0].lost_work.max_step: unknown key; valid keys: max_steps",
+        ),
         ({"cluster": {"workers": 17}}, "cluster.workers: must be <= 16 (got 17)"),
         ({"cluster": {"tf_version": 2.2}}, "quote the version"),
-        ({"cluster": {"training": {"save_freq": "epochs"}}}, "cluster.training.save_freq: must be 'epoch' or a number of steps"),
-        ({"cluster": {"recovery": {"restart": "al"}}}, "cluster.recovery.restart: 'al' is not valid; valid: all, failed, none; did you mean 'all'?"),
-        ({"timeout": {}}, "timeout: unknown key; valid keys: name, description, explain, cluster, faults, expect, recover, signatures, timeouts; did you mean 'timeouts'?"),
+        (
+            {"cluster": {"training": {"save_freq": "epochs"}}},
+            "cluster.training.save_freq: must be 'epoch' or a number of steps",
+        ),
+        (
+            {"cluster": {"recovery": {"restart": "al"}}},
+            "cluster.recovery.restart: 'al' is not valid; valid: all, failed, none; did you mean 'all'?",
+        ),
+        (
+            {"timeout": {}},
+            "timeout: unknown key; valid keys: name, description, explain, cluster, faults, expect, recover, signatures, timeouts; did you mean 'timeouts'?",
+        ),
     ],
 )
 def test_errors_name_the_path_the_valid_values_and_a_close_match(data, expected):
@@ -132,7 +167,9 @@ def test_duplicate_keys_are_errors(tmp_path):
 
 def test_files_cannot_build_python_objects(tmp_path):
     path = write(tmp_path, "evil.yaml", "name: !!python/object/apply:os.system ['echo pwned']\n")
-    with pytest.raises(ScenarioError, match=r"evil.yaml:1:7: the tag '!!python/object/apply:os.system' is not supported"):
+    with pytest.raises(
+        ScenarioError, match=r"evil.yaml:1:7: the tag '!!python/object/apply:os.system' is not supported"
+    ):
         load_scenario(path)
 
 
@@ -166,20 +203,27 @@ def test_a_scenario_built_in_python_equals_its_yaml_round_trip():
         name="built-in-python",
         description="d",
         explain=Explain(**EXPLAIN),
-        faults=[FaultStep(KillWorker(worker=1), AtBringUp()), FaultStep(Latency(worker=1, latency_ms=100), AtEpoch(epoch=1), for_s=8)],
+        faults=[
+            FaultStep(KillWorker(worker=1), AtBringUp()),
+            FaultStep(Latency(worker=1, latency_ms=100), AtEpoch(epoch=1), for_s=8),
+        ],
         expect=[ErrorRaised(class_="UnavailableError", workers=[0])],
         recover=[Completed()],
     )
     data = scenario.to_dict()
     assert data["faults"][0] == {"kill_worker": {"worker": 1, "signal": "SIGKILL"}, "at": "bring_up"}
     assert data["faults"][1]["for"] == 8
-    assert data["expect"] == [{"error": {"fault": 0, "class": "UnavailableError", "message": ".*", "workers": [0], "within_s": 60.0}}]
+    assert data["expect"] == [
+        {"error": {"fault": 0, "class": "UnavailableError", "message": ".*", "workers": [0], "within_s": 60.0}}
+    ]
     assert scenario_from_dict(data) == scenario
 
 
 def test_python_construction_checks_references_too():
     with pytest.raises(ScenarioError, match=r"faults\[0\].kill_worker.worker: 3 is out of range"):
-        Scenario(name="x", description="d", explain=Explain(**EXPLAIN), faults=[FaultStep(KillWorker(worker=3), AtBringUp())])
+        Scenario(
+            name="x", description="d", explain=Explain(**EXPLAIN), faults=[FaultStep(KillWorker(worker=3), AtBringUp())]
+        )
 
 
 def test_run_info_carries_what_checks_need():
@@ -203,5 +247,7 @@ def test_training_spec_fields_match_the_worker_settings():
 
     worker_fields = set(settings.WorkerSettings.__dataclass_fields__)
     assert set(TrainingSpec.model_fields) <= worker_fields
-    built = settings.WorkerSettings(**scenario_from_dict({"name": "x", "description": "d", "explain": EXPLAIN}).cluster.worker_settings())
+    built = settings.WorkerSettings(
+        **scenario_from_dict({"name": "x", "description": "d", "explain": EXPLAIN}).cluster.worker_settings()
+    )
     assert built.save_interval_steps == 20

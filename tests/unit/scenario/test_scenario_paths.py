@@ -47,10 +47,19 @@ def test_files_and_folders_resolve_to_scenario_files_each_once(folder):
     [
         (lambda d: d / "missing", "missing: no such file or folder"),
         (lambda d: d / "missing.yaml", "missing.yaml: no such file or folder"),
-        (lambda d: (d / "empty").mkdir() or d / "empty", "empty: the folder is empty; it holds no scenario files (*.yaml, *.yml)"),
-        (lambda d: (d / "docs").mkdir() or (d / "docs" / "a.md").write_text("x") and d / "docs", "docs: no scenario files (*.yaml, *.yml) in this folder (it holds 1 other entry)"),
+        (
+            lambda d: (d / "empty").mkdir() or d / "empty",
+            "empty: the folder is empty; it holds no scenario files (*.yaml, *.yml)",
+        ),
+        (
+            lambda d: (d / "docs").mkdir() or (d / "docs" / "a.md").write_text("x") and d / "docs",
+            "docs: no scenario files (*.yaml, *.yml) in this folder (it holds 1 other entry)",
+        ),
         (lambda d: (d / "x.yaml").mkdir() or d / "x.yaml", "x.yaml: is a folder, not a scenario file"),
-        (lambda d: (d / "x.json").write_text("{}") and d / "x.json", "x.json: not a scenario file: scenario files end in .yaml or .yml"),
+        (
+            lambda d: (d / "x.json").write_text("{}") and d / "x.json",
+            "x.json: not a scenario file: scenario files end in .yaml or .yml",
+        ),
     ],
 )
 def test_paths_that_name_no_scenario_file_are_clear_errors(tmp_path, make, expected):
@@ -137,7 +146,9 @@ def test_validate_with_a_missing_dir_is_a_clear_error(tmp_path, capsys):
 
 
 def test_validate_prints_warnings_and_still_exits_0(tmp_path, capsys):
-    text = GOOD.read_text().replace("timeouts: {bring_up: 120, symptom: 30, total: 240}", "timeouts: {bring_up: 240, symptom: 30, total: 240}")
+    text = GOOD.read_text().replace(
+        "timeouts: {bring_up: 120, symptom: 30, total: 240}", "timeouts: {bring_up: 240, symptom: 30, total: 240}"
+    )
     path = tmp_path / GOOD.name
     path.write_text(text)
     assert run(["validate", str(path)]) == 0

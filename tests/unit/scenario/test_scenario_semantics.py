@@ -35,16 +35,34 @@ def problem(**data):
     "data, expected",
     [
         ({"cluster": {"workers": True}}, "cluster.workers: must be a whole number; got true"),
-        ({"cluster": {"workers": "3"}}, "cluster.workers: must be a whole number; got the text '3' (remove the quotes)"),
+        (
+            {"cluster": {"workers": "3"}},
+            "cluster.workers: must be a whole number; got the text '3' (remove the quotes)",
+        ),
         ({"cluster": {"workers": 2.0}}, "cluster.workers: must be a whole number; got the number 2.0 (write 2)"),
-        ({"cluster": {"training": {"heartbeat_timeout_s": "10"}}}, "cluster.training.heartbeat_timeout_s: must be a number; got the text '10'"),
-        ({"faults": [{"kill_worker": {"worker": True}, "at": "bring_up"}]}, "faults[0].kill_worker.worker: must be a whole number; got true"),
-        ({"faults": [{"latency": {"worker": 1, "latency_ms": "5"}, "at": "bring_up"}]}, "faults[0].latency.latency_ms: must be a whole number; got the text '5'"),
+        (
+            {"cluster": {"training": {"heartbeat_timeout_s": "10"}}},
+            "cluster.training.heartbeat_timeout_s: must be a number; got the text '10'",
+        ),
+        (
+            {"faults": [{"kill_worker": {"worker": True}, "at": "bring_up"}]},
+            "faults[0].kill_worker.worker: must be a whole number; got true",
+        ),
+        (
+            {"faults": [{"latency": {"worker": 1, "latency_ms": "5"}, "at": "bring_up"}]},
+            "faults[0].latency.latency_ms: must be a whole number; got the text '5'",
+        ),
         ({"description": 5}, "description: must be text; got the number 5 (quote it)"),
         ({"cluster": 5}, "cluster: must be a mapping (key: value); got the number 5"),
         ({"faults": {"a": 1}}, "faults: must be a list; got a mapping {a: 1}"),
-        ({"faults": [KILL], "expect": [{"exit_code": {"code": True}}]}, "expect[0].exit_code.code: must be an exit code 0..255 or nonzero (got true)"),
-        ({"cluster": {"training": {"save_freq": True}}}, "cluster.training.save_freq: must be 'epoch' or a number of steps >= 1 (got true)"),
+        (
+            {"faults": [KILL], "expect": [{"exit_code": {"code": True}}]},
+            "expect[0].exit_code.code: must be an exit code 0..255 or nonzero (got true)",
+        ),
+        (
+            {"cluster": {"training": {"save_freq": True}}},
+            "cluster.training.save_freq: must be 'epoch' or a number of steps >= 1 (got true)",
+        ),
     ],
 )
 def test_values_are_typed_strictly(data, expected):
@@ -59,14 +77,29 @@ def test_values_are_typed_strictly(data, expected):
     [
         ({"timeouts": {"total": float("inf")}}, "timeouts.total: must be a finite number; got the number inf"),
         ({"timeouts": {"total": 1e300}}, "timeouts.total: must be <= 86400.0 (got 1e+300)"),
-        ({"cluster": {"training": {"heartbeat_timeout_s": float("inf")}}}, "cluster.training.heartbeat_timeout_s: must be a finite number"),
-        ({"cluster": {"training": {"heartbeat_timeout_s": 1e9}}}, "cluster.training.heartbeat_timeout_s: must be <= 3600.0"),
+        (
+            {"cluster": {"training": {"heartbeat_timeout_s": float("inf")}}},
+            "cluster.training.heartbeat_timeout_s: must be a finite number",
+        ),
+        (
+            {"cluster": {"training": {"heartbeat_timeout_s": 1e9}}},
+            "cluster.training.heartbeat_timeout_s: must be <= 3600.0",
+        ),
         ({"cluster": {"training": {"seed": 2**32}}}, "cluster.training.seed: must be <= 4294967295 (got 4294967296)"),
         ({"faults": [{**THROTTLE, "for": float("nan")}]}, "faults[0].for: must be a finite number"),
         ({"faults": [{**THROTTLE, "for": 1e12}]}, "faults[0].for: must be <= 86400.0"),
-        ({"faults": [{"kill_worker": {"worker": 1}, "at": {"seconds": float("inf")}}]}, "faults[0].at.seconds: must be a finite number"),
-        ({"faults": [KILL], "expect": [{"error": {"class": "A", "within_s": float("inf")}}]}, "expect[0].error.within_s: must be a finite number"),
-        ({"faults": [KILL], "expect": [{"exit_code": {"code": 300}}]}, "expect[0].exit_code.code: must be an exit code 0..255 or nonzero (got 300)"),
+        (
+            {"faults": [{"kill_worker": {"worker": 1}, "at": {"seconds": float("inf")}}]},
+            "faults[0].at.seconds: must be a finite number",
+        ),
+        (
+            {"faults": [KILL], "expect": [{"error": {"class": "A", "within_s": float("inf")}}]},
+            "expect[0].error.within_s: must be a finite number",
+        ),
+        (
+            {"faults": [KILL], "expect": [{"exit_code": {"code": 300}}]},
+            "expect[0].exit_code.code: must be an exit code 0..255 or nonzero (got 300)",
+        ),
     ],
 )
 def test_numbers_are_finite_and_bounded(data, expected):
@@ -88,14 +121,27 @@ def test_blank_explain_fields_are_rejected():
 
 
 def test_error_class_takes_one_class_or_a_list():
-    sc = scenario(faults=[KILL], expect=[{"error": {"class": ["UnavailableError", "DeadlineExceededError"]}}, {"error": {"class": "UnavailableError"}}])
+    sc = scenario(
+        faults=[KILL],
+        expect=[
+            {"error": {"class": ["UnavailableError", "DeadlineExceededError"]}},
+            {"error": {"class": "UnavailableError"}},
+        ],
+    )
     assert sc.expect[0].classes == ("UnavailableError", "DeadlineExceededError")
     assert sc.expect[1].classes == ("UnavailableError",)
     assert scenario_from_dict(sc.to_dict()) == sc
     assert sc.to_dict()["expect"][0]["error"]["class"] == ["UnavailableError", "DeadlineExceededError"]
 
 
-@pytest.mark.parametrize("text", ["UnavailableError|DeadlineExceededError", "UnavailableError DeadlineExceededError", "UnavailableError, DeadlineExceededError"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "UnavailableError|DeadlineExceededError",
+        "UnavailableError DeadlineExceededError",
+        "UnavailableError, DeadlineExceededError",
+    ],
+)
 def test_several_classes_in_one_text_are_rejected_suggesting_the_list(text):
     message = problem(faults=[KILL], expect=[{"error": {"class": text}}])
     assert "expect[0].error.class: names several classes in one text" in message
@@ -120,11 +166,15 @@ def test_bad_class_values_name_the_field(value, expected):
 @pytest.mark.parametrize("check", ["error", "exit_code"])
 def test_an_empty_workers_list_is_rejected(check):
     params = {"class": "A", "workers": []} if check == "error" else {"workers": []}
-    assert f"expect[0].{check}.workers: must list at least one item (got [])" in problem(faults=[KILL], expect=[{check: params}])
+    assert f"expect[0].{check}.workers: must list at least one item (got [])" in problem(
+        faults=[KILL], expect=[{check: params}]
+    )
 
 
 def test_an_empty_workers_list_is_rejected_on_any_check():
-    assert "expect[0].slowdown.workers: must list at least one worker" in problem(faults=[KILL], expect=[{"slowdown": {"workers": []}}])
+    assert "expect[0].slowdown.workers: must list at least one worker" in problem(
+        faults=[KILL], expect=[{"slowdown": {"workers": []}}]
+    )
 
 
 def test_restart_none_with_checks_that_need_a_restart_is_rejected():
@@ -149,7 +199,9 @@ def test_max_restarts_0_counts_as_no_restart():
 
 def test_a_timed_heal_is_enough_for_checks_that_take_a_heal_but_not_for_those_that_need_a_restart():
     timed = [{**THROTTLE, "for": 5}]
-    sc = scenario(faults=timed, cluster={"recovery": {"restart": "none", "max_restarts": 0}}, recover=[{"normal_speed": {}}])
+    sc = scenario(
+        faults=timed, cluster={"recovery": {"restart": "none", "max_restarts": 0}}, recover=[{"normal_speed": {}}]
+    )
     assert sc.recover[0].name == "normal_speed"
     assert "recover[0].resumed_from: needs a restart" in problem(
         faults=timed, cluster={"recovery": {"restart": "none", "max_restarts": 0}}, recover=[{"resumed_from": {}}]
@@ -192,7 +244,9 @@ def test_resume_points_at_the_end_are_fine():
 
 def test_a_seconds_trigger_at_or_after_the_total_timeout_is_rejected():
     message = problem(faults=[{"kill_worker": {"worker": 1}, "at": {"seconds": 300}}])
-    assert "faults[0].at.seconds: 300 is not before timeouts.total (300 s): the run is stopped before it fires" in message
+    assert (
+        "faults[0].at.seconds: 300 is not before timeouts.total (300 s): the run is stopped before it fires" in message
+    )
     message = problem(faults=[{**THROTTLE, "until": {"seconds": 500}}], timeouts={"total": 400})
     assert "faults[0].until.seconds: 500 is not before timeouts.total (400 s): it would never heal" in message
 
@@ -200,8 +254,16 @@ def test_a_seconds_trigger_at_or_after_the_total_timeout_is_rejected():
 @pytest.mark.parametrize(
     "at, until, expected",
     [
-        ({"step": 50}, {"epoch": 1}, "faults[0].until.epoch: 1 (step 21) is not after at.step 50 (step 50; 20 steps per epoch)"),
-        ({"epoch": 2}, {"step": 41}, "faults[0].until.step: 41 (step 41) is not after at.epoch 2 (step 41; 20 steps per epoch)"),
+        (
+            {"step": 50},
+            {"epoch": 1},
+            "faults[0].until.epoch: 1 (step 21) is not after at.step 50 (step 50; 20 steps per epoch)",
+        ),
+        (
+            {"epoch": 2},
+            {"step": 41},
+            "faults[0].until.step: 41 (step 41) is not after at.epoch 2 (step 41; 20 steps per epoch)",
+        ),
         ({"seconds": 5}, {"seconds": 3}, "faults[0].until.seconds: 3 is not after at.seconds 5"),
     ],
 )
@@ -225,13 +287,31 @@ def test_a_valid_scenario_has_no_warnings():
 @pytest.mark.parametrize(
     "data, expected",
     [
-        ({"cluster": {"recovery": {"restart": "none", "max_restarts": 2}}}, "cluster.recovery.max_restarts: 2 has no effect: restart is none"),
-        ({"timeouts": {"bring_up": 300, "total": 300}}, "timeouts.bring_up: 300 s is not less than timeouts.total (300 s)"),
+        (
+            {"cluster": {"recovery": {"restart": "none", "max_restarts": 2}}},
+            "cluster.recovery.max_restarts: 2 has no effect: restart is none",
+        ),
+        (
+            {"timeouts": {"bring_up": 300, "total": 300}},
+            "timeouts.bring_up: 300 s is not less than timeouts.total (300 s)",
+        ),
         ({"timeouts": {"symptom": 400}}, "timeouts.symptom: 400 s is not less than timeouts.total (300 s)"),
-        ({"faults": [{**THROTTLE, "for": 600}]}, "faults[0].for: 600 s is not less than timeouts.total (300 s): the run is stopped before the heal"),
-        ({"faults": [KILL], "expect": [{"error": {"class": "A", "within_s": 400}}]}, "expect[0].error.within_s: 400 s is longer than timeouts.total (300 s)"),
-        ({"faults": [KILL], "recover": [{"lost_work": {"max_steps": 100}}]}, "recover[0].lost_work.max_steps: 100 is not less than the whole run (100 steps): the check can never fail"),
-        ({"faults": [KILL], "recover": [{"completed": {}}, {"completed": None}]}, "recover[1].completed: the same check as recover[0]"),
+        (
+            {"faults": [{**THROTTLE, "for": 600}]},
+            "faults[0].for: 600 s is not less than timeouts.total (300 s): the run is stopped before the heal",
+        ),
+        (
+            {"faults": [KILL], "expect": [{"error": {"class": "A", "within_s": 400}}]},
+            "expect[0].error.within_s: 400 s is longer than timeouts.total (300 s)",
+        ),
+        (
+            {"faults": [KILL], "recover": [{"lost_work": {"max_steps": 100}}]},
+            "recover[0].lost_work.max_steps: 100 is not less than the whole run (100 steps): the check can never fail",
+        ),
+        (
+            {"faults": [KILL], "recover": [{"completed": {}}, {"completed": None}]},
+            "recover[1].completed: the same check as recover[0]",
+        ),
     ],
 )
 def test_legal_but_useless_settings_are_warnings_naming_the_field(data, expected):

@@ -14,7 +14,13 @@ TRAINING = {"epochs": 5, "steps_per_epoch": 20}  # steps 1..100, epochs 0..4
 
 
 def scenario(*faults, **extra):
-    data = {"name": "x", "description": "d", "explain": EXPLAIN, "cluster": {"training": TRAINING}, "faults": list(faults)}
+    data = {
+        "name": "x",
+        "description": "d",
+        "explain": EXPLAIN,
+        "cluster": {"training": TRAINING},
+        "faults": list(faults),
+    }
     return scenario_from_dict({**data, **extra}, "x.yaml")
 
 
@@ -87,7 +93,10 @@ def test_until_bring_up_is_rejected():
         ({"step": 101}, "faults[0].until.step: 101 is past the last step (100): it would never heal"),
         ({"epoch": 1}, "faults[0].until.epoch: 1 is not after at.epoch 1: the fault would heal as it fires"),
         ({"epoch": 0}, "faults[0].until.epoch: 0 is not after at.epoch 1: the fault would heal as it fires"),
-        ({"epoc": 2}, "faults[0].until: unknown trigger 'epoc'; valid: bring_up, {step: N}, {epoch: N} or {seconds: S}; did you mean 'epoch'?"),
+        (
+            {"epoc": 2},
+            "faults[0].until: unknown trigger 'epoc'; valid: bring_up, {step: N}, {epoch: N} or {seconds: S}; did you mean 'epoch'?",
+        ),
     ],
 )
 def test_until_that_never_or_instantly_heals_is_rejected(until, expected):

@@ -40,11 +40,14 @@ def test_lost_work_with_a_save_interval_as_long_as_the_run_can_never_fail(save_f
     assert "can never fail" in warning and "give max_steps" in warning
 
 
-@pytest.mark.parametrize("training, check", [
-    ({"save_freq": 99}, {}),                      # a backup before the end: work can be lost beyond it
-    ({"save_freq": "epoch"}, {}),
-    ({"save_freq": 1000}, {"max_steps": 10}),     # its own limit
-])
+@pytest.mark.parametrize(
+    "training, check",
+    [
+        ({"save_freq": 99}, {}),  # a backup before the end: work can be lost beyond it
+        ({"save_freq": "epoch"}, {}),
+        ({"save_freq": 1000}, {"max_steps": 10}),  # its own limit
+    ],
+)
 def test_lost_work_that_can_fail_is_not_warned(training, check):
     sc = scenario(cluster={"training": training}, faults=[KILL], recover=[{"lost_work": check}])
     assert sc.warnings() == []
@@ -53,10 +56,16 @@ def test_lost_work_that_can_fail_is_not_warned(training, check):
 # --- version_skew.env: the names cluster.env accepts, with the same check -----------------------
 
 
-@pytest.mark.parametrize("where", [
-    lambda env: {"faults": [{"version_skew": {"workers": [1], "env": env}, "at": "bring_up"}], "recover": [{"completed": {}}]},
-    lambda env: {"cluster": {"env": env}},
-])
+@pytest.mark.parametrize(
+    "where",
+    [
+        lambda env: {
+            "faults": [{"version_skew": {"workers": [1], "env": env}, "at": "bring_up"}],
+            "recover": [{"completed": {}}],
+        },
+        lambda env: {"cluster": {"env": env}},
+    ],
+)
 @pytest.mark.parametrize("name", ["LD_LIBRARY_PATH ", " LD_LIBRARY_PATH", "LD_LIBRARY_PATH\n"])
 def test_an_env_name_with_spaces_or_a_line_break_is_an_error_naming_the_field_and_the_name_meant(where, name):
     message = problem(**where({name: "/opt/cuda-11/lib64"}))
@@ -72,8 +81,10 @@ def test_version_skew_env_refuses_what_the_framework_sets_like_cluster_env():
 
 
 def test_a_good_version_skew_env_still_validates():
-    sc = scenario(faults=[{"version_skew": {"workers": [1], "env": {"LD_LIBRARY_PATH": "/x"}}, "at": "bring_up"}],
-                  recover=[{"completed": {}}])
+    sc = scenario(
+        faults=[{"version_skew": {"workers": [1], "env": {"LD_LIBRARY_PATH": "/x"}}, "at": "bring_up"}],
+        recover=[{"completed": {}}],
+    )
     assert sc.faults[0].fault.env == {"LD_LIBRARY_PATH": "/x"}
 
 
@@ -125,7 +136,12 @@ def test_chaos_run_prints_the_warnings_before_anything_runs(cut_in_half, monkeyp
 
     monkeypatch.setattr(chaos.runner.cli, "preflight", preflight)
     with pytest.raises(Stop):
-        chaos.runner.cli.cmd_run(type("Args", (), {"scenarios": [str(cut_in_half)], "workload": None,
-                                                   "proxy_image": None, "report_dir": None, "jobs": 1})())
+        chaos.runner.cli.cmd_run(
+            type(
+                "Args",
+                (),
+                {"scenarios": [str(cut_in_half)], "workload": None, "proxy_image": None, "report_dir": None, "jobs": 1},
+            )()
+        )
     out = capsys.readouterr().out
     assert "warning: " in out and "expect: no faults and no checks" in out

@@ -39,7 +39,11 @@ def bomb(levels: int = 9, width: int = 9) -> str:
 
 
 def test_a_byte_that_is_not_utf8_is_reported_at_its_line_and_column(tmp_path):
-    rejected(tmp_path, HEAD.encode() + b"cluster: {workers: 2\xff}\n", POSITION.replace(r"\d+:\d+", "4:21") + "byte 0xff is not UTF-8")
+    rejected(
+        tmp_path,
+        HEAD.encode() + b"cluster: {workers: 2\xff}\n",
+        POSITION.replace(r"\d+:\d+", "4:21") + "byte 0xff is not UTF-8",
+    )
 
 
 @pytest.mark.parametrize("codec, name", [("utf-16", "UTF-16"), ("utf-32", "UTF-32")])
@@ -48,7 +52,11 @@ def test_utf16_and_utf32_files_are_named(tmp_path, codec, name):
 
 
 def test_utf16_without_a_bom_is_caught_by_its_nul_bytes(tmp_path):
-    rejected(tmp_path, HEAD.encode("utf-16-le"), POSITION + r"the character \\x00 is not allowed in YAML \(a NUL: is the file UTF-16")
+    rejected(
+        tmp_path,
+        HEAD.encode("utf-16-le"),
+        POSITION + r"the character \\x00 is not allowed in YAML \(a NUL: is the file UTF-16",
+    )
 
 
 def test_a_utf8_bom_is_accepted(tmp_path):
@@ -64,7 +72,14 @@ def test_a_file_over_the_size_limit_is_refused_before_it_is_parsed(tmp_path):
 # --- shape ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["x: " + "{a: " * 300 + "1" + "}" * 300, "x: " + "[" * 100_000, "x:\n" + "".join("  " * i + "- \n" for i in range(1, 300))])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x: " + "{a: " * 300 + "1" + "}" * 300,
+        "x: " + "[" * 100_000,
+        "x:\n" + "".join("  " * i + "- \n" for i in range(1, 300)),
+    ],
+)
 def test_deep_nesting_is_refused_at_its_position_without_recursion_error(tmp_path, text):
     rejected(tmp_path, HEAD + text + "\n", POSITION + "nested more than 32 levels deep")
 
@@ -120,7 +135,11 @@ def test_keys_are_text_given_once(tmp_path, text, expected):
 
 
 def test_merge_keys_are_refused_with_a_clear_message(tmp_path):
-    message = rejected(tmp_path, HEAD + "base: &b {workers: 2}\ncluster: {<<: *b}\n", r"x\.yaml:5:11: merge keys \(<<\) are not supported")
+    message = rejected(
+        tmp_path,
+        HEAD + "base: &b {workers: 2}\ncluster: {<<: *b}\n",
+        r"x\.yaml:5:11: merge keys \(<<\) are not supported",
+    )
     assert "constructor" not in message and "tag:yaml.org" not in message
 
 
@@ -148,7 +167,10 @@ def test_numbers_outside_yaml_1_2_core_or_the_limits_are_refused(tmp_path, value
 @pytest.mark.parametrize(
     "value, expected",
     [
-        ("1:30", r"cluster\.training\.seed: must be a whole number; got the text '1:30' \(YAML 1\.1 read this as base 60, 90"),
+        (
+            "1:30",
+            r"cluster\.training\.seed: must be a whole number; got the text '1:30' \(YAML 1\.1 read this as base 60, 90",
+        ),
         ("1_000", r"cluster\.training\.seed: must be a whole number; got the text '1_000'"),
         ("2024-01-01", r"cluster\.training\.seed: must be a whole number; got the text '2024-01-01'"),
         ("0b101", r"cluster\.training\.seed: must be a whole number; got the text '0b101'"),
@@ -160,14 +182,30 @@ def test_yaml_1_1_number_forms_stay_text(tmp_path, value, expected):
 
 def test_yaml_1_2_core_numbers_are_read(tmp_path):
     assert safe_yaml.read("a: 0x1F\nb: -0o17\nc: 1e3\nd: +5\ne: .5\nf: 0\ng: -0\n")[0] == {
-        "a": 31, "b": -15, "c": 1000.0, "d": 5, "e": 0.5, "f": 0, "g": 0
+        "a": 31,
+        "b": -15,
+        "c": 1000.0,
+        "d": 5,
+        "e": 0.5,
+        "f": 0,
+        "g": 0,
     }
 
 
 # --- tags and text --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["!!python/object/apply:os.system [x]", "!!binary aGVsbG8=", "!!set {a}", "!!timestamp 2024-01-01", "!custom 1", "!!seq x"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "!!python/object/apply:os.system [x]",
+        "!!binary aGVsbG8=",
+        "!!set {a}",
+        "!!timestamp 2024-01-01",
+        "!custom 1",
+        "!!seq x",
+    ],
+)
 def test_tags_other_than_the_core_ones_are_refused(tmp_path, text):
     rejected(tmp_path, HEAD + f"x: {text}\n", POSITION + "the tag '.*' is not supported here")
 
@@ -184,7 +222,11 @@ def test_tags_other_than_the_core_ones_are_refused(tmp_path, text):
     ],
 )
 def test_control_and_bidi_characters_in_text_are_refused_and_shown_escaped(tmp_path, value, shown):
-    message = rejected(tmp_path, f"name: x\ndescription: {value}\nexplain: {{symptom: s, cause: c, fix: f}}\n", r"x\.yaml:2:14: text with the control character " + shown)
+    message = rejected(
+        tmp_path,
+        f"name: x\ndescription: {value}\nexplain: {{symptom: s, cause: c, fix: f}}\n",
+        r"x\.yaml:2:14: text with the control character " + shown,
+    )
     assert message.isprintable()
 
 
@@ -202,7 +244,10 @@ def test_tabs_and_line_breaks_in_text_are_fine(tmp_path):
     "text, expected",
     [
         (HEAD + "a: [1\n", r"x\.yaml:5:1: not valid YAML: .*"),
-        (HEAD + 'a: "abc\n', r"x\.yaml:5:1: not valid YAML: found unexpected end of stream \(while scanning a quoted scalar at 4:4\)"),
+        (
+            HEAD + 'a: "abc\n',
+            r"x\.yaml:5:1: not valid YAML: found unexpected end of stream \(while scanning a quoted scalar at 4:4\)",
+        ),
         (HEAD + "---\nb: 1\n", r"x\.yaml:4:1: not valid YAML: but found another document"),
         (HEAD + "a:\n\t- 1\n", r"x\.yaml:5:1: not valid YAML: found character '\\t' that cannot start any token"),
     ],

@@ -22,9 +22,12 @@ LAST = topology.MAX_WORKERS - 1  # 15
 
 def scenario(workers=topology.MAX_WORKERS, faults=(), expect=(), **cluster):
     data = {
-        "name": "x", "description": "d", "explain": EXPLAIN,
+        "name": "x",
+        "description": "d",
+        "explain": EXPLAIN,
         "cluster": {"workers": workers, "training": {"global_batch": 64, "epochs": 3}, **cluster},
-        "faults": list(faults), "expect": list(expect),
+        "faults": list(faults),
+        "expect": list(expect),
     }
     return scenario_from_dict(data, "x.yaml")
 
@@ -56,28 +59,36 @@ def test_a_sixteen_worker_scenario_aims_faults_at_worker_15_by_index_task_and_pe
 
 def test_worker_16_of_a_sixteen_worker_scenario_is_refused_naming_the_range():
     err = refusal(faults=[at("kill_worker", worker=16)])
-    assert ("faults[0].kill_worker.worker: 16 is out of range; valid: 0..15 (cluster.workers is 16); "
-            "a scenario has at most 16 workers") in err.message
+    assert (
+        "faults[0].kill_worker.worker: 16 is out of range; valid: 0..15 (cluster.workers is 16); "
+        "a scenario has at most 16 workers"
+    ) in err.message
     assert "Traceback" not in err.message
 
 
 def test_task_worker_16_and_peer_16_are_refused_too():
-    assert "faults[0].pause_worker.task: 'worker-16' is not a task of this cluster; valid: worker-0, " in refusal(
-        faults=[at("pause_worker", task="worker-16")]).message
+    assert (
+        "faults[0].pause_worker.task: 'worker-16' is not a task of this cluster; valid: worker-0, "
+        in refusal(faults=[at("pause_worker", task="worker-16")]).message
+    )
     message = refusal(faults=[at("packet_loss", worker=0, peer=16, percent=10)]).message
     assert "faults[0].packet_loss.peer: 16 is out of range; valid: 0..15 except 0 (cluster.workers is 16)" in message
 
 
 def test_a_peer_that_is_the_faults_own_worker_is_refused_at_validation():
     message = refusal(workers=4, faults=[at("packet_loss", worker=2, peer=2, percent=10)]).message
-    assert ("faults[0].packet_loss.peer: 2 is the fault's own worker; valid: another worker, 0..3 except 2 "
-            "(cluster.workers is 4)") in message
+    assert (
+        "faults[0].packet_loss.peer: 2 is the fault's own worker; valid: another worker, 0..3 except 2 "
+        "(cluster.workers is 4)"
+    ) in message
 
 
 def test_a_worker_beyond_a_smaller_cluster_says_how_to_reach_it():
     message = refusal(workers=4, faults=[at("kill_worker", worker=7)]).message
-    assert ("faults[0].kill_worker.worker: 7 is out of range; valid: 0..3 (cluster.workers is 4): "
-            "to reach worker 7, set cluster.workers to 8 or more") in message
+    assert (
+        "faults[0].kill_worker.worker: 7 is out of range; valid: 0..3 (cluster.workers is 4): "
+        "to reach worker 7, set cluster.workers to 8 or more"
+    ) in message
 
 
 def test_the_eight_worker_benchmark_validates_with_worker_7_killed():
@@ -96,8 +107,14 @@ def test_the_largest_parameter_server_cluster_reaches_its_last_ps():
 
 def test_the_schema_bounds_a_worker_index_by_the_largest_cluster():
     text = schema.SCHEMA_PATH.read_text(encoding="utf-8")
-    maxima = {node["maximum"] for node in _nodes(json.loads(text)) if set(node) >= {"maximum", "minimum", "type"}
-              and node["type"] == "integer" and node["minimum"] == 0 and node["maximum"] in (3, 6, 18)}
+    maxima = {
+        node["maximum"]
+        for node in _nodes(json.loads(text))
+        if set(node) >= {"maximum", "minimum", "type"}
+        and node["type"] == "integer"
+        and node["minimum"] == 0
+        and node["maximum"] in (3, 6, 18)
+    }
     assert maxima == {topology.MAX_SLOTS - 1}
     assert "worker-[0-9]|" not in text
 
@@ -123,7 +140,13 @@ def test_every_cluster_bound_is_defined_once_in_chaos_topology():
     defined = []
     for path in sorted((ROOT / "chaos").rglob("*.py")):
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign)
+                else []
+            )
             for target in targets:
                 if isinstance(target, ast.Name) and target.id in BOUNDS:
                     defined.append((path.relative_to(ROOT).as_posix(), target.id))

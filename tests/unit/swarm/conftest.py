@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from fake_swarm import FakeProxies, FakeSwarm
 
 from chaos.backends.swarm import cluster as swarm_cluster
-from fake_swarm import FakeProxies, FakeSwarm
 
 
 @pytest.fixture

@@ -5,6 +5,8 @@ found from the manager's socket. On real nodes: tests/integration/test_swarm_bac
 from __future__ import annotations
 
 import pytest
+from fake_swarm import make_cluster as make
+from fake_swarm import node_attrs, services, wait_for
 
 from chaos.backends.abilities import NodeDrain, NodeLoss
 from chaos.backends.refusals import refusals
@@ -13,7 +15,6 @@ from chaos.backends.swarm.placement import Node, another_node, moved, place
 from chaos.errors import InfrastructureError
 from chaos.events import AddressEvent, ExitEvent, NoticeEvent
 from chaos.faults import FAULTS
-from fake_swarm import make_cluster as make, node_attrs, services, wait_for
 
 
 def nodes(*specs_):
@@ -24,6 +25,7 @@ THREE = nodes(("node-1", "manager"), ("node-2",), ("node-3",))
 
 
 # --- where the worker goes ------------------------------------------------------------------
+
 
 def test_a_lost_nodes_worker_goes_to_a_node_without_another_worker_first():
     p = place(THREE, 2)
@@ -53,6 +55,7 @@ def test_moved_changes_only_that_worker():
 
 
 # --- the run --------------------------------------------------------------------------------
+
 
 class FakeLoss:
     """LocalNodeLoss at its boundary: killing a node loses every container on its engine."""
@@ -90,13 +93,15 @@ def test_a_lost_node_kills_its_worker_records_its_exit_and_the_restart_moves_it(
         assert wait_for(lambda: sum(isinstance(e, AddressEvent) for e in cluster.events.snapshot()) == 4)
         after = [e for e in cluster.events.snapshot() if isinstance(e, AddressEvent)][2:]
         assert {e.task: e.node for e in after} == {"worker-0": "node-2", "worker-1": "node-1"}
-        assert [e for e in cluster.events.snapshot() if isinstance(e, ExitEvent)] [1:] == [
-            e for e in cluster.events.snapshot() if isinstance(e, ExitEvent) and e.source == "worker-0"]
+        assert [e for e in cluster.events.snapshot() if isinstance(e, ExitEvent)][1:] == [
+            e for e in cluster.events.snapshot() if isinstance(e, ExitEvent) and e.source == "worker-0"
+        ]
 
         cluster.restore_node("node-3")  # in the background: the run goes on
         assert wait_for(lambda: loss.calls[-1] == ("restart", "node-3"))
-        assert wait_for(lambda: any(isinstance(e, NoticeEvent) and e.topic == "node_restored"
-                                    for e in cluster.events.snapshot()))
+        assert wait_for(
+            lambda: any(isinstance(e, NoticeEvent) and e.topic == "node_restored" for e in cluster.events.snapshot())
+        )
         cluster.restart([1], reason="again", grace_s=2)
         assert [s.node for s in services(swarm, "worker") if not s.removed] == ["node-2", "node-1"]  # not back
         lost_container.status = "exited"  # it came back with its node
@@ -132,6 +137,7 @@ def test_one_docker_host_refuses_node_lost_before_anything_starts():
 
 # --- finding the local swarm's node containers ---------------------------------------------
 
+
 def test_the_local_swarm_is_found_from_the_managers_socket(tmp_path):
     for i in (1, 2, 3):
         (tmp_path / "swarm" / "t1" / f"node-{i}").mkdir(parents=True)
@@ -166,8 +172,9 @@ def test_a_node_container_must_carry_the_swarms_label(tmp_path):
 
 
 def test_the_swarm_scenarios_are_valid_on_the_swarm_and_refused_on_one_host_with_where_they_run(capsys):
-    import chaos.cli
     from pathlib import Path
+
+    import chaos.cli
 
     folder = str(Path(__file__).parents[3] / "scenarios-swarm")
     assert chaos.cli.main(["validate", folder, "--backend", "swarm"]) == 0
@@ -217,6 +224,7 @@ def test_a_node_that_cannot_be_silenced_is_not_killed():
 
 
 # --- a node drained ---------------------------------------------------------------------------
+
 
 def test_a_drained_node_is_set_to_drain_its_worker_moves_and_the_heal_makes_it_active(swarm):
     with make(swarm) as cluster:

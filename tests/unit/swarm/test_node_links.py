@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from fake_backend import FakeCluster
+from fake_swarm import make_cluster as make
+from fake_swarm import node_attrs
 
 from chaos.backends.swarm import links
 from chaos.backends.swarm.links import Link, dropped_packets, rule_specs
@@ -17,23 +20,25 @@ from chaos.faults import FAULTS
 from chaos.scenario.loader import load_many
 from chaos.scenario.model import Scenario
 from chaos.topology import Topology
-from fake_backend import FakeCluster
-from fake_swarm import make_cluster as make, node_attrs
 
 LINK = "scenarios-swarm/link-between-two-nodes-cut-fails-on-the-heartbeat-then-recovers.yaml"
 
 
 # --- the rules --------------------------------------------------------------------------------
 
+
 def test_a_cut_drops_every_vxlan_packet_to_and_from_the_peer_node():
     link = Link("node-2", "node-3", "172.30.0.3", 100, "tfchaos-ab-link")
     out, into = rule_specs(link)
-    assert out[:1] == ["OUTPUT"] and ["-d", "172.30.0.3"] == out[out.index("-d"):out.index("-d") + 2]
+    assert out[:1] == ["OUTPUT"] and ["-d", "172.30.0.3"] == out[out.index("-d") : out.index("-d") + 2]
     assert into[:1] == ["INPUT"] and "-s" in into and "172.30.0.3" in into
     for rule in (out, into):
         assert rule[rule.index("--dport") + 1] == "4789" and rule[-2:] == ["-j", "DROP"]
         assert "statistic" not in rule and "tfchaos-ab-link" in rule
-    assert [c[:4] for c in links.apply_commands(link)] == [["iptables", "-w", "-I", "OUTPUT"], ["iptables", "-w", "-I", "INPUT"]]
+    assert [c[:4] for c in links.apply_commands(link)] == [
+        ["iptables", "-w", "-I", "OUTPUT"],
+        ["iptables", "-w", "-I", "INPUT"],
+    ]
     assert [c[3:] for c in links.undo_commands(link)] == rule_specs(link)  # undone rule by rule
 
 
@@ -57,6 +62,7 @@ Chain OUTPUT (policy ACCEPT 0 packets, 0 bytes)
 
 
 # --- TF_CONFIG and the scenario rules ----------------------------------------------------------
+
 
 def test_direct_traffic_names_the_workers_themselves_in_tf_config():
     direct = json.loads(Topology(2, direct=True).tf_config(1))
@@ -109,6 +115,7 @@ def test_the_fault_degrades_then_restores_and_names_two_different_workers():
 
 # --- on the swarm -----------------------------------------------------------------------------
 
+
 class FakeNodes:
     """The local swarm's node containers (LocalNodeLoss) at their boundary: commands run in a node."""
 
@@ -129,7 +136,12 @@ def test_the_link_is_cut_on_the_first_workers_node_toward_the_second_and_restore
         cluster._node_loss = nodes = FakeNodes()
         link = cluster.degrade_link(0, 1, 100)
         assert (link.node, link.peer, link.peer_addr) == ("node-2", "node-3", "172.30.0.3")
-        assert [h for h, _ in nodes.ran] == ["node-2", "node-2"] and nodes.ran[0][1][:4] == ["iptables", "-w", "-I", "OUTPUT"]
+        assert [h for h, _ in nodes.ran] == ["node-2", "node-2"] and nodes.ran[0][1][:4] == [
+            "iptables",
+            "-w",
+            "-I",
+            "OUTPUT",
+        ]
         cluster.restore_link(link)
         cluster.restore_link(link)  # restored already: nothing more
         assert [argv[2] for _, argv in nodes.ran[2:]] == ["-L", "-D", "-D"]

@@ -5,9 +5,10 @@ new task, follows it and records the restart. On real nodes: tests/integration/t
 
 from __future__ import annotations
 
+from fake_swarm import make_cluster, services, wait_for
+
 from chaos.backends.swarm import specs
 from chaos.events import AddressEvent, ExitEvent, NoticeEvent, RestartEvent
-from fake_swarm import make_cluster, services, wait_for
 
 ORCHESTRATED = {"restarted_by": "orchestrator", "max_restarts": 1}
 

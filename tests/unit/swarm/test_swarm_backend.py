@@ -9,15 +9,37 @@ import json
 
 import pytest
 from docker.types import Mount
+from fake_swarm import FakeProxies, FakeSwarm, node_attrs, services, wait_for
+from fake_swarm import make_cluster as make
 
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT
 from chaos.backends.abilities import (
-    CheckpointDamage, CheckpointFill, CheckpointListing, CheckpointSnapshots, Freezing, NamespacesAhead, NodeDrain,
-    NodeLinks, NodeLoss, OrchestratorRestarts, PacketNamespaces, Partitions, ProxyLinks, ResourceLimits, RestartsAhead,
-    SpareAddresses, StorageWriteLimits, UnsupportedVerb, WorkerCommands, WorkerOverrides, serves, verbs,
+    CheckpointDamage,
+    CheckpointFill,
+    CheckpointListing,
+    CheckpointSnapshots,
+    Freezing,
+    NamespacesAhead,
+    NodeDrain,
+    NodeLinks,
+    NodeLoss,
+    OrchestratorRestarts,
+    PacketNamespaces,
+    Partitions,
+    ProxyLinks,
+    ResourceLimits,
+    RestartsAhead,
+    SpareAddresses,
+    StorageWriteLimits,
+    UnsupportedVerb,
+    WorkerCommands,
+    WorkerOverrides,
+    serves,
+    verbs,
 )
 from chaos.backends.docker.ownership import LABEL_OWNER, LABEL_SESSION
 from chaos.backends.spec import Limits
+from chaos.backends.swarm import cluster as swarm_cluster
 from chaos.backends.swarm import specs
 from chaos.backends.swarm.backend import SwarmBackend
 from chaos.backends.swarm.cluster import SwarmCluster
@@ -25,8 +47,6 @@ from chaos.backends.swarm.placement import Node, place
 from chaos.errors import InfrastructureError
 from chaos.events import AddressEvent, ExitEvent, NoticeEvent, RestartEvent
 from chaos.topology import PROXY_API_PORT
-from chaos.backends.swarm import cluster as swarm_cluster
-from fake_swarm import FakeProxies, FakeSwarm, make_cluster as make, node_attrs, services, wait_for
 
 WORKER = "tfchaos/worker:tf2.20"
 PROXY = "tfchaos/proxy:latest"
@@ -37,6 +57,7 @@ def nodes(*specs_):
 
 
 # --- placement --------------------------------------------------------------------------
+
 
 def test_two_workers_go_to_the_two_worker_nodes_and_the_proxy_to_the_manager():
     p = place(nodes(("node-1", "manager"), ("node-2",), ("node-3",)), 2)
@@ -49,8 +70,10 @@ def test_more_workers_than_nodes_go_round_robin_worker_nodes_first():
 
 
 def test_nodes_not_ready_or_drained_get_no_worker():
-    p = place(nodes(("node-1", "manager"), ("node-2", "worker", "down"), ("node-3", "worker", "ready", "drain"),
-                    ("node-4",)), 2)
+    p = place(
+        nodes(("node-1", "manager"), ("node-2", "worker", "down"), ("node-3", "worker", "ready", "drain"), ("node-4",)),
+        2,
+    )
     assert p.workers == ("node-4", "node-1")
 
 
@@ -134,9 +157,17 @@ LABELS = specs.run_labels("abc12345", {LABEL_OWNER: "h:1:2", LABEL_SESSION: "s"}
 
 def test_a_worker_service_is_pinned_to_its_node_on_the_runs_overlay_with_the_store_at_its_checkpoint_dir():
     spec = specs.worker_service(
-        name="tfchaos-abc12345-worker-1-g0", worker="worker-1", index=1, image=WORKER,
-        env={"TF_CONFIG": "{}", "B": "2"}, args=None, network="tfchaos-abc12345", node="node-3",
-        store_dir="/mnt/tfchaos-store/tfchaos-abc12345", checkpoint_dir="/backup", labels=LABELS,
+        name="tfchaos-abc12345-worker-1-g0",
+        worker="worker-1",
+        index=1,
+        image=WORKER,
+        env={"TF_CONFIG": "{}", "B": "2"},
+        args=None,
+        network="tfchaos-abc12345",
+        node="node-3",
+        store_dir="/mnt/tfchaos-store/tfchaos-abc12345",
+        checkpoint_dir="/backup",
+        labels=LABELS,
         limits=Limits(cpus=0.5, memory_bytes=1 << 30),
     )
     assert spec["constraints"] == ["node.hostname==node-3"]
@@ -155,18 +186,32 @@ def test_a_worker_service_is_pinned_to_its_node_on_the_runs_overlay_with_the_sto
 
 
 def test_a_jobs_command_is_the_tasks_cmd_not_its_entrypoint():
-    spec = specs.worker_service(name="n", worker="worker-0", index=0, image=WORKER, env={}, args=["python", "t.py"],
-                                network="net", node="node-2", store_dir="/s/r", checkpoint_dir="/ckpt", labels=LABELS)
+    spec = specs.worker_service(
+        name="n",
+        worker="worker-0",
+        index=0,
+        image=WORKER,
+        env={},
+        args=["python", "t.py"],
+        network="net",
+        node="node-2",
+        store_dir="/s/r",
+        checkpoint_dir="/ckpt",
+        labels=LABELS,
+    )
     assert spec["args"] == ["python", "t.py"] and "command" not in spec and "resources" not in spec
 
 
 def test_the_proxy_publishes_its_api_in_host_mode_on_its_node_as_proxy_on_the_overlay():
-    spec = specs.proxy_service(name="tfchaos-abc12345-proxy", image=PROXY, network="tfchaos-abc12345",
-                               node="node-1", labels=LABELS)
+    spec = specs.proxy_service(
+        name="tfchaos-abc12345-proxy", image=PROXY, network="tfchaos-abc12345", node="node-1", labels=LABELS
+    )
     assert spec["constraints"] == ["node.hostname==node-1"]
     assert [(n["Target"], n["Aliases"]) for n in spec["networks"]] == [("tfchaos-abc12345", ["proxy"])]
-    assert spec["endpoint_spec"] == {"Mode": "dnsrr", "Ports": [
-        {"Protocol": "tcp", "TargetPort": PROXY_API_PORT, "PublishMode": "host"}]}
+    assert spec["endpoint_spec"] == {
+        "Mode": "dnsrr",
+        "Ports": [{"Protocol": "tcp", "TargetPort": PROXY_API_PORT, "PublishMode": "host"}],
+    }
     assert spec["labels"]["io.tfchaos.role"] == "proxy"
 
 
@@ -196,7 +241,9 @@ def test_bring_up_places_each_worker_on_its_own_node_and_says_where(swarm):
         assert proxy.node == "node-1" and cluster.proxies.host == "172.30.0.1" and cluster.proxies.port == 30001
         workers = services(swarm, "worker")
         assert [(s.name, s.node) for s in workers] == [
-            (f"{prefix}-worker-0-g0", "node-2"), (f"{prefix}-worker-1-g0", "node-3")]
+            (f"{prefix}-worker-0-g0", "node-2"),
+            (f"{prefix}-worker-1-g0", "node-3"),
+        ]
         for i, s in enumerate(workers):
             env = dict(e.split("=", 1) for e in s.spec["env"])
             assert json.loads(env["TF_CONFIG"])["cluster"]["worker"] == ["proxy:23600", "proxy:23601"]
@@ -233,8 +280,9 @@ def test_a_container_the_engine_could_not_start_is_said_with_the_engines_error(s
         assert wait_for(lambda: any(isinstance(e, ExitEvent) for e in cluster.events.snapshot()))
         [notice] = [e for e in cluster.events.snapshot() if isinstance(e, NoticeEvent)]
         assert notice.topic == "task_failed"
-        assert notice.text == ("worker-1 on node-3: its container did not start: failed to create shim task: "
-                               "context deadline exceeded")
+        assert notice.text == (
+            "worker-1 on node-3: its container did not start: failed to create shim task: context deadline exceeded"
+        )
 
 
 def test_a_restart_stops_the_old_task_and_starts_the_next_generation_on_the_same_node(swarm):
@@ -317,8 +365,11 @@ def test_a_packet_faults_helper_joins_the_task_on_its_node_and_goes_with_the_tea
     from chaos.backends.docker import netns as docker_netns
 
     joined: list[JoinedHelper] = []
-    monkeypatch.setattr(docker_netns.DockerNetns, "join",
-                        classmethod(lambda cls, *a, **kw: joined.append(JoinedHelper(*a, **kw)) or joined[-1]))
+    monkeypatch.setattr(
+        docker_netns.DockerNetns,
+        "join",
+        classmethod(lambda cls, *a, **kw: joined.append(JoinedHelper(*a, **kw)) or joined[-1]),
+    )
     with make(swarm) as cluster:
         cluster.start_workers()
         cluster.netns_ahead(1)
@@ -332,17 +383,34 @@ def test_a_packet_faults_helper_joins_the_task_on_its_node_and_goes_with_the_tea
     assert all(h.closed for h in joined)
 
 
-@pytest.mark.parametrize("ability", [CheckpointDamage, CheckpointSnapshots, CheckpointFill, StorageWriteLimits,
-                                     RestartsAhead])
+@pytest.mark.parametrize(
+    "ability", [CheckpointDamage, CheckpointSnapshots, CheckpointFill, StorageWriteLimits, RestartsAhead]
+)
 def test_what_it_cannot_serve_yet_it_does_not_implement_no_stub_stands_in(swarm, ability):
     cluster = make(swarm)
     assert not serves(cluster, ability) and not serves(SwarmCluster, ability)
     assert not any(hasattr(cluster, verb) for verb in verbs(ability))
 
 
-@pytest.mark.parametrize("ability", [ProxyLinks, Partitions, PacketNamespaces, NamespacesAhead, Freezing,
-                                     WorkerCommands, ResourceLimits, WorkerOverrides, SpareAddresses,
-                                     CheckpointListing, NodeLoss, NodeDrain, NodeLinks, OrchestratorRestarts])
+@pytest.mark.parametrize(
+    "ability",
+    [
+        ProxyLinks,
+        Partitions,
+        PacketNamespaces,
+        NamespacesAhead,
+        Freezing,
+        WorkerCommands,
+        ResourceLimits,
+        WorkerOverrides,
+        SpareAddresses,
+        CheckpointListing,
+        NodeLoss,
+        NodeDrain,
+        NodeLinks,
+        OrchestratorRestarts,
+    ],
+)
 def test_what_it_serves_its_class_implements(ability):
     assert serves(SwarmCluster, ability) and issubclass(SwarmCluster, ability)
 
@@ -361,7 +429,9 @@ PACKET = "scenarios/packet-loss-5pct-on-one-worker-stretches-every-step-without-
 KILLED = "scenarios/killed-worker-recovers-from-checkpoint.yaml"
 
 
-def test_chaos_run_refuses_a_scenario_whose_fault_the_swarm_cannot_serve_before_any_engine_is_asked(capsys, monkeypatch):
+def test_chaos_run_refuses_a_scenario_whose_fault_the_swarm_cannot_serve_before_any_engine_is_asked(
+    capsys, monkeypatch
+):
     import chaos.cli
     from chaos.runner import cli as run_cli
 

@@ -12,7 +12,9 @@ from chaos.errors import InfrastructureError, ScenarioError
 
 def test_nodes_are_named_host_equals_url():
     assert parse_nodes(" node-2=unix:///run/n2.sock, gpu-7=ssh://me@gpu-7 ,") == {
-        "node-2": "unix:///run/n2.sock", "gpu-7": "ssh://me@gpu-7"}
+        "node-2": "unix:///run/n2.sock",
+        "gpu-7": "ssh://me@gpu-7",
+    }
 
 
 @pytest.mark.parametrize("text", ["node-2", "node-2=/run/n2.sock", "=ssh://x"])

@@ -15,8 +15,16 @@ from chaos.backends.docker.ownership import LABEL_OWNER, LABEL_SESSION
 from chaos.backends.swarm import nodes as swarm_nodes
 from chaos.backends.swarm.nodes import LocalSwarm, make_plan, require_images
 from chaos.backends.swarm.plan import (
-    ENDPOINT_MODE, LABEL_NODE, LABEL_SWARM, MAX_NODES, OVERLAY_MTU, OVERLAY_NETWORK, SwarmPlan, check_name,
-    check_nodes, describe_access,
+    ENDPOINT_MODE,
+    LABEL_NODE,
+    LABEL_SWARM,
+    MAX_NODES,
+    OVERLAY_MTU,
+    OVERLAY_NETWORK,
+    SwarmPlan,
+    check_name,
+    check_nodes,
+    describe_access,
 )
 from chaos.errors import InfrastructureError, ScenarioError
 
@@ -26,6 +34,7 @@ def plan(nodes: int = 3, name: str = "local", owner=()) -> SwarmPlan:
 
 
 # --- input ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("value", [0, -1, MAX_NODES + 1, "x", "", "2.5", None])
 def test_bad_node_counts_name_the_valid_range(value):
@@ -53,12 +62,15 @@ def test_a_socket_path_too_long_for_unix_is_refused_with_the_cure():
     assert "longer than a unix socket allows" in err.value.message and "TFCHAOS_CACHE" in err.value.hint
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["swarm", "up", "--nodes", "0"], "--nodes must be a whole number from 1 to 8"),
-    (["swarm", "up", "--nodes", "three"], "not 'three'"),
-    (["swarm", "down", "--name", "No"], "swarm name 'No' is not valid"),
-    (["swarm", "status", "--name", "a b"], "swarm name 'a b' is not valid"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["swarm", "up", "--nodes", "0"], "--nodes must be a whole number from 1 to 8"),
+        (["swarm", "up", "--nodes", "three"], "not 'three'"),
+        (["swarm", "down", "--name", "No"], "swarm name 'No' is not valid"),
+        (["swarm", "status", "--name", "a b"], "swarm name 'a b' is not valid"),
+    ],
+)
 def test_the_command_refuses_bad_input_before_asking_the_engine(argv, needle, capsys, monkeypatch):
     def no_engine():
         raise AssertionError("the engine was asked before the input was checked")
@@ -106,6 +118,7 @@ def test_a_missing_image_is_named_with_how_to_build_it():
 
 
 # --- what a swarm is made of -----------------------------------------------------------
+
 
 def test_names_follow_the_swarm_name():
     p = plan(3, "ci-2")
@@ -179,6 +192,7 @@ def test_the_access_lines_say_how_to_reach_and_place():
 
 # --- the node image --------------------------------------------------------------------
 
+
 def test_the_node_images_hash_follows_its_packages(tmp_path, monkeypatch):
     from chaos.images import swarm_node
 
@@ -187,8 +201,13 @@ def test_the_node_images_hash_follows_its_packages(tmp_path, monkeypatch):
     assert want is None and "not fetched" in why
     folder = tmp_path / "debs" / "swarm-node"
     folder.mkdir(parents=True)
-    for name in ("docker.io_20.10_amd64.deb", "iptables_1.8_amd64.deb", "sshfs_3.7_amd64.deb",
-                 "openssh-server_9.2_amd64.deb", "runc_1.1_amd64.deb"):
+    for name in (
+        "docker.io_20.10_amd64.deb",
+        "iptables_1.8_amd64.deb",
+        "sshfs_3.7_amd64.deb",
+        "openssh-server_9.2_amd64.deb",
+        "runc_1.1_amd64.deb",
+    ):
         (folder / name).write_bytes(b"x" * 10)
     first, _ = swarm_node.wanted_hash("sha256:base")
     assert first and first != swarm_node.wanted_hash("sha256:other")[0]
@@ -197,6 +216,7 @@ def test_the_node_images_hash_follows_its_packages(tmp_path, monkeypatch):
 
 
 # --- loading images: one save streamed into every node ---------------------------------
+
 
 class _NodeApi:
     def __init__(self, fail_after: int | None = None):
@@ -268,8 +288,9 @@ def test_chaos_clean_keeps_a_swarm_made_by_the_command_and_says_how_to_remove_it
     from chaos.backends.docker.engine_objects import EngineObject
     from chaos.backends.docker.ownership import Liveness
 
-    record = runs.RunRecord("swarm-local", [EngineObject("container", "c1", "tfchaos-swarm-local-node-1",
-                                                         plan().labels(1), "running")])
+    record = runs.RunRecord(
+        "swarm-local", [EngineObject("container", "c1", "tfchaos-swarm-local-node-1", plan().labels(1), "running")]
+    )
     monkeypatch.setattr(docker_api, "connect", lambda: object())
     monkeypatch.setattr(runs, "clean", lambda client, **kw: runs.CleanResult(kept=[(record, Liveness.UNKNOWN)]))
     assert chaos.cli.main(["clean"]) == 0
@@ -277,10 +298,16 @@ def test_chaos_clean_keeps_a_swarm_made_by_the_command_and_says_how_to_remove_it
     assert "a swarm made by `chaos swarm up` (`chaos swarm down --name local` removes it)" in out
 
 
-@pytest.mark.parametrize("raised,expected", [
-    (lambda: __import__("docker").errors.APIError("500", explanation="invalid device /dev/fuse"), InfrastructureError),
-    (lambda: KeyboardInterrupt(), KeyboardInterrupt),
-])
+@pytest.mark.parametrize(
+    "raised,expected",
+    [
+        (
+            lambda: __import__("docker").errors.APIError("500", explanation="invalid device /dev/fuse"),
+            InfrastructureError,
+        ),
+        (lambda: KeyboardInterrupt(), KeyboardInterrupt),
+    ],
+)
 def test_a_failed_or_interrupted_bring_up_removes_what_it_made(monkeypatch, raised, expected):
     calls = []
     monkeypatch.setattr(swarm_nodes, "swarm_objects", lambda client, name: [])

@@ -8,7 +8,9 @@ from chaos.workload.spec import WorkloadSpec
 
 
 def spec(**fields) -> WorkloadSpec:
-    return WorkloadSpec.model_validate({"image": "acme/trainer:1", "command": ["python", "train.py"], "checkpoint_dir": "/ckpt", **fields})
+    return WorkloadSpec.model_validate(
+        {"image": "acme/trainer:1", "command": ["python", "train.py"], "checkpoint_dir": "/ckpt", **fields}
+    )
 
 
 def test_a_scenario_pythonpath_keeps_the_agent_first():

@@ -59,8 +59,9 @@ def test_errors_are_not_parsed_when_the_workload_reports_them_itself():
 
 
 def test_progress_lines_become_steps_and_the_done_line_a_done_event():
-    progress = ProgressPattern(step=r"step (?P<step>\d+)/\d+ epoch (?P<epoch>\d+) loss (?P<loss>[0-9.]+)",
-                               done=r"^training finished")
+    progress = ProgressPattern(
+        step=r"step (?P<step>\d+)/\d+ epoch (?P<epoch>\d+) loss (?P<loss>[0-9.]+)", done=r"^training finished"
+    )
     lines = ["step 1/40 epoch 0 loss 0.93", "noise", "step 2/40 epoch 0 loss nan-ish", "training finished"]
     events = feed_all(LineParser("worker-1", progress), lines)
     steps = [e for e in events if isinstance(e, StepEvent)]
