@@ -27,6 +27,12 @@ DEFAULT_SOCKET = "unix:///var/run/docker.sock"
 CONNECT_TIMEOUT_ENV = "TFCHAOS_ENGINE_TIMEOUT"
 CONNECT_TIMEOUT_S = 15.0
 OPERATION_TIMEOUT_S = 600
+# The oldest engine API every feature here works on: 1.41 (Docker 20.10), the engine the project
+# is tested on, and the first with one-shot stats (a worker's memory, read when a memory fault
+# judges it) and a platform on container create. An older engine is refused at connect, before
+# anything is made, rather than failing midway through a run that then has things to undo.
+MIN_API_VERSION = (1, 41)
+MIN_ENGINE = "Docker 20.10"
 
 
 def engine_address(environ: dict[str, str] | None = None) -> tuple[str, str]:
@@ -168,8 +174,35 @@ def docker_client(timeout: float = OPERATION_TIMEOUT_S):
             hint="start it (e.g. `sudo service docker start`) or point DOCKER_HOST at a running engine "
             f"(`docker -H {address} version` tells); {CONNECT_TIMEOUT_ENV} sets how long to wait",
         ) from None
+    require_api_version(client, address, named_by)
     client.api.timeout = timeout
     return client
+
+
+def api_version_of(text: str) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(part) for part in str(text).split("."))
+    except ValueError:
+        return None
+
+
+def require_api_version(client, address: str, named_by: str) -> None:
+    """Refuse an engine older than MIN_API_VERSION, naming it, its version and what needs more."""
+    try:
+        reported = client.version()
+    except Exception:  # noqa: BLE001 - it answered the ping; an engine that cannot say is let through
+        return
+    api = api_version_of(reported.get("ApiVersion", ""))
+    if api is None or api >= MIN_API_VERSION:
+        return
+    need = ".".join(map(str, MIN_API_VERSION))
+    raise InfrastructureError(
+        f"the Docker engine at {address} ({named_by}) is too old: Docker {reported.get('Version', '?')}, "
+        f"API {reported.get('ApiVersion')}; tfchaos needs API {need} ({MIN_ENGINE}) or newer "
+        "(one-shot container stats for memory faults, a platform on container create)",
+        hint=f"upgrade the engine to {MIN_ENGINE} or newer, or point DOCKER_HOST at one "
+        f"(`docker -H {address} version` tells its API version)",
+    )
 
 
 def get_image(client, ref: str):
