@@ -671,7 +671,8 @@ SHAPES: tuple[Shape, ...] = (
     _shape("graph_handle", ["Graph handle"], r"Graph handle is not found"),
     _shape(
         "closure_error",
-        ["closure"],
+        # "closures" too: the index keys a line by its whole words, and "Start cancelling closures" has no "closure"
+        ["closure", "closures"],
         r"encountered the following error when processing closure|Start cancelling closures",
     ),
     # --- TF_CONFIG

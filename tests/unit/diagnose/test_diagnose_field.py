@@ -52,9 +52,9 @@ DEV = [c for c in CASES if c["split"] == "dev"]
 
 
 def _lines() -> list[str]:
-    """Every line of the dev cases and of this framework's own runs."""
+    """Every line of the dev cases and of this framework's own runs (logs/: the suite's, runs/: single runs')."""
     out = [line for c in DEV for line in c["log"].splitlines()]
-    for file in sorted(LOGS.rglob("*.log")):
+    for file in sorted([*LOGS.rglob("*.log"), *(LOGS.parent / "runs").rglob("*.log")]):
         out += file.read_text(encoding="utf-8", errors="replace").splitlines()
     return [line for line in out if line.strip()]
 

@@ -193,6 +193,8 @@ def test_dev_2_cases_name_their_family_or_say_no_match(tmp_path, catalogue, case
         "AUTO sharding policy will apply DATA sharding policy as it failed to apply FILE sharding",
         "Received a preemption notice for this VM",
         "Autoshard policy is set to OFF",
+        # the parameter-server coordinator (killed-parameter-server-..., tests/unit/diagnose/runs/): "closures"
+        "ERROR:tensorflow:Start cancelling closures due to error UnavailableError(): Graph execution error:",
     ],
 )
 def test_the_shape_index_finds_a_guard_word_inside_a_longer_word(line):
