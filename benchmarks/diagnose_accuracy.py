@@ -258,14 +258,16 @@ def _seed_lines(cases: list[dict]) -> tuple[list[str], list[str]]:
     """Real lines (the corpus's and this framework's own runs'): those that state
     a failure, and the per-step lines (progress bars, loss/step lines, step events)
     a training job repeats, which make a log long."""
-    from chaos.diagnose.observe import _exception, _exit, _status
     from chaos.diagnose.shapes import shapes_in
+    from chaos.workload.grammar import exception_line, exit_line, status_line
 
     lines = [line for c in cases for line in c["log"].splitlines() if line.strip()]
     own = ROOT / "tests" / "unit" / "diagnose" / "logs"
     for file in sorted(own.rglob("*.log")):
         lines += [line for line in file.read_text(errors="replace").splitlines() if line.strip()]
-    failing = [line for line in lines if shapes_in(line) or _status(line) or _exception(line) or _exit(line)]
+    failing = [
+        line for line in lines if shapes_in(line) or status_line(line) or exception_line(line) or exit_line(line)
+    ]
     # What makes a log long: per-step output (progress bars, loss/step lines, step events).
     per_step = re.compile(r"\bstep\b|/step|\bloss\b|Epoch \d|global_step/sec|\"event\":\s*\"step\"")
     quiet = [line for line in lines if line not in set(failing) and per_step.search(line)]

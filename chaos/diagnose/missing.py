@@ -21,9 +21,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from chaos.diagnose.observe import Evidence, WorkerObservations, _core, line_time
+from chaos.diagnose.observe import Evidence, WorkerObservations
 from chaos.events import LogLine
 from chaos.stragglers import waiting_for
+from chaos.workload.grammar import line_time, unwrap
 
 _T = r"/job:(?P<job>\w+)/replica:\d+/task:(?P<task>\d+)"
 
@@ -70,7 +71,9 @@ def who_is_missing(workers: list[WorkerObservations]) -> list[Missing]:
         lines = [e for e, _ in w.flagged]
         # every coordination line (the flagged ones keep a repeated line once, and a restarted job repeats them)
         report_lines = w.coordination or lines
-        report = waiting_for([LogLine(t=line_time(_core(e.text)) or 0.0, source="", text=e.text) for e in report_lines])
+        report = waiting_for(
+            [LogLine(t=line_time(unwrap(e.text)) or 0.0, source="", text=e.text) for e in report_lines]
+        )
         if report:
             header, tasks = report
             where = next(e for e in report_lines if e.text == header.text)

@@ -15,12 +15,10 @@ Three kinds of text are understood:
 
 from __future__ import annotations
 
-import calendar
 import dataclasses
 import functools
 import heapq
 import re
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -46,9 +44,22 @@ from chaos.events import (
     parse_line,
 )
 from chaos.events_text import evidence_text
-from chaos.workload.logparse import NEW_RECORD
+from chaos.workload.grammar import (
+    EXCEPTION_ENDINGS,
+    MAX_MESSAGE_LINES,
+    WAITING,
+    ExceptionLine,
+    ExitLine,
+    after_stamp,
+    ends_message,
+    exception_line,
+    exit_line,
+    line_time,
+    status_line,
+    unwrap,
+    without_prefix,
+)
 
-MAX_MESSAGE_LINES = 40
 MAX_MESSAGE_CHARS = 20_000
 MAX_EVIDENCE = 4  # lines shown for one symptom
 # What a worker's observations keep, whatever the log's length: a long log
@@ -262,227 +273,9 @@ class WorkerObservations:
         return next((g.fingerprint for g in self.generations if g.fingerprint is not None), None)
 
 
-# --- line patterns ------------------------------------------------------------
+# --- line patterns (the grammar itself: chaos.workload.grammar) -----------------
 
-_EXCEPTION = re.compile(
-    r"^(?:[\w.]+\.)?(?P<cls>[A-Z]\w*(?:Error|Exception))(?:\(\))?(?: \(see above for traceback\))?(?::\s?(?P<msg>.*))?$"
-)
-# An exception reported inside a longer line: "... when processing closure: UnavailableError():Graph ..."
-_REPORTED = re.compile(r"\b(?P<cls>[A-Z]\w*Error)\(\):\s*(?P<msg>.*)$")
-# Prefixes before an exception or status: timestamps, log levels, logger names.
-_PREFIX = re.compile(
-    r"^(?:\d{4}-\d\d-\d\d[T ][\d:.,]+Z?:?\s*"  # ISO / kubectl --timestamps / python logging
-    r"|[IWEF]\d{4} [\d:.]+\s+\d+\s+\S+\]\s*"  # absl: E1125 04:41:42.123456  123 file.cc:45]
-    r"|[IWEF] \S+\.(?:cc|h):\d+\]\s*"  # short C++ form
-    r"|(?:ERROR|WARNING|CRITICAL|FATAL|INFO)(?::[\w.]+:|\s*[-:])\s*"  # ERROR:root: / ERROR -
-    r"|\[[^\]]{1,40}\]\s*"
-    r")+"
-)
-_STATUS = re.compile(
-    r"\b(?P<code>UNAVAILABLE|DEADLINE_EXCEEDED|RESOURCE_EXHAUSTED|INTERNAL|ABORTED|CANCELLED|"
-    r"FAILED_PRECONDITION|NOT_FOUND|UNKNOWN|DATA_LOSS|PERMISSION_DENIED|INVALID_ARGUMENT)"
-    r"(?::\s*|\s+)(?P<msg>\S.*)$"
-)
-# TF 1.x and early 2.x print a status in words: "Unavailable: Socket closed", "Resource exhausted: OOM ...".
-_STATUS_WORDS = re.compile(
-    r"\b(?P<code>Unavailable|Deadline [Ee]xceeded|Resource [Ee]xhausted|Internal|Aborted|Cancelled|"
-    r"Failed [Pp]recondition|Not [Ff]ound|Data [Ll]oss|Permission [Dd]enied|Invalid [Aa]rgument):\s*(?P<msg>\S.*)$"
-)
-# gRPC's own detail: {"grpc_message":"Socket closed","grpc_status":14} (quoted, escaped, or bare keys)
-_GRPC_DETAIL = re.compile(r'grpc_message\\?"?:\s*\\?"(?P<msg>[^"\\]+)\\?",\s*\\?"?grpc_status\\?"?:\s*(?P<code>\d+)')
-GRPC_CODES = {
-    1: "CANCELLED",
-    2: "UNKNOWN",
-    4: "DEADLINE_EXCEEDED",
-    8: "RESOURCE_EXHAUSTED",
-    10: "ABORTED",
-    13: "INTERNAL",
-    14: "UNAVAILABLE",
-}
-STATUS_CLASSES = {
-    "UNAVAILABLE": "UnavailableError",
-    "DEADLINE_EXCEEDED": "DeadlineExceededError",
-    "RESOURCE_EXHAUSTED": "ResourceExhaustedError",
-    "INTERNAL": "InternalError",
-    "ABORTED": "AbortedError",
-    "CANCELLED": "CancelledError",
-    "FAILED_PRECONDITION": "FailedPreconditionError",
-    "NOT_FOUND": "NotFoundError",
-    "UNKNOWN": "UnknownError",
-    "DATA_LOSS": "DataLossError",
-    "PERMISSION_DENIED": "PermissionDeniedError",
-    "INVALID_ARGUMENT": "InvalidArgumentError",
-}
-# gRPC/TF failures a C++ log line can state with no status code.
-_ERROR_PHRASES = re.compile(  # case-sensitive, in TF's and gRPC's casings: IGNORECASE costs 10x on long lines
-    r"[Ff]ailed to connect to all addresses|[Ss]ocket closed|[Cc]onnection reset by peer|[Cc]onnection refused|"
-    r"[Dd]eadline [Ee]xceeded|DEADLINE_EXCEEDED|stopped sending heartbeats|[Hh]eartbeat timeout|[Bb]roken pipe|"
-    r"OS Error|[Cc]onnection timed out"
-)
-
-
-def _severity(levels: str) -> re.Pattern:
-    """A TF C++ log line of those levels: ``2026-11-25 09:18:55.85: E external/x.cc:1]``
-    (TF 2.x), ``E tensorflow/core/x.cc:1]`` (TF 1.x), ``E1125 09:18:55.85 42 x.cc:1]`` (absl)."""
-    return re.compile(
-        rf"^(?:\d{{4}}-\d\d-\d\d[T ][\d:.,]+Z?:?\s*)?(?:[{levels}]\d{{4}} |[{levels}]\s+(?:\d+\s+)?\S+\.(?:cc|h):\d+\])"
-    )
-
-
-_WARN_OR_WORSE = _severity("WEF")
-_SEVERE = _severity("EF")
-_EXIT_PATTERNS = [
-    re.compile(r"command terminated with exit code (?P<code>\d+)"),
-    re.compile(r"\b[Ee]xit(?:ed)?(?: with)?(?: error| status)? (?:[Cc]ode|[Ss]tatus)[:= ]\s*(?P<code>\d+)"),
-    re.compile(r"\b[Ee]xit_code[:= ]\s*(?P<code>\d+)"),
-    re.compile(r"^\s*Exit Code:\s+(?P<code>\d+)"),
-]
-# Words without which no exit shape below can match: one cheap scan spares the rest.
-_EXIT_WORDS = (
-    "xit",
-    "Kill",
-    "kill",
-    "OOM",
-    "oom",
-    "Out of memory",
-    "signal",
-    "Aborted",
-    "Evict",
-    "node was",
-    "node had",
-    "reempt",
-    "lame workers",
-    "Disruption",
-    "BackOff",
-    "Back-off",
-    "replica(s) failed",
-)
-_OOM = re.compile(r"\bOOMKilled\b|Out of memory: Kill(?:ed)? process|oom-kill|OOM-kill")
-_SIGNAL_EXITS = [
-    (
-        re.compile(
-            r"(?<![A-Za-z])[Kk]illed\s*$|\b\d+\s+Killed\s+\S|terminated by signal (?:SIGKILL|9)\b|"
-            r"[Ss]ignal: killed|exited on signal 9\b"
-        ),
-        137,
-    ),
-    (re.compile(r"Aborted \(core dumped\)|terminated by signal (?:SIGABRT|6)\b|exited on signal 6\b"), 134),
-    (re.compile(r"exited on signal 15\b|terminated by signal (?:SIGTERM|15)\b"), 143),
-]
-# An orchestrator's or cloud's word for a worker it took away (no exit code in the line).
-_GONE = [
-    (re.compile(r"\bEvicted\b|The node (?:was low on resource|had condition)"), "evicted"),
-    (re.compile(r"\b[Pp]reempted\b|PREEMPTED|lame workers found|PreemptionByScheduler|DisruptionTarget"), "preempted"),
-    (re.compile(r"CrashLoopBackOff|Back-off restarting failed container|\bBackOff\b"), "restarted"),
-    (re.compile(r"has failed because \d+ \w+ replica\(s\) failed"), "failed replica"),
-]
-
-# Lines a worker prints last while it waits for its peers at bring-up.
-_HANG = re.compile(  # case-sensitive: TF's own casings
-    r"Started server with target:|Waiting for \d+/\d+ tasks to connect|Example stragglers:|"
-    r"still waiting for response from|Waiting for the cluster, timeout|Waiting for model to be ready"
-)
-# What launchers and log collectors put before a worker's own line: mpirun's
-# --tag-output ("[1,0]<stderr>:"), a collector's "2023/10/26 12:12:05 ", quoting
-# ("> "), FfDL's "135 | 1534166953117 | ". The line is read without them.
-_OUTER = re.compile(
-    r"^(?:\s*(?:\[\d+(?:,\d+)?\]<std(?:out|err)>:|\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+|>+ ?|\d+ \| \d+ \| ))+"
-)
-# gRPC's Python client: "status = StatusCode.UNAVAILABLE"
-_GRPC_PY_STATUS = re.compile(
-    r"\bstatus = StatusCode\.(?P<code>[A-Z_]+)|\(StatusCode\.(?P<code2>[A-Z_]+), (?P<msg>[^)]*)\)"
-)
 _KERAS_STEP_TIME = re.compile(r"\b(?P<value>\d+(?:\.\d+)?)(?P<unit>ms|s|us)/step\b")
-_ISO_TIME = re.compile(r"^(?:\[[^\]]*\]\s*)?(?P<date>\d{4}-\d\d-\d\d)[T ](?P<time>\d\d:\d\d:\d\d)(?P<frac>[.,]\d+)?")
-_ABSL_EPOCH = re.compile(r"^[IWEF]0000 00:00:(?P<seconds>\d{9,}\.\d+)")
-_ABSL_TIME = re.compile(r"^[IWEF](?P<month>\d\d)(?P<day>\d\d) (?P<time>\d\d:\d\d:\d\d)(?P<frac>\.\d+)?")
-
-
-@functools.lru_cache(maxsize=4096)
-def _stamp(date: str, clock: str) -> float | None:
-    try:
-        return float(calendar.timegm(time.strptime(f"{date} {clock}", "%Y-%m-%d %H:%M:%S")))
-    except ValueError:
-        return None
-
-
-def line_time(text: str) -> float | None:
-    """Seconds since the epoch from the line's own timestamp (read as UTC), if it has one."""
-    match = _ISO_TIME.match(text)
-    if match:
-        stamp = _stamp(match["date"], match["time"])
-    else:
-        epoch = _ABSL_EPOCH.match(text)
-        if epoch:  # absl before InitializeLog: "I0000 00:00:1795598333.208476"
-            return float(epoch["seconds"])
-        match = _ABSL_TIME.match(text)
-        if not match:
-            return None
-        # absl omits the year: only differences within one log are used
-        stamp = _stamp(f"2000-{match['month']}-{match['day']}", match["time"])
-    if stamp is None:
-        return None
-    frac = float("0." + match["frac"][1:]) if match["frac"] else 0.0
-    return stamp + frac
-
-
-def _core(text: str) -> str:
-    """The line without what a launcher or collector put before it."""
-    if text[:1] not in "[0123456789> \t":
-        return text
-    match = _OUTER.match(text)
-    return text[match.end() :] if match else text
-
-
-def _exception(text: str) -> tuple[str, str] | None:
-    core = _PREFIX.sub("", text.strip(), count=1).strip()
-    match = _EXCEPTION.match(core) or _REPORTED.search(core)
-    if match:
-        return match["cls"], match["msg"] or ""
-    return None
-
-
-def _status(text: str) -> tuple[str, str] | None:
-    """A TF or gRPC status on a log line, as the error class Python would raise for it."""
-    # a status in words ("Internal: ...") is only read where TF prints statuses, not in any sentence
-    bare = _PREFIX.sub("", text.strip(), count=1)
-    low = text.lower()
-    statusy = bool(_WARN_OR_WORSE.match(text) or "status" in low or "abort" in low or _STATUS_WORDS.match(bare))
-    errorish = statusy or "error" in low
-    match = _GRPC_DETAIL.search(text) if "grpc_" in text else None
-    if match and int(match["code"]) in GRPC_CODES:
-        return STATUS_CLASSES[GRPC_CODES[int(match["code"])]], match["msg"]
-    match = _GRPC_PY_STATUS.search(text) if "StatusCode." in text else None
-    if match and (match["code"] or match["code2"]) in STATUS_CLASSES:
-        return STATUS_CLASSES[match["code"] or match["code2"]], match["msg"] or bare
-    match = _STATUS.search(text)
-    if match and errorish:
-        return STATUS_CLASSES[match["code"]], match["msg"]
-    match = _STATUS_WORDS.search(text)
-    if match and statusy:
-        return STATUS_CLASSES[match["code"].upper().replace(" ", "_")], match["msg"]
-    if _SEVERE.match(text) and _ERROR_PHRASES.search(text):
-        return "", bare
-    return None
-
-
-def _exit(text: str) -> tuple[int | None, bool, str] | None:
-    """(exit code, OOM-killed, why it went away) a line states, if any."""
-    if not any(word in text for word in _EXIT_WORDS):
-        return None
-    for pattern in _EXIT_PATTERNS:
-        match = pattern.search(text)
-        if match:
-            return int(match["code"]), bool(_OOM.search(text)), ""
-    if _OOM.search(text):
-        return None, True, ""
-    for pattern, code in _SIGNAL_EXITS:
-        if pattern.search(text):
-            return code, False, ""
-    for pattern, reason in _GONE:
-        if pattern.search(text):
-            return None, False, reason
-    return None
 
 
 # The gate: a line worth the reader's patterns has one of these words (its
@@ -502,6 +295,7 @@ GATE_TOKENS = READER_TOKENS | KEY_TOKENS
 GATE_SUBSTRINGS = tuple(
     dict.fromkeys(
         ("rror", "xception", "TF_CONFIG", "DATA_LOSS", "Data loss", "NOT_FOUND", "Not found", "not found")
+        + EXCEPTION_ENDINGS  # SystemExit, KeyboardInterrupt, ...Failure: the grammar's exception lines
         + ALWAYS_WORDS
     )
 )
@@ -744,7 +538,7 @@ class Observer:
                 if len(hits) < MAX_EVIDENCE:
                     hits.append(Evidence(f"{self.origin}:{number}", self.name, raw))
         if self.stragglers:
-            if TASK_LINE.match(_core(raw)):
+            if TASK_LINE.match(unwrap(raw)):
                 self._flag(Evidence(f"{self.origin}:{number}", self.name, raw), ("task_line",), self.last_t)
                 return
             self.stragglers = False
@@ -757,7 +551,7 @@ class Observer:
                     self.generations[-1].add_step_ms(float(match["value"]) * _STEP_SCALE[match["unit"]])
             return
         evidence = Evidence(f"{self.origin}:{number}", self.name, raw)
-        text = _core(raw)
+        text = unwrap(raw)
         event = parse_line(text, self.name, 0.0) if is_json else None
         if isinstance(event, LogLine):
             event = None
@@ -771,7 +565,7 @@ class Observer:
             t = self.last_t  # a line without a stamp came after the last stamped one
         pending = self.pending
         if pending is not None:
-            goes_on = not NEW_RECORD.match(text) and not _exit(text) and not _HANG.search(text)
+            goes_on = not ends_message(text)
             if event is None and goes_on and pending["lines"] < MAX_MESSAGE_LINES:
                 if len(pending["msg"]) < MAX_MESSAGE_CHARS:
                     pending["msg"] += "\n" + text
@@ -791,7 +585,7 @@ class Observer:
             self.stragglers = "Example stragglers:" in text
         found = reading.exception
         if found:
-            self.pending = {"cls": found[0], "msg": found[1], "t": t, "evidence": evidence, "lines": 0}
+            self.pending = {"cls": found.cls, "msg": found.message, "t": t, "evidence": evidence, "lines": 0}
 
     def finish(self, log: WorkerLog | None = None) -> WorkerObservations:
         self._flush()
@@ -981,9 +775,6 @@ def _event(event, evidence: Evidence, generations: list[Generation]) -> None:
 _STEP_SCALE = {"ms": 1.0, "s": 1000.0, "us": 0.001}
 
 
-_LEADING_STAMP = re.compile(r"\d{4}-\d\d-\d\d[T ][\d:.,]+Z?:?\s*")
-
-
 @dataclass(frozen=True)
 class LineReading:
     """What the reader makes of one text line (its time stamp aside)."""
@@ -991,8 +782,8 @@ class LineReading:
     names: tuple[str, ...]  # its shapes
     hang: bool  # a line a worker prints while it waits for its peers
     error: tuple[str, str] | None  # (class, message) of the error it states without a traceback
-    exception: tuple[str, str] | None  # a Python exception's first line: its message may go on
-    exited: tuple[int | None, bool, str] | None
+    exception: ExceptionLine | None  # a Python exception's first line: its message may go on
+    exited: ExitLine | None
     step_ms: float | None  # Keras' "Nms/step"
 
 
@@ -1001,27 +792,26 @@ def read_line(body: str) -> LineReading:
     """The line's reading, remembered: a long log repeats its lines with new
     time stamps only (``body`` is the line without its leading ISO stamp)."""
     names = shapes_in(body)
-    status = _status(body)
-    exception = _exception(body)
+    status = status_line(body)
+    exception = exception_line(body)
     error = None
     if status and not exception:
         error = status
     elif names and not exception:
         cls = error_class(names)  # a failure shape with no status: the CUDA driver's OOM, NCCL's WARN...
         if cls is not None:
-            error = (cls, _PREFIX.sub("", body.strip(), count=1))
+            error = (cls, without_prefix(body))
     step_ms = None
     if "/step" in body:
         match = _KERAS_STEP_TIME.search(body)
         if match:
             step_ms = float(match["value"]) * _STEP_SCALE[match["unit"]]
-    return LineReading(names, bool(_HANG.search(body)), error, exception, _exit(body), step_ms)
+    return LineReading(names, bool(WAITING.search(body)), error, exception, exit_line(body), step_ms)
 
 
 def _text_line(text: str, t: float | None, evidence: Evidence, gen: Generation) -> LineReading:
     """Read one log line into ``gen``."""
-    stamp = _LEADING_STAMP.match(text) if text[:1].isdigit() else None
-    reading = read_line(text[stamp.end() :] if stamp else text)
+    reading = read_line(after_stamp(text))
     if reading.hang:
         gen.add_hang(t, evidence)
     if reading.error:

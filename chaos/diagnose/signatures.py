@@ -17,11 +17,12 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from chaos.diagnose.observe import MAX_EVIDENCE, STATUS_CLASSES, Evidence, WorkerObservations, required_literals
+from chaos.diagnose.observe import MAX_EVIDENCE, Evidence, WorkerObservations, required_literals
 from chaos.diagnose.servers import only_uninformative_targets
 from chaos.diagnose.shapes import shapes_in
 from chaos.events import LogLine
 from chaos.stragglers import waiting_for
+from chaos.workload.grammar import STATUS_CLASSES
 
 QUIET_BEFORE_ERROR_S = 2.0
 TF_STATUS_CLASSES = frozenset(STATUS_CLASSES.values()) | {

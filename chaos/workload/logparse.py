@@ -8,7 +8,10 @@ Two things are read from outside the job's code:
 * TF errors: the last line of a Python traceback names the exception,
   ``tensorflow.python.framework.errors_impl.UnavailableError: <message>``; the
   lines after it (TF's messages run over several lines) belong to the message
-  until the next record starts or the stream ends.
+  until the next record starts or the stream ends. What a line says (an
+  exception, the end of its message) is read by the grammar ``chaos diagnose``
+  reads a user's logs with (``chaos.workload.grammar``); only the place is this
+  parser's own: right after a traceback.
 
 JSON event lines (from the agent or the harness) pass through unchanged.
 """
@@ -19,14 +22,8 @@ import re
 import time
 
 from chaos.events import DoneEvent, ErrorEvent, Event, LogLine, StepEvent, parse_line
+from chaos.workload.grammar import MAX_MESSAGE_LINES, TRACEBACK, ends_message, exception_line, unwrap
 from chaos.workload.spec import ProgressPattern
-
-TRACEBACK = "Traceback (most recent call last):"
-EXCEPTION_LINE = re.compile(r"^(?P<cls>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure))(?::\s?(?P<msg>.*))?$")
-# A line that starts a new record ends a multi-line error message: a traceback,
-# a TF C++ log line (I/W/E/F + date), a timestamped Python log line.
-NEW_RECORD = re.compile(r"^(Traceback |[IWEF]\d{4} |\d{4}-\d\d-\d\d[ T]|\{)")
-MAX_MESSAGE_LINES = 40
 
 
 def _number(text: str | None, kind=float, default=None):
@@ -56,9 +53,10 @@ class LineParser:
             return []
         event = parse_line(line, self.source, t)
         out: list[Event] = []
+        inner = unwrap(text)  # without what a launcher put before the job's own line (mpirun's "[1,0]<stderr>:")
         if self._error is not None:
-            if isinstance(event, LogLine) and not NEW_RECORD.match(text) and self._error["lines"] < MAX_MESSAGE_LINES:
-                self._error["message"] += "\n" + text
+            if isinstance(event, LogLine) and not ends_message(inner) and self._error["lines"] < MAX_MESSAGE_LINES:
+                self._error["message"] += "\n" + inner
                 self._error["lines"] += 1
                 return [event]
             out.append(self._flush())
@@ -66,13 +64,13 @@ class LineParser:
         if not isinstance(event, LogLine):
             return out
         if self.parse_errors:
-            if text.startswith(TRACEBACK):
+            if inner.startswith(TRACEBACK):
                 self._in_traceback = True
-            elif self._in_traceback and not text.startswith((" ", "\t")):
-                match = EXCEPTION_LINE.match(text)
+            elif self._in_traceback and not inner.startswith((" ", "\t")):
+                found = exception_line(inner)
                 self._in_traceback = False
-                if match:
-                    self._error = {"t": t, "cls": match["cls"], "message": match["msg"] or "", "lines": 0}
+                if found:
+                    self._error = {"t": t, "cls": found.qualified, "message": found.message, "lines": 0}
         if self.step is not None:
             match = self.step.search(text)
             if match:

@@ -25,14 +25,9 @@ from chaos.diagnose.logs import DiagnoseError, split_dump
 from chaos.diagnose.match import rank, tied_first
 from chaos.diagnose.missing import who_is_missing
 from chaos.diagnose.observe import (
-    _HANG,
     MAX_KEPT,
     Evidence,
     Observer,
-    _core,
-    _exception,
-    _exit,
-    _status,
     notable,
     observe,
     observe_files,
@@ -42,6 +37,7 @@ from chaos.diagnose.render import render, summary
 from chaos.diagnose.selfcheck import verdict
 from chaos.diagnose.shapes import SHAPES, shapes_in
 from chaos.diagnose.tfconfig import mistakes, parse, single_host
+from chaos.workload.grammar import WAITING, exception_line, exit_line, status_line, unwrap
 
 ROOT = Path(__file__).resolve().parents[3]
 CORPUS = ROOT / "tests" / "fixtures" / "diagnose_field" / "corpus.yaml"
@@ -208,7 +204,7 @@ EDGE_LINES = [
 
 def test_the_shape_index_finds_what_trying_every_shape_finds():
     for line in _lines() + EDGE_LINES:
-        text = _core(line)
+        text = unwrap(line)
         assert shapes_in(text) == _brute_shapes(text), text
 
 
@@ -216,8 +212,8 @@ def test_every_line_the_reader_reads_passes_the_gate():
     for line in _lines() + EDGE_LINES:
         if line.lstrip().startswith("{"):
             continue  # JSON lines are parsed, not gated
-        text = _core(line)
-        if _brute_shapes(text) or _status(text) or _exception(text) or _exit(text) or _HANG.search(text):
+        text = unwrap(line)
+        if _brute_shapes(text) or status_line(text) or exception_line(text) or exit_line(text) or WAITING.search(text):
             assert notable(line) is not None, line
 
 

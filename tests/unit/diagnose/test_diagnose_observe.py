@@ -10,7 +10,8 @@ import json
 import pytest
 
 from chaos.diagnose.logs import WorkerLog
-from chaos.diagnose.observe import line_time, observe
+from chaos.diagnose.observe import observe
+from chaos.workload.grammar import line_time
 
 
 def log(*lines: str, name: str = "worker-0") -> WorkerLog:
