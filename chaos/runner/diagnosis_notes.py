@@ -6,9 +6,9 @@ notice ("stop retrying: restart loop: ..."). Both reach the terminal summary,
 the JSON report and the page like every notice.
 
 Read from the run's own events the way ``chaos diagnose`` reads the report's
-logs, so both say the same. The policy still stops at ``max_restarts``: with
-LOOP_CYCLES = 2 the loop is seen when the second identical restart fails, which
-in the shipped scenario is when its budget (2) runs out anyway."""
+logs, so both say the same. The runner reads the loop the same way before each
+restart (chaos.runner.supervisor) and stops retrying on it, so a looping run's
+``training did not complete`` line says the same loop as this notice."""
 
 from __future__ import annotations
 

@@ -15,7 +15,9 @@ MWMS has no elasticity: when a worker fails, the collectives abort
 everywhere and "the user is responsible to bring jobs back". The policy
 waits for the symptom to settle (every worker exited, or the symptom timeout
 passed) or for training to stall, heals every fault, and restarts the failed
-workers (or all), up to ``max_restarts``; or, when the orchestrator restarts
+workers (or all), up to ``max_restarts``, and not once more when the run is in a
+restart loop (``Seen.loop``: the same root cause after each of the last restarts,
+with no step of progress); or, when the orchestrator restarts
 them (``recovery.by: orchestrator``), waits for its restart policy to have
 started the failed ones again (it never restarts a worker that hangs). A fault that changes how workers are
 created (``applies_at_create``) needs every worker redeployed when it fires or
@@ -115,6 +117,10 @@ class Seen:
     last_done_t: float | None = None
     exit_codes: tuple[tuple[int, int], ...] = ()  # (worker, code) of each non-zero exit, first first
     errors: tuple[tuple[int, str], ...] = ()  # (worker, "ErrorClass: message"): each worker's last error
+    # The restart loop the run's logs show so far, as chaos diagnose says it ("stop retrying: restart loop:
+    # <cause> ...", chaos.diagnose.loops); "" for none. Not from this generation's events alone: the
+    # supervisor reads the whole run for it, and only when this decision would restart (supervisor.py).
+    loop: str = ""
 
     @classmethod
     def of(cls, events: Iterable[Event]) -> Seen:
@@ -403,6 +409,12 @@ def decide(plan: Plan, state: State, seen: Seen, now: float) -> Decision:
         Heal(i) for i, s in enumerate(state.faults) if (s.active or i in fired) and not any(h.index == i for h in heals)
     ]
     actions += healing
+    if seen.loop:
+        # The same root cause after each of the last restarts, with no step of progress: another restart
+        # would meet it again (chaos.diagnose.loops), so the restarts left are not spent on it.
+        left = plan.max_restarts - state.restarts
+        budget = f"{left} of max_restarts {plan.max_restarts} left unused" if left > 0 else "max_restarts spent too"
+        return Decision((*actions, Finish(False, f"{why}; {seen.loop} ({budget})")), state)
     if plan.restart == "none" or state.restarts >= plan.max_restarts:
         return Decision((*actions, Finish(False, f"{why}; recovery policy allows no (further) restart")), state)
     if plan.restarted_by == "orchestrator":

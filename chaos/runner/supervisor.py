@@ -7,6 +7,15 @@ cluster) and says what happens. A fault that changes how workers are created
 (``applies_at_create``) is in place before bring-up when it fires
 ``at: bring_up``.
 
+Before a restart the supervisor reads the whole run's logs for a restart loop
+(chaos.diagnose.loops, as ``chaos diagnose`` and the report's ``restart_loop``
+notice read them) and decides again with what it found (``Seen.loop``): the
+policy then ends the run instead of restarting (and a run that ends with its
+budget spent on the loop says the loop). It is read only then (one reading of
+every log line so far per restart and at the end, not one per poll), and
+``decide`` is pure, so deciding again with it is the decision it would have made
+knowing it.
+
 Two things the policy cannot see are noticed here and recorded as notice
 events (they reach the report): a fault that reached the cluster after every
 worker it targets had already finished (its symptom cannot be judged), and a
@@ -22,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from chaos.backends.abilities import CheckpointListing, RestartsAhead
 from chaos.backends.base import Cluster
 from chaos.checks.select import first_by_worker, names
+from chaos.diagnose.loops import from_events
 from chaos.errors import ChaosError, InfrastructureError
 from chaos.events import RUNNER, NoticeEvent, PhaseEvent, PlanEvent, StartEvent
 from chaos.faults.undo import Undo
@@ -173,6 +183,15 @@ class Supervisor:
         self._notice("checkpoint_empty", text)
         self._say(f"WARNING: {text}")
 
+    def _restart_loop(self, events: list) -> str:
+        """The restart loop the run's logs show so far, said as the report's notice says it; "" for none."""
+        try:
+            _, loop = from_events(events, self.scenario.name)
+        except Exception as exc:  # noqa: BLE001 - a reading that breaks costs the early stop, never the run
+            self._say(f"could not read the run's logs for a restart loop ({type(exc).__name__}: {exc}); restarting")
+            return ""
+        return loop.said() if loop is not None else ""
+
     def _tail(self, index: int, lines: int = 12) -> str:
         tail = self.cluster.log_tail(index)[-lines:]
         return f"\n--- worker-{index}, last lines ---\n" + "\n".join(tail) if tail else ""
@@ -230,6 +249,11 @@ class Supervisor:
                 skew_said = self._warn_skew([e for e in events if e.t >= created], n)
             seen = Seen.of([e for e in events if e.t >= state.generation_start])
             decision = decide(plan, state, seen, now)
+            if any(restarts_or_gives_up(a) for a in decision.actions):
+                loop = self._restart_loop(events)
+                if loop:
+                    self._say(loop)
+                    decision = decide(plan, state, replace(seen, loop=loop), now)
             state = decision.state
             acted = False
             for action in decision.actions:
@@ -291,6 +315,12 @@ class Supervisor:
                     )
             if not acted:
                 self.sleep(POLL_S)
+
+
+def restarts_or_gives_up(action) -> bool:
+    """A decision the run's restart loop changes or explains: a restart, or the end of an incomplete run
+    (a budget spent on a loop is said as the loop)."""
+    return isinstance(action, Restart | AwaitRestart) or (isinstance(action, Finish) and not action.completed)
 
 
 def restarts_ahead(state: State) -> bool:

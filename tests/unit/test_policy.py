@@ -7,11 +7,14 @@ actions the policy must decide. No cluster, no clock.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from chaos.events import DoneEvent, ErrorEvent, ExitEvent, StepEvent
 from chaos.runner.policy import (
     Abort,
+    AwaitRestart,
     FaultPlan,
     FaultStatus,
     Finish,
@@ -487,3 +490,66 @@ def test_a_job_with_the_agent_that_exits_zero_everywhere_without_done_has_finish
     assert finish.completed and finish.notice.startswith("worker-1 exited 0 without reporting done")
     # Not while a worker still runs.
     assert actions(p, st, seen(exited={0}), T0 + 20) == []
+
+
+# --- a restart loop ends the run instead of restarting ------------------------------------------
+
+LOOP = (
+    "stop retrying: restart loop: IndexError: Read less bytes than requested on every worker again after each "
+    "of the last 2 restarts, with no step of progress"
+)
+
+
+def looping(**kw) -> Seen:
+    """Both workers failed the restore again: the generation settled, at the point a restart is decided."""
+    return replace(seen(exited={0, 1}, failed={0, 1}), **kw)
+
+
+@pytest.mark.parametrize(
+    "used, max_restarts, budget",
+    [
+        (2, 5, "3 of max_restarts 5 left unused"),
+        (2, 3, "1 of max_restarts 3 left unused"),
+        (2, 2, "max_restarts spent too"),
+    ],
+)
+def test_a_restart_loop_seen_ends_the_run_instead_of_the_next_restart(used, max_restarts, budget):
+    p = plan(fault(), max_restarts=max_restarts)
+    st = state(p, injected={0: T0 - 1}, healed={0}, first_failure=T0, restarts=used, stepped=True)
+    without = actions(p, st, looping(), T0 + 1)
+    if used < max_restarts:
+        assert without == [Restart((0, 1), "worker-0, worker-1 failed")]  # the same run with no loop seen
+    assert actions(p, st, looping(loop=LOOP), T0 + 1) == [
+        Finish(False, f"worker-0, worker-1 failed; {LOOP} ({budget})")
+    ]
+
+
+def test_a_restart_loop_is_acted_on_only_where_a_restart_would_be():
+    p = plan(fault(), max_restarts=5, symptom=30)
+    # still training (nothing failed, no stall): the loop text changes nothing
+    st = state(p, injected={0: T0 - 1}, healed={0}, restarts=2, last_progress=T0 + 9)
+    assert actions(p, st, replace(seen(step=3, last_step_t=T0 + 9), loop=LOOP), T0 + 10) == []
+    # one worker failed, the other has not exited yet: the symptom settles first
+    st = state(p, injected={0: T0 - 1}, healed={0}, restarts=2, first_failure=T0 + 5)
+    assert actions(p, st, replace(seen(exited={1}, failed={1}), loop=LOOP), T0 + 10) == []
+    # every worker finished: the run completed, whatever was said before
+    done = replace(seen(step=15, done={0, 1}, exited={0, 1}), loop=LOOP)
+    assert actions(p, st, done, T0 + 10) == [Finish(True)]
+
+
+def test_a_restart_loop_heals_what_is_still_active_before_it_ends_the_run():
+    p = plan(fault(), max_restarts=5)
+    st = state(p, injected={0: T0 - 1}, first_failure=T0, restarts=2)
+    assert actions(p, st, looping(loop=LOOP), T0 + 1) == [
+        Heal(0),
+        Finish(False, f"worker-0, worker-1 failed; {LOOP} (3 of max_restarts 5 left unused)"),
+    ]
+
+
+def test_a_restart_loop_ends_a_run_the_orchestrator_restarts_too():
+    p = replace(plan(fault(), max_restarts=5), restarted_by="orchestrator")
+    st = state(p, injected={0: T0 - 1}, healed={0}, first_failure=T0, restarts=2)
+    assert actions(p, st, looping(), T0 + 1) == [AwaitRestart((0, 1), "worker-0, worker-1 failed")]
+    assert actions(p, st, looping(loop=LOOP), T0 + 1) == [
+        Finish(False, f"worker-0, worker-1 failed; {LOOP} (3 of max_restarts 5 left unused)")
+    ]

@@ -6,7 +6,10 @@ recovers never is. From the logs (chaos diagnose) and from the run's events
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from chaos.diagnose.attribution import attribute
+from chaos.diagnose.logs import read_logs
 from chaos.diagnose.loops import LOOP_CYCLES, from_events, restart_loop, retry_outlook, worker_logs_of
 from chaos.diagnose.observe import observe_all
 from chaos.diagnose.render import render
@@ -200,3 +203,34 @@ def test_the_proxys_lines_are_no_workers_log():
     assert (
         cycles[1].no_root and cycles[2].no_root
     )  # every worker's restore: the proxy is not a worker that did not fail
+
+
+# --- the recorded runs (tests/unit/diagnose/logs/): the loop, and the fix that breaks it ----------
+
+LOGS = Path(__file__).parent / "logs"
+UNFIXED = "corrupt-checkpoint-fails-every-restore-until-restarts-run-out"
+FIXED = "corrupt-checkpoint-with-a-verified-copy-recovers-bit-exact"
+
+
+def recorded(run: str):
+    return attribute(observe_all(read_logs([LOGS / run])[0]))
+
+
+def test_the_recorded_corrupt_checkpoint_run_is_a_loop_at_its_second_restart():
+    cycles = recorded(UNFIXED)
+    assert [(c.cycle, c.failed, c.max_step) for c in cycles] == [(0, True, 46), (1, True, None), (2, True, None)]
+    loop = restart_loop(cycles)
+    assert loop is not None and loop.cycles == (1, 2) and loop.root_worker is None
+    assert loop.said().startswith(f"stop retrying: restart loop: IndexError: {READ_LESS} on every worker")
+    assert restart_loop(cycles[:2]) is None  # one failed restart is not yet a loop
+
+
+def test_the_same_damage_with_a_verified_copy_is_no_loop():
+    """The same kill and the same truncated data file; the restarted cycle restores the kept copy and trains."""
+    logs = read_logs([LOGS / FIXED])[0]
+    assert any("restoring the kept copy" in line for log in logs for line in log.lines)
+    cycles = recorded(FIXED)
+    assert [(c.cycle, c.failed) for c in cycles] == [(0, True), (1, False)]
+    assert cycles[0].root_worker == "worker-1" and cycles[1].max_step == 100
+    assert restart_loop(cycles) is None
+    assert retry_outlook("checkpoint", cycles, None).helps
