@@ -86,6 +86,8 @@ class StepEvent(Event):
     # False when the job's step gave no loss (a custom loop whose train step returns none,
     # seen by the agent): loss and local_loss are then NaN placeholders, not a NaN loss.
     loss_reported: bool = True
+    # Read from a plain log line by the scenario's progress pattern, not reported as an event.
+    logged: bool = False
 
 
 @dataclass(frozen=True)
@@ -195,6 +197,11 @@ class RestartEvent(Event):
     kind: ClassVar[str] = "restart"
     reason: str = ""
     by: str = "runner"
+
+
+# The topic of the agent's notice that it cannot see this job's training steps (its TF has
+# no tf.function it can hook): the runner then judges the job as agent: none would.
+STEPS_UNOBSERVED = "agent-steps-unobserved"
 
 
 @dataclass(frozen=True)

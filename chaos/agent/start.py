@@ -14,7 +14,7 @@ from importlib import metadata
 
 from chaos.agent import errors
 from chaos.agent.runtime import emitter, guarded
-from chaos.events import NoticeEvent, StartEvent
+from chaos.events import STEPS_UNOBSERVED, NoticeEvent, StartEvent
 from chaos.worker.fingerprint import start_fields
 
 _started = False
@@ -40,22 +40,30 @@ def on_tensorflow(module) -> None:
     if _started:
         return
     _started = True
-    emitter().emit(StartEvent, **start_fields(str(getattr(module, "__version__", "")), keras_version()))
-    for text in unobserved(keras_distribution(), keras_version()):
-        emitter().emit(NoticeEvent, topic="agent", text=text)
+    version = str(getattr(module, "__version__", ""))
+    emitter().emit(StartEvent, **start_fields(version, keras_version()))
+    for text in unobserved(keras_distribution(), keras_version(), tf_version=version):
+        topic = STEPS_UNOBSERVED if text.startswith(NO_STEPS) else "agent"
+        emitter().emit(NoticeEvent, topic=topic, text=text)
 
 
-def unobserved(distribution: str, version: str, modules=None) -> list[str]:
-    """What the agent cannot see of this job, said once at start (the job runs as it would without it)."""
+NO_STEPS = "the agent cannot hook this TensorFlow's tf.function"
+
+
+def unobserved(distribution: str, version: str, modules=None, tf_version: str = "") -> list[str]:
+    """What the agent cannot see of this job, said once at start (the job runs as it would without it).
+    The first, when said, has the topic STEPS_UNOBSERVED: the runner then judges the run as agent: none."""
     from chaos.agent import tf_patches
 
     modules = sys.modules if modules is None else modules
     out = []
     function = getattr(modules.get(tf_patches.FUNCTION_MODULE), "Function", None)
     if function is None or not hasattr(function.__dict__.get("__call__"), tf_patches.ORIGINAL):
+        where = f" {tf_version}" if tf_version else ""
         out.append(
-            "this TensorFlow has no tf.function the agent can hook: a custom loop's steps are not observed "
-            "(judged from logs and exits, as agent: none)"
+            f"{NO_STEPS} (TensorFlow{where}, no {tf_patches.FUNCTION_MODULE}.Function): a custom loop's "
+            "steps, and so its done event and final weights digest, are not observed; the run is judged "
+            "from logs and exits as agent: none would (steps from the workload's progress pattern, if any)"
         )
     if distribution == "keras" and version.startswith("3."):
         out.append(

@@ -34,7 +34,8 @@ def unproduced_of(scenario: Scenario, events: list[Event], reference=None) -> tu
     if workload is not None and ended_cleanly(events, scenario.cluster.workers):
         found = {**unproduced(events), **found}
     if workload is not None:  # what the workload's kind cannot report is said by its evidence already
-        found = {k: v for k, v in found.items() if k in {e.value for e in workload.evidence}}
+        evidence, _ = workload.judged_as(events)
+        found = {k: v for k, v in found.items() if k in {e.value for e in evidence}}
     return tuple(sorted(found.items()))
 
 
@@ -55,13 +56,14 @@ def _run_info(scenario: Scenario, events: list[Event], reference=None) -> RunInf
         return scenario.run_info(**ref)
     plans = [e for e in events if isinstance(e, PlanEvent)]
     plan = plans[-1] if plans else PlanEvent(t=0.0, source="")
+    evidence, judged_as = workload.judged_as(events)  # agent: none's, where the agent could not see the steps
     return RunInfo(
         num_workers=scenario.cluster.workers,
         steps_per_epoch=plan.steps_per_epoch,
         epochs=plan.epochs,
         save_interval_steps=plan.save_every_steps,
         total_steps=plan.total_steps,
-        evidence=tuple(e.value for e in workload.evidence),
-        workload=f"agent: {workload.agent}",
+        evidence=tuple(e.value for e in evidence),
+        workload=judged_as,
         **ref,
     )

@@ -10,9 +10,10 @@ agent switched on (or log parsing when there is none).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from chaos.agent.layer import AGENT_DIR
+from chaos.events import STEPS_UNOBSERVED, DoneEvent, Event, LogLine, NoticeEvent, PlanEvent, StepEvent
 from chaos.workload.evidence import EVERYTHING, Evidence
 from chaos.workload.logparse import LineParser
 from chaos.workload.spec import ProgressPattern, WorkloadSpec
@@ -39,10 +40,13 @@ class Launch:
         """Bring-up waits for start events (TF imported) only from a workload that sends them."""
         return Evidence.START in self.evidence
 
-    def parser(self, source: str) -> LineParser:
+    def parser(self, source: str) -> LineParser | ProgressFallback:
         # A workload that reports its own errors (harness, agent) is not parsed
         # for tracebacks: the same error would be counted twice.
-        return LineParser(source, self.progress, parse_errors=Evidence.START not in self.evidence)
+        parser = LineParser(source, self.progress, parse_errors=Evidence.START not in self.evidence)
+        if self.progress is not None and Evidence.START in self.evidence:
+            return ProgressFallback(parser)  # the agent's: the pattern's steps only where it sees none
+        return parser
 
     @classmethod
     def of(cls, spec: WorkloadSpec) -> Launch:
@@ -63,3 +67,38 @@ class Launch:
             progress=spec.progress,
             description=spec.describe(),
         )
+
+
+class ProgressFallback:
+    """A job with the agent and a progress pattern: the steps and done read from its log lines
+    count only once the agent said it cannot see this process's steps (a NoticeEvent of topic
+    STEPS_UNOBSERVED, at TF's import) and while no step or plan of the agent's (Keras fit's, a
+    report call's) has come; otherwise the agent reports them and a logged step would count
+    each step twice. A logged step is marked ``logged``. Feed and close as a LineParser."""
+
+    def __init__(self, parser: LineParser) -> None:
+        self.parser = parser
+        self.unobserved = False
+        self.reported = False
+
+    def feed(self, line: str, t: float | None = None) -> list[Event]:
+        return self._keep(self.parser.feed(line, t))
+
+    def close(self) -> list[Event]:
+        return self._keep(self.parser.close())
+
+    def _keep(self, events: list[Event]) -> list[Event]:
+        logged = any(isinstance(e, LogLine) for e in events)  # the pattern matches plain lines only
+        out = []
+        for e in events:
+            if isinstance(e, NoticeEvent) and e.topic == STEPS_UNOBSERVED:
+                self.unobserved = True
+            elif not logged and isinstance(e, (StepEvent, PlanEvent)):
+                self.reported = True
+            if logged and isinstance(e, (StepEvent, DoneEvent)):
+                if not self.unobserved or self.reported:
+                    continue
+                if isinstance(e, StepEvent):
+                    e = replace(e, logged=True)
+            out.append(e)
+        return out

@@ -106,7 +106,9 @@ class WorkloadSpec(_Strict):
     agent: Literal["auto", "none"] = Field(
         "auto", description="auto: report the job's events by hooking Keras fit from outside its code; none: logs only"
     )
-    progress: ProgressPattern | None = Field(None, description="log-line patterns for progress without the agent")
+    progress: ProgressPattern | None = Field(
+        None, description="log-line patterns for progress without the agent, or where it cannot hook the steps"
+    )
     _base_dir: str | None = PrivateAttr(None)  # set by based_at: where the declaring file is
 
     @model_validator(mode="after")
@@ -149,6 +151,32 @@ class WorkloadSpec(_Strict):
             if self.progress.done is not None:
                 found.add(Evidence.DONE)
         return frozenset(found)
+
+    def judged_as(self, events) -> tuple[frozenset[Evidence], str]:
+        """What a run of this job reports, and the words for it in a verdict's reason.
+
+        Its kind's evidence; but a job whose agent said it cannot see its steps (its TF has no
+        tf.function the agent can hook: a NoticeEvent of topic STEPS_UNOBSERVED) and that then
+        reported none of its own (no step, plan or epoch end but the ones read from its log) is
+        judged as ``agent: none`` would judge it: errors, and steps and done from ``progress``,
+        and the start events the agent did send. Checks that need more are unknown, naming it."""
+        from chaos.events import STEPS_UNOBSERVED, EpochEndEvent, NoticeEvent, PlanEvent, StepEvent
+
+        label = f"agent: {self.agent}"
+        if self.agent != "auto":
+            return self.evidence, label
+        events = [e for e in events if e.worker is not None]
+        said = [e for e in events if isinstance(e, NoticeEvent) and e.topic == STEPS_UNOBSERVED]
+        reported = any(
+            (isinstance(e, StepEvent) and not e.logged) or isinstance(e, (PlanEvent, EpochEndEvent)) for e in events
+        )
+        if not said or reported:
+            return self.evidence, label
+        as_none = self.model_copy(update={"agent": "none"}).evidence | {Evidence.START}
+        steps = "steps from its progress pattern" if self.progress is not None else "no progress pattern, so no steps"
+        return frozenset(as_none), (
+            f"agent: auto, judged as agent: none: on {said[0].source} {said[0].text.split(' (')[0]}; {steps}"
+        )
 
     def describe(self) -> str:
         source = self.image if self.image else f"built from {self.build.context}/{self.build.dockerfile}"

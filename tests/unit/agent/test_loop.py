@@ -392,8 +392,10 @@ def test_what_the_agent_cannot_see_is_said_at_start(monkeypatch):
     patched.Function = Function
     setattr(Function.__dict__["__call__"], tf_patches.ORIGINAL, True)
     assert start.unobserved("tf-keras", "2.20.1", {tf_patches.FUNCTION_MODULE: patched}) == []
-    said = start.unobserved("keras", "3.15.1", {})
-    assert len(said) == 2 and "no tf.function" in said[0] and "Keras 3.15.1" in said[1]
+    said = start.unobserved("keras", "3.15.1", {}, tf_version="2.99.0")
+    assert len(said) == 2 and said[0].startswith(start.NO_STEPS) and "Keras 3.15.1" in said[1]
+    assert "(TensorFlow 2.99.0, no tensorflow.python.eager.polymorphic_function" in said[0]
+    assert "steps, and so its done event and final weights digest, are not observed" in said[0]
 
 
 def test_the_jobs_own_step_counter_is_reported_at_each_save_and_at_the_end(tmp_path, obs, captured):
@@ -439,3 +441,4 @@ def test_keras3_variables_are_digested_through_the_tf_variable_they_wrap(monkeyp
     monkeypatch.setattr(variables, "children", lambda obj: graph.get(obj, {}) if isinstance(obj, str) else {})
     monkeypatch.setitem(graph, "c", {})
     assert [p for p, _ in variables.checkpointed_variables("root")] == ["model/inner"]  # one variable, once
+
