@@ -12,8 +12,10 @@ from pathlib import Path
 from chaos.diagnose.catalogue import Entry, build, default_findings, default_scenarios
 from chaos.diagnose.logs import DiagnoseError, WorkerLog, check_paths, read_logs, split_dump
 from chaos.diagnose.match import Match, rank, tied_first
-from chaos.diagnose.observe import Watch, WorkerObservations, observe, observe_all, observe_files
+from chaos.diagnose.observations import WorkerObservations
+from chaos.diagnose.observe import observe, observe_all, observe_files
 from chaos.diagnose.signatures import PatternSignature
+from chaos.diagnose.watch import Watch
 
 
 def watch_for(entries: list[Entry]) -> Watch:

@@ -40,8 +40,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chaos.diagnose.generations import Generation
 from chaos.diagnose.missing import who_is_missing
-from chaos.diagnose.observe import Evidence, ExitSeen, Generation, WorkerObservations
+from chaos.diagnose.observations import Evidence, ExitSeen, WorkerObservations
 
 ROOT, CASCADE, TEARDOWN = "root", "cascade", "teardown"
 EFFECT_CLASSES = frozenset({"UnavailableError", "DeadlineExceededError", "CancelledError", "AbortedError", ""})

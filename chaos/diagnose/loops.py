@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from chaos.diagnose.attribution import Attribution, attribute
 from chaos.diagnose.families import Outlook, outlook
 from chaos.diagnose.logs import WorkerLog
-from chaos.diagnose.observe import Evidence, observe_all
+from chaos.diagnose.observations import Evidence
+from chaos.diagnose.observe import observe_all
 from chaos.events import Event
 from chaos.events_text import log_lines
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from chaos.diagnose.catalogue import Entry
-from chaos.diagnose.observe import Evidence, WorkerObservations
+from chaos.diagnose.observations import Evidence, WorkerObservations
 from chaos.diagnose.signatures import ExitSignature, Judged, Signature
 
 MIN_STRONG = 1.5

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from chaos.diagnose.observe import Evidence, WorkerObservations
+from chaos.diagnose.observations import Evidence, WorkerObservations
 from chaos.events import LogLine
 from chaos.stragglers import waiting_for
 from chaos.workload.grammar import line_time, unwrap

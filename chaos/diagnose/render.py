@@ -11,7 +11,7 @@ from chaos.diagnose.families import FAMILIES
 from chaos.diagnose.loops import restart_loop
 from chaos.diagnose.match import Match, confident, suspicious, tied_first
 from chaos.diagnose.missing import who_is_missing
-from chaos.diagnose.observe import WorkerObservations
+from chaos.diagnose.observations import WorkerObservations
 from chaos.diagnose.render_attribution import attribution_lines, family_lines
 
 

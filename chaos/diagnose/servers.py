@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from chaos.diagnose.observe import Evidence, WorkerObservations
+from chaos.diagnose.observations import Evidence, WorkerObservations
 
 _TARGET = re.compile(r"Started server with target: grpc://(?P<host>\[[^\]]*\]|[^:/\s]+):\d+")
 _LOCAL = {"localhost", "127.0.0.1", "[::1]", "0.0.0.0"}

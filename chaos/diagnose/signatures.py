@@ -17,9 +17,10 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from chaos.diagnose.observe import MAX_EVIDENCE, Evidence, WorkerObservations, required_literals
+from chaos.diagnose.observations import MAX_EVIDENCE, Evidence, WorkerObservations
 from chaos.diagnose.servers import only_uninformative_targets
 from chaos.diagnose.shapes import shapes_in
+from chaos.diagnose.watch import required_literals
 from chaos.events import LogLine
 from chaos.stragglers import waiting_for
 from chaos.workload.grammar import STATUS_CLASSES

@@ -18,7 +18,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from chaos.diagnose.observe import Evidence, WorkerObservations
+from chaos.diagnose.observations import Evidence, WorkerObservations
 from chaos.diagnose.signatures import CANNOT_TELL, MAX_EVIDENCE, Judged, Signature
 
 JOBS = {"chief", "worker", "ps", "evaluator", "master", "local", "controller"}

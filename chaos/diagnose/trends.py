@@ -3,7 +3,7 @@
 Training logs print the loss on every few steps in a handful of forms
 (``loss = 3.54, step = 5800``, ``cross_entropy = 3936.8``, ``- loss: 0.1038``,
 ``train loss:1.10886``, ``Total loss is 721.2``); the reader keeps them by name
-(``observe.LossSeries``). A loss that diverges may climb by orders of
+(``observations.LossSeries``). A loss that diverges may climb by orders of
 magnitude for hundreds of steps before it overflows to NaN, or never
 overflow at all; the step lines then say more than any error line. Two
 readings, each needing a peak of at least ``FLOOR``:
@@ -21,7 +21,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from chaos.diagnose.observe import Evidence, WorkerObservations
+from chaos.diagnose.observations import Evidence, WorkerObservations
 from chaos.diagnose.signatures import CANNOT_TELL, Judged, Signature
 
 MIN_VALUES = 4

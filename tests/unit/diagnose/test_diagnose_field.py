@@ -21,22 +21,18 @@ import yaml
 
 from chaos.diagnose import diagnose, read_logs, watch_for
 from chaos.diagnose.families import FAMILIES, scenario_family
+from chaos.diagnose.generations import MAX_KEPT
+from chaos.diagnose.line_reading import notable
 from chaos.diagnose.logs import DiagnoseError, split_dump
 from chaos.diagnose.match import rank, tied_first
 from chaos.diagnose.missing import who_is_missing
-from chaos.diagnose.observe import (
-    MAX_KEPT,
-    Evidence,
-    Observer,
-    notable,
-    observe,
-    observe_files,
-    required_literals,
-)
+from chaos.diagnose.observations import Evidence
+from chaos.diagnose.observe import Observer, observe, observe_files
 from chaos.diagnose.render import render, summary
 from chaos.diagnose.selfcheck import verdict
 from chaos.diagnose.shapes import SHAPES, shapes_in
 from chaos.diagnose.tfconfig import mistakes, parse, single_host
+from chaos.diagnose.watch import required_literals
 from chaos.workload.grammar import WAITING, exception_line, exit_line, status_line, unwrap
 
 ROOT = Path(__file__).resolve().parents[3]

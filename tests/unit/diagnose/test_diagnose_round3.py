@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from chaos.diagnose.match import confident, rank
-from chaos.diagnose.observe import Evidence, observe_files
+from chaos.diagnose.observations import Evidence
+from chaos.diagnose.observe import observe_files
 from chaos.diagnose.shapes import shapes_in
 from chaos.diagnose.tfconfig import mistakes, parse
 

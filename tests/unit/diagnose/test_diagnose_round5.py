@@ -11,10 +11,11 @@ import pytest
 
 from chaos.diagnose import watch_for
 from chaos.diagnose.match import confident, rank
-from chaos.diagnose.observe import Watch, observe_files
+from chaos.diagnose.observe import observe_files
 from chaos.diagnose.servers import target_host
 from chaos.diagnose.shapes import shapes_in
 from chaos.diagnose.signatures import PatternSignature
+from chaos.diagnose.watch import Watch
 
 LOCALHOST_SIGNATURE = PatternSignature(r"Started server with target: grpc://(localhost|127\.0\.0\.1):")
 
