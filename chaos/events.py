@@ -63,6 +63,9 @@ class RestoredEvent(Event):
     step: int = 0
     checkpoint: str = ""
     weights_digest: str = ""
+    # The job's integer counters as restored (CheckpointEvent.job_counters, .job_counter_parts).
+    job_counters: dict[str, int] = field(default_factory=dict)
+    job_counter_parts: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,12 @@ class CheckpointEvent(Event):
     # The job's own step counter at the save (a CheckpointManager's step_counter, or a
     # global_step variable it checkpoints), beside ``step``, the steps it trained; -1: none.
     job_step: int = -1
+    # The job's integer counters (scalar integer variables at the checkpoint's top, by name, but
+    # save_counter) as this worker reads them at the save, from the agent on a custom loop.
+    job_counters: dict[str, int] = field(default_factory=dict)
+    # On-read counters aggregated by SUM: this worker's own part (the job reads the sum of every
+    # worker's part; reading the sum is a collective, which the agent never runs).
+    job_counter_parts: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,12 @@ the event contract from them:
   scalar (the tutorials return the all-reduced loss), else not reported.
 * **checkpoint**: each ``Checkpoint`` save or write, also through a
   ``CheckpointManager``: its name and the step it holds (recorded beside it,
-  chaos.agent.checkpoint_steps).
+  chaos.agent.checkpoint_steps), the job's own step counter, and its integer
+  counters (chaos.agent.variables.counters), read with no collective.
 * **restored**: each restore or read of a saved checkpoint: its name, its
   step (the recorded one; else a checkpointed optimizer's ``iterations``; else
-  the manager's ``step_counter``) and the digest of what it restored. A loop
+  the manager's ``step_counter``), the digest of what it restored and the
+  job's counters as restored. A loop
   that trains with nothing restored gets a notice that it started fresh.
 * **done**: at the interpreter's normal exit, after steps and with no error
   and no non-zero ``sys.exit``: the digest of the variables the job's newest
@@ -148,6 +150,7 @@ class LoopObserver:
                 step=self.step,
                 path=os.path.basename(path),
                 job_step=self.job_step(checkpoint),
+                **self.counters(checkpoint),
             )
 
     @guarded("custom loop: the restored event")
@@ -175,6 +178,7 @@ class LoopObserver:
                 step=self.step,
                 checkpoint=os.path.basename(path),
                 weights_digest=variables.digest(checkpoint),
+                **self.counters(checkpoint),
             )
 
     # -- the state behind the events -----------------------------------------
@@ -213,6 +217,15 @@ class LoopObserver:
             if value is not None:
                 return value
         return -1
+
+    @staticmethod
+    def counters(checkpoint) -> dict[str, dict[str, int]]:
+        """The event fields of the job's integer counters (chaos.agent.variables.counters)."""
+        try:
+            readings, parts = variables.counters(checkpoint)
+        except Exception:  # noqa: BLE001 - an odd object graph costs the event its counters only
+            return {}
+        return {"job_counters": readings, "job_counter_parts": parts}
 
     def epoch(self) -> int:
         """The job's own epoch where its checkpoint holds an integer ``epoch`` variable, else 0."""

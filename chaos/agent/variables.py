@@ -6,7 +6,8 @@ and so the digest, is the same in every process that built the same objects.
 Left out: ``save_counter`` (it counts this process's saves, and the tutorial's
 non-chief workers save to a folder they delete) and on-read-synchronized
 variables (metrics: reading one across replicas is a collective, which must not
-run from the agent).
+run from the agent). ``counters`` reads the job's integer counters for the
+checkpoint and restored events, an on-read one as this worker's part.
 """
 
 from __future__ import annotations
@@ -105,3 +106,30 @@ def optimizers_in(root) -> list:
         for _, obj in walk(root)
         if hasattr(obj, "iterations") and (hasattr(obj, "apply_gradients") or hasattr(obj, "apply"))
     ]
+
+
+def counters(root) -> tuple[dict[str, int], dict[str, int]]:
+    """The job's integer counters: the scalar integer variables at ``root``'s top (``save_counter``
+    left out), as (readings, parts). A reading is what this worker's ``int(var)`` gives; an on-read
+    variable aggregated by SUM gives a part instead, this worker's own copies summed (the job reads
+    the sum of every worker's part, a collective the agent does not run). Other on-read
+    aggregations are left out for the same reason."""
+    import tensorflow as tf
+
+    readings: dict[str, int] = {}
+    parts: dict[str, int] = {}
+    for name, child in sorted(children(root).items()):
+        var = as_tf_variable(child)
+        if var is None or name == "save_counter":
+            continue
+        if not _is_on_read(var):
+            value = integer_value(var)
+            if value is not None:
+                readings[name] = value
+            continue
+        if getattr(var, "aggregation", None) != tf.VariableAggregation.SUM:
+            continue
+        local = [integer_value(v) for v in getattr(var, "values", None) or (var,)]
+        if local and all(v is not None for v in local):
+            parts[name] = sum(local)
+    return readings, parts

@@ -36,10 +36,20 @@ from chaos.checks.symptom_randomness import (  # isort: skip
 from chaos.checks.batch_sizes import EqualLocalBatches, UnequalLocalBatches  # isort: skip
 from chaos.checks.symptom_tolerated import Tolerated  # isort: skip
 from chaos.checks.job_steps import JobStepCounts  # isort: skip
+from chaos.checks.job_counters import (  # isort: skip
+    JobCountersAgree,
+    JobCountersChangedByRestore,
+    JobCountersDiffer,
+    JobCountersRestored,
+)
 from chaos.checks.verdict import Status, Verdict
 
 __all__ = [
     "JobStepCounts",
+    "JobCountersAgree",
+    "JobCountersChangedByRestore",
+    "JobCountersDiffer",
+    "JobCountersRestored",
     "Tolerated",
     "UnequalLocalBatches",
     "EqualLocalBatches",

@@ -29,6 +29,7 @@ FAMILIES: dict[str, str] = {
     "data_sharding": "input not split over the workers as meant",
     "parameter_server": "a parameter server down, unreachable or out of memory",
     "straggler": "a slow worker slowing every worker",
+    "job_state": "a variable the job keeps itself (a counter, a total) aggregated or synchronized wrong under the strategy",
     "other": "not one of the families above",
 }
 
@@ -71,6 +72,7 @@ _SCENARIO_FAMILIES: list[tuple[str, str]] = [
     ("latency-slows-*", "straggler"),
     ("straggler-*", "straggler"),
     ("link-between-*-degraded-*", "straggler"),
+    ("count-*", "job_state"),
 ]
 
 
@@ -105,6 +107,7 @@ KINDS: dict[str, tuple[str, str]] = {
     "data_sharding": (WORKLOAD, "the job's input pipeline"),
     "parameter_server": (INFRASTRUCTURE, "a parameter server lost or unreachable"),
     "straggler": (INFRASTRUCTURE, "a slow node or link"),
+    "job_state": (WORKLOAD, "the job's own variables and how the strategy keeps them"),
     "other": ("unknown", "not one of the families above"),
 }
 
@@ -165,6 +168,11 @@ OUTLOOKS: dict[str, Outlook] = {
         "fix the data, the learning rate or the numerics first",
     ),
     "data_sharding": Outlook(False, "a restart builds the same input pipeline: shard the input first"),
+    "job_state": Outlook(
+        False,
+        "nothing fails: a restart restores the same wrongly kept variable and keeps counting the same way; "
+        "create it with the aggregation it needs first",
+    ),
     "other": Outlook(False, "not a failure this framework knows: nothing says a restart would help"),
 }
 

@@ -34,6 +34,7 @@ class Evidence(str, enum.Enum):
     LOCAL_BATCH = "local_batch"  # each worker's batch per step
     WEIGHTS_FINITE = "weights_finite"  # whether each worker's weights are all finite after every step
     JOB_STEP = "job_step"  # the job's own step counter at each save, beside the steps it trained
+    JOB_COUNTERS = "job_counters"  # the job's integer counters at each save and restore
 
 
 class Hook(str, enum.Enum):
@@ -59,6 +60,7 @@ SAYS = {
     Evidence.LOCAL_BATCH: "each worker's batch per step",
     Evidence.WEIGHTS_FINITE: "a per-step report that the weights are finite",
     Evidence.JOB_STEP: "the job's own step counter",
+    Evidence.JOB_COUNTERS: "the job's own counters at its saves and restores",
 }
 
 EVERYTHING = frozenset(Evidence)

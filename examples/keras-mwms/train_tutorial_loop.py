@@ -15,7 +15,12 @@ tutorial's ``total_loss / num_batches`` divides by zero (``--tutorial-save-order
 keeps that order, without the division); this loop advances first. ``--global-step`` is the loop as an experienced user
 writes it: a global step variable as the ``CheckpointManager``'s
 ``step_counter``, a checkpoint every ``--save-every`` steps, and the optimizer in
-the checkpoint.
+the checkpoint. ``--count-positives`` (or ``COUNT_POSITIVES``) also counts the
+positive labels the job trained on, in an int64 ``positives`` variable it
+checkpoints and logs each epoch, kept as ``default`` (a plain ``tf.Variable``),
+``on_read`` (synchronization ON_READ, aggregation SUM, as Keras keeps a metric's
+totals) or ``sum`` (aggregation SUM): the first two count wrong under MWMS
+(docs/findings.md, "A counter variable under each aggregation").
 """
 
 import argparse
@@ -42,6 +47,12 @@ def parse_args():
         "--count-in-replica",
         choices=["sum", "mean", "only_first_replica"],
         help="with --global-step: advance it inside strategy.run (replica context), aggregated so",
+    )
+    parser.add_argument(
+        "--count-positives",
+        choices=["default", "on_read", "sum"],
+        default=os.environ.get("COUNT_POSITIVES") or None,
+        help="count the positive labels trained on, in a variable kept so (default: $COUNT_POSITIVES, else none)",
     )
     return parser.parse_args()
 
@@ -85,6 +96,18 @@ def main():
         if args.global_step:
             aggregation = getattr(tf.VariableAggregation, (args.count_in_replica or "none").upper())
             global_step = tf.Variable(0, dtype=tf.int64, name="global_step", trainable=False, aggregation=aggregation)
+        if args.count_positives == "default":
+            positives = tf.Variable(0, dtype=tf.int64, trainable=False)
+        elif args.count_positives == "on_read":
+            positives = tf.Variable(
+                0,
+                dtype=tf.int64,
+                trainable=False,
+                synchronization=tf.VariableSynchronization.ON_READ,
+                aggregation=tf.VariableAggregation.SUM,
+            )
+        elif args.count_positives == "sum":
+            positives = tf.Variable(0, dtype=tf.int64, trainable=False, aggregation=tf.VariableAggregation.SUM)
     mse = tf.keras.losses.MeanSquaredError(reduction="none")
 
     @tf.function
@@ -99,6 +122,8 @@ def main():
             train_loss.update_state(loss * num_workers)
             if args.count_in_replica:
                 global_step.assign_add(tf.constant(1, dtype=tf.int64))
+            if args.count_positives:
+                positives.assign_add(tf.math.count_nonzero(labels > 0))
             return loss
 
         per_replica_losses = strategy.run(step_fn, args=(next(iterator),))
@@ -124,6 +149,11 @@ def main():
             step_counter=global_step,
             checkpoint_interval=args.save_every,
         )
+    elif args.count_positives:
+        checkpoint = tf.train.Checkpoint(
+            model=multi_worker_model, epoch=epoch, step_in_epoch=step_in_epoch, positives=positives
+        )
+        manager = tf.train.CheckpointManager(checkpoint, directory=write_checkpoint_dir, max_to_keep=1)
     else:
         checkpoint = tf.train.Checkpoint(model=multi_worker_model, epoch=epoch, step_in_epoch=step_in_epoch)
         manager = tf.train.CheckpointManager(checkpoint, directory=write_checkpoint_dir, max_to_keep=1)
@@ -149,6 +179,8 @@ def main():
                     tf.io.gfile.rmtree(write_checkpoint_dir)
         if num_batches:  # none when restored at the end of an epoch (a save at its last step)
             print("Epoch: %d, train_loss: %f." % (epoch.numpy(), total_loss / num_batches), flush=True)
+        if args.count_positives:
+            print("Epoch: %d, positive labels seen: %d." % (epoch.numpy(), int(positives.read_value())), flush=True)
         train_loss.reset_states()
         if args.global_step:
             epoch.assign_add(1)

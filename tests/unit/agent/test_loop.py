@@ -442,3 +442,57 @@ def test_keras3_variables_are_digested_through_the_tf_variable_they_wrap(monkeyp
     monkeypatch.setitem(graph, "c", {})
     assert [p for p, _ in variables.checkpointed_variables("root")] == ["model/inner"]  # one variable, once
 
+
+def test_the_jobs_integer_counters_are_read_without_a_collective(monkeypatch):
+    # A plain (on-write) counter is read as this worker's value; an on-read SUM counter gives this
+    # worker's part (its local copies summed: reading the sum would be a collective); other on-read
+    # aggregations, save_counter, floats and non-scalars are left out.
+    import numpy as np
+
+    from chaos.agent import variables
+
+    tf = types.ModuleType("tensorflow")
+
+    class Variable:
+        def __init__(self, value, synchronization="on_write", aggregation="none", values=None):
+            self.value, self.synchronization, self.aggregation = np.asarray(value), synchronization, aggregation
+            if values is not None:
+                self.values = values
+
+        def numpy(self):
+            return self.value
+
+    tf.Variable = Variable
+    tf.VariableSynchronization = types.SimpleNamespace(ON_READ="on_read")
+    tf.VariableAggregation = types.SimpleNamespace(SUM="sum")
+    monkeypatch.setitem(sys.modules, "tensorflow", tf)
+    on_read = Variable(0, "on_read", "sum", values=(Variable(np.int64(253)), Variable(np.int64(1))))
+    graph = {
+        "positives": Variable(np.int64(341)),
+        "epoch": Variable(np.int64(2)),
+        "save_counter": Variable(np.int64(3)),
+        "seen": on_read,
+        "mean": Variable(0, "on_read", "mean", values=(Variable(np.int64(4)),)),
+        "loss": Variable(np.float32(0.5)),
+        "kernel": Variable(np.zeros((2, 2), np.int64)),
+        "model": object(),
+    }
+    monkeypatch.setattr(variables, "children", lambda obj: graph)
+    assert variables.counters("root") == ({"epoch": 2, "positives": 341}, {"seen": 254})
+
+
+def test_the_counters_ride_on_the_checkpoint_and_restored_events(tmp_path, obs, captured, monkeypatch):
+    monkeypatch.setattr(loop.variables, "counters", lambda ckpt: ({"positives": 5}, {"seen": 2}))
+    ckpt = Checkpoint()
+    obs.checkpoint_created(ckpt)
+    opt = Optimizer()
+    opt.apply_gradients()
+    obs.trained([opt], 1.0)
+    obs.saved(ckpt, str(tmp_path / "ckpt-1"))
+    obs.restored_from(ckpt, str(tmp_path / "ckpt-1"))
+    saved = next(e for e in captured.events() if isinstance(e, CheckpointEvent))
+    restored = next(e for e in captured.events() if isinstance(e, RestoredEvent))
+    for event in (saved, restored):
+        assert (event.job_counters, event.job_counter_parts) == ({"positives": 5}, {"seen": 2})
+    monkeypatch.setattr(loop.variables, "counters", lambda ckpt: 1 / 0)
+    assert obs.counters(ckpt) == {}  # an odd graph costs the event its counters, not the event
