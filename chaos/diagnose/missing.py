@@ -27,10 +27,12 @@ from chaos.stragglers import waiting_for
 from chaos.workload.grammar import line_time, unwrap
 
 _T = r"/job:(?P<job>\w+)/replica:\d+/task:(?P<task>\d+)"
+# TF 1's master at bring-up: "CreateSession still waiting for response from worker: /job:ps/replica:0/task:0"
+_STILL_WAITING = re.compile(r"still waiting for response from \w+:?\s*" + _T)
 
 # (pattern, what it says of the task it names, strength: higher is surer)
 _TASK_FORMS: list[tuple[re.Pattern, str, int]] = [
-    (re.compile(r"still waiting for response from \w+:?\s*" + _T), "never answered: others wait for it at start", 3),
+    (_STILL_WAITING, "never answered: others wait for it at start", 3),
     (re.compile(_T + r" (?:seems down|is down)"), "stopped answering: declared down", 4),
     (re.compile(r"Task " + _T + r" heartbeat timeout"), "stopped sending heartbeats", 4),
     (re.compile(_T + r" has been set to ERROR"), "set to ERROR by the coordination service", 4),
@@ -64,6 +66,40 @@ def _ranks(text: str) -> list[int]:
     return [int(r) for r in re.findall(r"\d+", text)]
 
 
+def straggler_report(lines: list[Evidence], *, timed: bool = True) -> tuple[Evidence, list[str]] | None:
+    """The last report of the coordination service's stragglers in these lines
+    (one worker's; ``chaos.stragglers.waiting_for`` reads it, as for a run) and
+    the line that says it, with the tasks it lists. ``timed``: each line is
+    dated by its own time stamp, so a task that connected within seconds of
+    being listed was only starting; untimed, a connect never clears a report."""
+    report = waiting_for(
+        [LogLine(t=(line_time(unwrap(e.text)) or 0.0) if timed else 0.0, source="", text=e.text) for e in lines]
+    )
+    if not report:
+        return None
+    header, tasks = report
+    return next(e for e in lines if e.text == header.text), tasks
+
+
+def missing_tasks(lines: list[Evidence]) -> dict[str, Evidence]:
+    """The tasks a waiting worker says are missing (``worker-1``) in these lines
+    (one generation's: a healthy bring-up after a restart names its own
+    stragglers), and the line that says it: TF 2's coordination service lists
+    ``Example stragglers:``, TF 1's master logs ``CreateSession still waiting
+    for response from worker``. (What ``HangSignature`` checks its ``missing``
+    against; ``who_is_missing`` below reads every form, for the user.)"""
+    found: dict[str, Evidence] = {}
+    report = straggler_report(lines, timed=False)
+    if report:
+        where, tasks = report
+        found.update({task: where for task in tasks})
+    for e in lines:
+        match = _STILL_WAITING.search(e.text)
+        if match:
+            found.setdefault(f"{match['job']}-{match['task']}", e)
+    return found
+
+
 def who_is_missing(workers: list[WorkerObservations]) -> list[Missing]:
     """Every task the logs show missing, surest first; each named once, by its surest line."""
     found: list[Missing] = []
@@ -71,12 +107,9 @@ def who_is_missing(workers: list[WorkerObservations]) -> list[Missing]:
         lines = [e for e, _ in w.flagged]
         # every coordination line (the flagged ones keep a repeated line once, and a restarted job repeats them)
         report_lines = w.coordination or lines
-        report = waiting_for(
-            [LogLine(t=line_time(unwrap(e.text)) or 0.0, source="", text=e.text) for e in report_lines]
-        )
+        report = straggler_report(report_lines)
         if report:
-            header, tasks = report
-            where = next(e for e in report_lines if e.text == header.text)
+            where, tasks = report
             found += [
                 Missing(
                     task,

@@ -17,12 +17,11 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from chaos.diagnose.missing import missing_tasks
 from chaos.diagnose.observations import MAX_EVIDENCE, Evidence, WorkerObservations
 from chaos.diagnose.servers import only_uninformative_targets
 from chaos.diagnose.shapes import shapes_in
 from chaos.diagnose.watch import required_literals
-from chaos.events import LogLine
-from chaos.stragglers import waiting_for
 from chaos.workload.grammar import STATUS_CLASSES
 
 QUIET_BEFORE_ERROR_S = 2.0
@@ -184,28 +183,6 @@ class HangSignature(Signature):
                 return NO
             hits = list(named.values())[:1] + [h for h in hits if h not in named.values()]  # who is missing, first
         return Judged(True, tuple(hits[:MAX_EVIDENCE]))
-
-
-_CREATE_SESSION = re.compile(r"still waiting for response from \w+:?\s*/job:(\w+)/replica:\d+/task:(\d+)")
-
-
-def missing_tasks(lines: list[Evidence]) -> dict[str, Evidence]:
-    """The tasks a waiting worker says are missing (``worker-1``) in these lines
-    (one generation's: a healthy bring-up after a restart names its own
-    stragglers), and the line that says it: TF 2's coordination service lists
-    ``Example stragglers:``, TF 1's master logs ``CreateSession still waiting
-    for response from worker``."""
-    found: dict[str, Evidence] = {}
-    report = waiting_for([LogLine(t=0.0, source="", text=e.text) for e in lines])
-    if report:
-        header, tasks = report
-        where = next(e for e in lines if e.text == header.text)
-        found.update({task: where for task in tasks})
-    for e in lines:
-        match = _CREATE_SESSION.search(e.text)
-        if match:
-            found.setdefault(f"{match.group(1)}-{match.group(2)}", e)
-    return found
 
 
 @dataclass(frozen=True)
