@@ -51,6 +51,12 @@ class FaultPlan:
         """Healed on its own schedule (``for`` or ``until``), not by a failure."""
         return self.for_s is not None or self.until is not None
 
+    @property
+    def healed_by_training(self) -> bool:
+        """Healed only when training reaches a step or an epoch (``until: {step: N}``): a job
+        with no live worker never gets there, so it must not wait for it."""
+        return self.for_s is None and self.until is not None and self.until.tag in ("step", "epoch")
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -391,8 +397,15 @@ def decide(plan: Plan, state: State, seen: Seen, now: float) -> Decision:
     )
     stalled = now - state.last_progress > limit
     fired = {a.index for a in injects}
+    # Every worker exited and nothing restarts them but this runner: no step comes, so a fault
+    # healed at a step or an epoch would hold the restart back for ever (a killed job under
+    # `until: {step: 35}` waited 270 s until interrupted); it is healed with the others instead.
+    no_step_can_come = plan.restarted_by != "orchestrator" and len(seen.exited) >= n
     timed_active = any(
-        f.timed and (s.active or i in fired) and not any(h.index == i for h in heals)
+        f.timed
+        and (s.active or i in fired)
+        and not any(h.index == i for h in heals)
+        and not (no_step_can_come and f.healed_by_training)
         for i, (f, s) in enumerate(zip(plan.faults, state.faults))
     )
     if not (seen.failed or stalled):

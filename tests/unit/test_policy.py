@@ -259,6 +259,25 @@ def test_a_timed_fault_still_active_holds_back_restarts():
     ]
 
 
+def test_a_fault_healed_at_a_step_does_not_hold_back_the_restart_of_a_job_with_no_live_worker():
+    """`until: {step: 35}` on a job whose every worker exited: no step can come, so waiting for it
+    hung the run; the fault is healed with the failure handling and the job restarted."""
+    p = plan(fault(AtStep(step=3), until=AtStep(step=35)), fault(AtStep(step=20), name="kill"), symptom=20)
+    st = state(p, injected={0: T0, 1: T0 + 5}, first_failure=T0 + 6)
+    assert actions(p, st, seen(step=20, exited={0, 1}, failed={0, 1}), T0 + 30) == [
+        Heal(0),
+        Heal(1),
+        Restart((0, 1), "worker-0, worker-1 failed"),
+    ]
+    # While a worker lives it may still reach the step: the fault holds, as a timed one does.
+    d = decide(p, st, seen(step=20, exited={0}, failed={0}), T0 + 30)
+    assert d.actions == () and d.waiting == "a timed fault is still active"
+    # A time-healed fault still waits for its time, live worker or not.
+    q = plan(fault(for_s=30), symptom=20)
+    d = decide(q, state(q, injected={0: T0}, first_failure=T0 + 1), seen(exited={0, 1}, failed={0, 1}), T0 + 25)
+    assert d.waiting == "a timed fault is still active"
+
+
 # --- transitions ------------------------------------------------------------------------------
 
 
