@@ -34,10 +34,11 @@ from chaos.diagnose.observations import (
     LossSeries,
     WorkerObservations,
 )
-from chaos.diagnose.shapes import TASK_LINE, shapes_in
+from chaos.diagnose.shapes import shapes_in
 from chaos.diagnose.watch import Watch
 from chaos.events import LogLine, parse_line
 from chaos.events_text import evidence_text
+from chaos.stragglers import task_name
 from chaos.workload.grammar import MAX_MESSAGE_LINES, after_stamp, ends_message, line_time, unwrap
 
 MAX_MESSAGE_CHARS = 20_000
@@ -133,7 +134,8 @@ class Observer:
                 if len(hits) < MAX_EVIDENCE:
                     hits.append(Evidence(f"{self.origin}:{number}", self.name, raw))
         if self.stragglers:
-            if TASK_LINE.match(unwrap(raw)):
+            # a line that is only a task name: the coordination service's list (chaos.stragglers reads it too)
+            if task_name(unwrap(raw)) is not None:
                 self._flag(Evidence(f"{self.origin}:{number}", self.name, raw), ("task_line",), self.last_t)
                 return
             self.stragglers = False

@@ -711,9 +711,6 @@ SHAPES: tuple[Shape, ...] = (
     ),
 )
 
-# A line that is only a task name: the list the coordination service prints under
-# "Example stragglers:" (read by the reader right after that line, not by its words).
-TASK_LINE = re.compile(r"^\s*" + _TASK + r"\s*$")
 SHAPE_NAMES = frozenset(shape.name for shape in SHAPES)
 _BY_NAME = {shape.name: shape for shape in SHAPES}
 _ORDER = {shape.name: i for i, shape in enumerate(SHAPES)}
