@@ -61,7 +61,7 @@ class Figure:
 
 
 @dataclass(frozen=True)
-class Judged:
+class Reading:
     """One verdict the audit reads: pass / fail / unknown and its reason; or
     ``absent`` when the run has no such check (the entry did not ask it, or the run broke)."""
 
@@ -77,7 +77,7 @@ class Judged:
         return self.status == Status.FAIL.value
 
 
-ABSENT = Judged("absent", "not asked in this run")
+ABSENT = Reading("absent", "not asked in this run")
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ class RunMeasures:
     target_done: bool = False  # the fault's target reported done before it exited (training ended first)
     resumed_step: int | None = None  # first step after the restart
     start_after_heal_s: Figure = Figure.missing("no heal")
-    verdicts: dict[str, Judged] = field(default_factory=dict)
+    verdicts: dict[str, Reading] = field(default_factory=dict)
     drift: Figure = Figure.missing("not compared")
     backup_dirs: dict[str, str] = field(default_factory=dict)  # worker -> the backup dir its plan event named
 
@@ -130,7 +130,7 @@ class RunMeasures:
     def measured(self) -> bool:
         return self.status == MEASURED
 
-    def verdict(self, check: str) -> Judged:
+    def verdict(self, check: str) -> Reading:
         return self.verdicts.get(check, ABSENT)
 
     def to_dict(self) -> dict[str, Any]:
@@ -444,14 +444,14 @@ def save_interval(timeline: Timeline) -> int:
     return plans[0] if plans else 0
 
 
-def _verdicts(report: Report) -> dict[str, Judged]:
-    out: dict[str, Judged] = {}
+def _verdicts(report: Report) -> dict[str, Reading]:
+    out: dict[str, Reading] = {}
     for v in report.verdicts:
-        out.setdefault(v.check, Judged(v.status.value, v.reason))
+        out.setdefault(v.check, Reading(v.status.value, v.reason))
     return out
 
 
-def drift(timeline: Timeline, judged: Judged) -> Figure:
+def drift(timeline: Timeline, judged: Reading) -> Figure:
     if judged.passed:
         return Figure.of(0.0, judged.reason)
     reference = timeline.info.reference_final_loss

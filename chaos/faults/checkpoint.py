@@ -195,4 +195,4 @@ class KillDuringSave(WorkerFault):
         # Armed now, fired by the worker itself at the save asked for (with
         # save_freq: epoch, an epoch's end). Nothing to undo: a dead process cannot
         # be un-killed, the restart policy brings it back as a new container, not armed.
-        cluster.command(self.worker, worker_control.KillDuringSave(self.epoch))
+        cluster.command(self.worker, worker_control.KillDuringSaveCommand(self.epoch))

@@ -32,7 +32,7 @@ from chaos.events import RUNNER, NoticeEvent
 from chaos.faults.base import WorkerFault, WorkerIndex, register_fault
 from chaos.faults.undo import Undo
 from chaos.netns import rules
-from chaos.netns.rules import Capabilities, Plan, Scope, Shaping
+from chaos.netns.rules import Capabilities, RulePlan, Scope, Shaping
 
 DIRECTION_DOC = "ingress: packets into the worker; egress: packets it sends; both"
 PEER_DOC = (
@@ -52,7 +52,7 @@ class PacketFault(WorkerFault):
     # The implementation the inject chose (the inject event names it); the undo is the inject's.
     _state: dict[str, Any] = PrivateAttr(default_factory=dict)
 
-    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> RulePlan:
         raise NotImplementedError
 
     def scope(self, cluster: Any) -> Scope:
@@ -114,11 +114,11 @@ def peer_port(tf_config: str, peer: int) -> int:
     return ports[peer]
 
 
-def _chains(plan: Plan) -> list[str]:
+def _chains(plan: RulePlan) -> list[str]:
     return sorted({argv[3] for argv in plan.apply if argv[:3] == ("iptables", "-w", "-N")})
 
 
-def _record(cluster: Any, fault: PacketFault, plan: Plan, counted: dict[str, int], stats: dict | None) -> None:
+def _record(cluster: Any, fault: PacketFault, plan: RulePlan, counted: dict[str, int], stats: dict | None) -> None:
     """What the fault did to real packets: the Chaos Toolkit lesson (a fault that
     never reached traffic makes every check pass)."""
     parts = []
@@ -155,7 +155,7 @@ class PacketLoss(PacketFault):
         "needs netem or NFQUEUE)",
     )
 
-    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> RulePlan:
         return rules.plan_loss(tag, scope, self.percent, self.correlation_pct, caps)
 
 
@@ -166,7 +166,7 @@ class PacketCorrupt(PacketFault):
     name: ClassVar[str] = "packet_corrupt"
     percent: float = Field(gt=0, le=100, description="share of packets corrupted, percent")
 
-    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> RulePlan:
         return rules.plan_shaping(self.name, tag, scope, Shaping(corrupt_pct=self.percent), caps)
 
 
@@ -180,7 +180,7 @@ class PacketDuplicate(PacketFault):
     )
     percent: float = Field(gt=0, le=100, description="share of packets duplicated, percent")
 
-    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> RulePlan:
         return rules.plan_shaping(self.name, tag, scope, Shaping(duplicate_pct=self.percent), caps)
 
 
@@ -192,7 +192,7 @@ class PacketReorder(PacketFault):
     percent: float = Field(gt=0, le=100, description="share of packets sent at once (ahead of the held ones), percent")
     delay_ms: float = Field(10.0, gt=0, le=10_000, description="how long the other packets are held, milliseconds")
 
-    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> RulePlan:
         return rules.plan_shaping(
             self.name, tag, scope, Shaping(reorder_pct=self.percent, delay_ms=self.delay_ms), caps
         )
@@ -209,7 +209,7 @@ class PacketDelay(PacketFault):
         0.0, ge=0, lt=100, description="how much one packet's jitter follows the last's, percent"
     )
 
-    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> RulePlan:
         shaping = Shaping(delay_ms=self.delay_ms, jitter_ms=self.jitter_ms, delay_correlation_pct=self.correlation_pct)
         return rules.plan_shaping(self.name, tag, scope, shaping, caps)
 
@@ -225,7 +225,7 @@ class SilentDrop(PacketFault):
         "in scope, new connections too",
     )
 
-    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> RulePlan:
         if self.connections == "all":
             return rules.plan_silent_drop(tag, scope, None)
         found = rules.parse_ss(ns.connections())
@@ -238,7 +238,7 @@ class SynDrop(PacketFault):
 
     name: ClassVar[str] = "syn_drop"
 
-    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> RulePlan:
         return rules.plan_syn_drop(tag, scope)
 
 
@@ -249,5 +249,5 @@ class MtuBlackhole(PacketFault):
     name: ClassVar[str] = "mtu_blackhole"
     max_bytes: int = Field(1400, ge=68, le=65535, description="the largest IP packet that still gets through, bytes")
 
-    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> Plan:
+    def plan(self, tag: str, scope: Scope, caps: Capabilities, ns: Any) -> RulePlan:
         return rules.plan_mtu_blackhole(tag, scope, self.max_bytes, caps)

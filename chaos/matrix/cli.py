@@ -6,7 +6,7 @@ from pathlib import Path
 
 from chaos.errors import ScenarioError
 from chaos.matrix.cells import DIRECTIONS, TARGETS, TOXICS, WHENS, Cell, select
-from chaos.matrix.outcome import Outcome, classify
+from chaos.matrix.outcome import CellOutcome, classify
 
 BOUND_HINT = {
     "mid_training": "bound it: a collective timeout (CommunicationOptions(timeout_seconds=N); scenario: "
@@ -18,7 +18,7 @@ BOUND_HINT = {
 }
 
 
-def table(rows: list[tuple[Cell, Outcome]]) -> str:
+def table(rows: list[tuple[Cell, CellOutcome]]) -> str:
     out = [
         "| toxic | direction | target | when | outcome | first sign s | bit-exact recovery | detail |",
         "|---|---|---|---|---|---|---|---|",
@@ -33,7 +33,7 @@ def table(rows: list[tuple[Cell, Outcome]]) -> str:
     return "\n".join(out)
 
 
-def run_cells(cells: list[Cell], jobs: int, report_dir: Path | None) -> list[tuple[Cell, Outcome]]:
+def run_cells(cells: list[Cell], jobs: int, report_dir: Path | None) -> list[tuple[Cell, CellOutcome]]:
     from chaos.runner.run import RunOptions
     from chaos.runner.suite import Entry, run_suite
 
@@ -43,7 +43,7 @@ def run_cells(cells: list[Cell], jobs: int, report_dir: Path | None) -> list[tup
     return [(c, classify(by_name[c.name])) for c in cells]
 
 
-def rows_from_reports(cells: list[Cell], folders: list[Path]) -> tuple[list[tuple[Cell, Outcome]], list[Cell]]:
+def rows_from_reports(cells: list[Cell], folders: list[Path]) -> tuple[list[tuple[Cell, CellOutcome]], list[Cell]]:
     """The selected cells that have a report in ``folders`` (earlier runs' --report-dir),
     classified; and the selected cells that have none (said, never dropped silently)."""
     from chaos.report import read_json

@@ -15,7 +15,7 @@ HANG_S = 10.0  # no step and no error this long inside the window: a hang (a hea
 
 
 @dataclass(frozen=True)
-class Outcome:
+class CellOutcome:
     kind: str  # error | normal | slowed | progress (speed unknown) | hang | not judged
     detail: str  # the error class and first line, the factor, or why not judged
     first_sign_s: float | None  # inject -> first error, exit or step in the window
@@ -58,14 +58,14 @@ def missing_party(window: list, steps: list[StepEvent], workers: int) -> str:
     return f"no task named missing in the logs; last steps: {shown}"
 
 
-def classify(report: Report) -> Outcome:
+def classify(report: Report) -> CellOutcome:
     timeline = report.timeline
     bit_exact = {"pass": "yes", "fail": "no"}.get(
         next((v.status.value for v in report.verdicts if v.check == "matches_uninterrupted"), ""), "unknown"
     )
     injects = timeline.of(InjectEvent)
     if report.status is Status.ERROR or not injects:
-        return Outcome("not judged", report.error or "the fault was never injected", None, bit_exact)
+        return CellOutcome("not judged", report.error or "the fault was never injected", None, bit_exact)
     t0 = injects[0].t
     heals = [h.t for h in timeline.of(HealEvent) if h.t >= t0]
     t1 = heals[0] if heals else timeline.end
@@ -76,12 +76,12 @@ def classify(report: Report) -> Outcome:
     errors = [e for e in window if isinstance(e, ErrorEvent)]
     if errors:
         first = errors[0]
-        return Outcome(
+        return CellOutcome(
             "error", f"{first.error_class.rsplit('.', 1)[-1]}: {_first_line(first.message)}", first.t - t0, bit_exact
         )
     exits = [e for e in window if isinstance(e, ExitEvent) and e.exit_code != 0]
     if exits:
-        return Outcome(
+        return CellOutcome(
             "error", f"worker-{exits[0].worker} exited {exits[0].exit_code} with no error", exits[0].t - t0, bit_exact
         )
     durations = timeline.step_durations()
@@ -99,8 +99,8 @@ def classify(report: Report) -> Outcome:
         # the window going quiet after them, with no error.
         missing = missing_party(window, [e for e in timeline.of(StepEvent) if e.t <= t1], timeline.info.num_workers)
         if not steps:
-            return Outcome("hang", f"no step and no error for {t1 - t0:.0f} s; {missing}", None, bit_exact)
-        return Outcome(
+            return CellOutcome("hang", f"no step and no error for {t1 - t0:.0f} s; {missing}", None, bit_exact)
+        return CellOutcome(
             "hang",
             f"no error; last step {last - t0:+.1f} s after the inject, then none for {t1 - last:.0f} s; {missing}",
             None,
@@ -108,7 +108,7 @@ def classify(report: Report) -> Outcome:
         )
     if not during or not before:
         # Trained on (to the end, here) with no fault-free steps in this run to compare with.
-        return Outcome(
+        return CellOutcome(
             "progress",
             f"{len(steps)} step events in the window, no fault-free steps to compare",
             steps[0].t - t0,
@@ -116,4 +116,4 @@ def classify(report: Report) -> Outcome:
         )
     factor = statistics.median(d for _, d in during) / statistics.median(before)
     kind = "slowed" if factor >= SLOWED else "normal"
-    return Outcome(kind, f"step time x{factor:.1f}", during[0][0].t - t0, bit_exact)
+    return CellOutcome(kind, f"step time x{factor:.1f}", during[0][0].t - t0, bit_exact)

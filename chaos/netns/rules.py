@@ -150,7 +150,7 @@ def _pct(value: float) -> str:
 
 
 @dataclass(frozen=True)
-class Plan:
+class RulePlan:
     """How one fault is applied in one namespace, and undone."""
 
     fault: str
@@ -179,7 +179,7 @@ def _hook(direction: str, chain: str) -> list[str]:
 
 def chains_plan(
     fault: str, implementation: str, tag: str, rules: dict[str, list[list[str]]], shaper: dict[str, Any] | None = None
-) -> Plan:
+) -> RulePlan:
     """A plan of one chain per direction with these rules (``{direction: [rule args]}``),
     after a first rule that matches every packet and does nothing: its counter is
     how many packets went that way while the fault was on (chaos.faults.packet
@@ -201,7 +201,7 @@ def chains_plan(
             ("iptables", "-w", "-F", chain),
             ("iptables", "-w", "-X", chain),
         ]
-    return Plan(fault, implementation, tuple(apply), tuple(undo), shaper)
+    return RulePlan(fault, implementation, tuple(apply), tuple(undo), shaper)
 
 
 def _require(fault: str, caps: Capabilities, what: str | tuple[str, ...], hint: str) -> None:
@@ -231,7 +231,7 @@ _KERNEL_NAMES = {
 # --- the faults ------------------------------------------------------------------
 
 
-def plan_loss(tag: str, scope: Scope, percent: float, correlation_pct: float, caps: Capabilities) -> Plan:
+def plan_loss(tag: str, scope: Scope, percent: float, correlation_pct: float, caps: Capabilities) -> RulePlan:
     shaping = Shaping(loss_pct=percent, loss_correlation_pct=correlation_pct)
     if caps.netem and _netem_serves(scope, caps):
         return netem_plan("packet_loss", tag, scope, shaping, caps)
@@ -256,7 +256,7 @@ def _probability(percent: float) -> str:
     return f"{percent / 100:.6f}"
 
 
-def plan_shaping(fault: str, tag: str, scope: Scope, shaping: Shaping, caps: Capabilities) -> Plan:
+def plan_shaping(fault: str, tag: str, scope: Scope, shaping: Shaping, caps: Capabilities) -> RulePlan:
     """corrupt, duplicate, reorder, delay: netem, else the NFQUEUE shaper."""
     if caps.netem and _netem_serves(scope, caps):
         return netem_plan(fault, tag, scope, shaping, caps)
@@ -282,7 +282,7 @@ def _netem_serves(scope: Scope, caps: Capabilities) -> bool:
     return scope.peer_port is None and ("ingress" not in scope.directions() or caps.ifb)
 
 
-def nfqueue_plan(fault: str, tag: str, scope: Scope, shaping: Shaping) -> Plan:
+def nfqueue_plan(fault: str, tag: str, scope: Scope, shaping: Shaping) -> RulePlan:
     queue = queue_number(tag)
     target = [
         "-m",
@@ -309,7 +309,7 @@ def ifb_name(tag: str) -> str:
     return f"tfc{tag}"[:15]
 
 
-def netem_plan(fault: str, tag: str, scope: Scope, shaping: Shaping, caps: Capabilities) -> Plan:
+def netem_plan(fault: str, tag: str, scope: Scope, shaping: Shaping, caps: Capabilities) -> RulePlan:
     iface, ifb = caps.iface, ifb_name(tag)
     netem = shaping.netem_args()
     apply: list[Argv] = []
@@ -341,17 +341,17 @@ def netem_plan(fault: str, tag: str, scope: Scope, shaping: Shaping, caps: Capab
             ("tc", "qdisc", "add", "dev", ifb, "root", "netem", *netem),
         ]
         undo += [("tc", "qdisc", "del", "dev", iface, "ingress"), ("ip", "link", "del", ifb)]
-    return Plan(fault, "netem", tuple(apply), tuple(undo))
+    return RulePlan(fault, "netem", tuple(apply), tuple(undo))
 
 
-def plan_syn_drop(tag: str, scope: Scope) -> Plan:
+def plan_syn_drop(tag: str, scope: Scope) -> RulePlan:
     return chains_plan(
         "syn_drop", "iptables", tag, {d: [[*scope.match(d, "tcp"), "--syn", "-j", "DROP"]] for d in scope.directions()}
     )
 
 
 @dataclass(frozen=True)
-class Connection:
+class SocketPair:
     """An established TCP connection as the worker's namespace sees it."""
 
     local: str
@@ -360,7 +360,7 @@ class Connection:
     remote_port: int
 
 
-def parse_ss(text: str) -> list[Connection]:
+def parse_ss(text: str) -> list[SocketPair]:
     """``ss -Htn state established`` (no header): ``Recv-Q Send-Q Local:Port Peer:Port``."""
     out = []
     for line in text.splitlines():
@@ -370,13 +370,13 @@ def parse_ss(text: str) -> list[Connection]:
         local, remote = parts[-2], parts[-1]
         try:
             (lh, lp), (rh, rp) = local.rsplit(":", 1), remote.rsplit(":", 1)
-            out.append(Connection(lh.strip("[]"), int(lp), rh.strip("[]"), int(rp)))
+            out.append(SocketPair(lh.strip("[]"), int(lp), rh.strip("[]"), int(rp)))
         except ValueError:
             continue
     return out
 
 
-def plan_silent_drop(tag: str, scope: Scope, connections: list[Connection] | None) -> Plan:
+def plan_silent_drop(tag: str, scope: Scope, connections: list[SocketPair] | None) -> RulePlan:
     """DROP, no RST, no ICMP: the peers see a connection that goes quiet.
 
     ``connections``: only these (the ones open at the inject; new ones work);
@@ -398,23 +398,23 @@ def plan_silent_drop(tag: str, scope: Scope, connections: list[Connection] | Non
     return chains_plan("silent_drop", "iptables", tag, rules)
 
 
-def _loopback(c: Connection) -> bool:
+def _loopback(c: SocketPair) -> bool:
     return c.local.startswith("127.") or c.local == "::1"
 
 
-def _in_scope(connections: Iterable[Connection], scope: Scope) -> list[Connection]:
+def _in_scope(connections: Iterable[SocketPair], scope: Scope) -> list[SocketPair]:
     if scope.peer_port is None:
         return list(connections)
     return [c for c in connections if c.remote_port == scope.peer_port]
 
 
-def _tuple_match(direction: str, c: Connection) -> list[str]:
+def _tuple_match(direction: str, c: SocketPair) -> list[str]:
     if direction == "ingress":
         return ["-p", "tcp", "-s", c.remote, "--sport", str(c.remote_port), "-d", c.local, "--dport", str(c.local_port)]
     return ["-p", "tcp", "-s", c.local, "--sport", str(c.local_port), "-d", c.remote, "--dport", str(c.remote_port)]
 
 
-def plan_mtu_blackhole(tag: str, scope: Scope, max_bytes: int, caps: Capabilities) -> Plan:
+def plan_mtu_blackhole(tag: str, scope: Scope, max_bytes: int, caps: Capabilities) -> RulePlan:
     """Packets longer than ``max_bytes`` vanish, and so does any ICMP
     "fragmentation needed" that would tell the sender (a PMTU blackhole)."""
     _require(

@@ -45,7 +45,7 @@ class MemoryDemand:
 
 
 @dataclass(frozen=True)
-class KillDuringSave:
+class KillDuringSaveCommand:
     """``kill_during_save``: the first backup this process writes in ``epoch`` (None:
     the next one) kills it. An epoch makes the kill's moment independent of when the
     command arrives, which takes seconds on a loaded machine (more than an epoch of a
@@ -56,7 +56,7 @@ class KillDuringSave:
 
 
 # What a fault may send a worker's training process (ClusterControl.command).
-WorkerCommand = MemoryDemand | KillDuringSave
+WorkerCommand = MemoryDemand | KillDuringSaveCommand
 
 
 def params_of(command: WorkerCommand) -> dict[str, Any]:
@@ -190,7 +190,7 @@ def control_file_script(seq: int, command: str, params: dict[str, Any]) -> list[
 __all__ = [
     "CONTROL_PATH",
     "ControlChannel",
-    "KillDuringSave",
+    "KillDuringSaveCommand",
     "MemoryDemand",
     "WorkerCommand",
     "cap_address_space",

@@ -52,11 +52,11 @@ def check_env(env: dict[str, str]) -> dict[str, str]:
     return env
 
 
-class _Strict(BaseModel):
+class _StrictSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class BuildSpec(_Strict):
+class BuildSpec(_StrictSpec):
     """Build the job's image from a Dockerfile, offline (no pull)."""
 
     context: str = Field(description="build context folder, relative to the file that declares it")
@@ -75,7 +75,7 @@ def _regex(value: str, required: tuple[str, ...] = ()) -> str:
     return value
 
 
-class ProgressPattern(_Strict):
+class ProgressPattern(_StrictSpec):
     """Read training progress from the job's log lines (for a job without the agent)."""
 
     step: str = Field(description="regex matching a step line; named groups: step (required), loss, epoch")
@@ -92,7 +92,7 @@ class ProgressPattern(_Strict):
         return value if value is None else _regex(value)
 
 
-class WorkloadSpec(_Strict):
+class WorkloadSpec(_StrictSpec):
     """A user's MultiWorkerMirroredStrategy job: its image and command."""
 
     image: str | None = Field(None, min_length=1, description="an image present on the Docker engine")

@@ -3,9 +3,9 @@
 import pytest
 
 from chaos.audit.findings import FINDING, NOT_MEASURED, OK, Context, evaluate
-from chaos.audit.measure import MEASURED, Figure, Judged, RunMeasures
+from chaos.audit.measure import MEASURED, Figure, Reading, RunMeasures
 
-PASS, FAIL, UNKNOWN = Judged("pass", "ok"), Judged("fail", "it failed"), Judged("unknown", "no weights digest")
+PASS, FAIL, UNKNOWN = Reading("pass", "ok"), Reading("fail", "it failed"), Reading("unknown", "no weights digest")
 
 
 def run(kind="crash", key=None, **fields):

@@ -324,10 +324,10 @@ def test_kill_during_save_arms_the_worker_with_a_command_and_heals_nothing(tmp_p
     assert fault.target == "worker-0" and fault.hooks() == frozenset({"commands"})
     fault.inject(cluster, undo)
     undo(cluster)
-    assert cluster.calls == [("command", 0, worker_control.KillDuringSave())]
+    assert cluster.calls == [("command", 0, worker_control.KillDuringSaveCommand())]
     cluster.calls.clear()
     KillDuringSave(epoch=2).inject(cluster, Undo())
-    assert cluster.calls == [("command", 0, worker_control.KillDuringSave(epoch=2))]
+    assert cluster.calls == [("command", 0, worker_control.KillDuringSaveCommand(epoch=2))]
 
 
 def test_kill_during_save_validates_the_worker():

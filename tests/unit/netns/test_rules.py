@@ -7,7 +7,7 @@ import json
 import pytest
 
 from chaos.netns import rules
-from chaos.netns.rules import Capabilities, Connection, PacketFaultUnsupported, Scope, Shaping
+from chaos.netns.rules import Capabilities, PacketFaultUnsupported, Scope, Shaping, SocketPair
 
 NO_NETEM = Capabilities(netem=False, statistic=True, nfqueue=True, length=True, ifb=True, iface="eth0")
 NETEM = Capabilities(netem=True, statistic=True, nfqueue=True, length=True, ifb=True, iface="eth0")
@@ -232,8 +232,8 @@ garbage
 
 def test_ss_lines_become_connections():
     found = rules.parse_ss(SS)
-    assert found[0] == Connection("172.30.0.3", 23601, "172.30.0.2", 40122)
-    assert found[3] == Connection("::ffff:172.30.0.3", 23601, "::ffff:172.30.0.2", 40130)
+    assert found[0] == SocketPair("172.30.0.3", 23601, "172.30.0.2", 40122)
+    assert found[3] == SocketPair("::ffff:172.30.0.3", 23601, "::ffff:172.30.0.2", 40130)
     assert len(found) == 4
 
 
