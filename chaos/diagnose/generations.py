@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from chaos.diagnose.observations import MAX_EVIDENCE, ErrorSeen, Evidence, ExitSeen, StepSeen, WorkerObservations
 from chaos.events import DoneEvent, ErrorEvent, ExitEvent, PhaseEvent, RestartEvent, StartEvent, StepEvent
+from chaos.events_text import short_class
 
 # What a worker's observations keep, whatever the log's length: a long log
 # repeats its errors, waits and step times; the first ones (the last waits and
@@ -177,7 +178,7 @@ def add_event(event, evidence: Evidence, generations: list[Generation]) -> None:
             StepSeen(event.step, event.t, event.batch_digest, evidence, tuple(event.replica_batch_digests))
         )
     elif isinstance(event, ErrorEvent):
-        short = event.error_class.rsplit(".", 1)[-1]
+        short = short_class(event.error_class)
         # the traceback printed beside the event says the same: keep one
         if not any(e.cls == short and e.message[:80] == event.message[:80] for e in gen.errors):
             gen.add_error(ErrorSeen(short, event.message, event.t, evidence))

@@ -22,6 +22,7 @@ from chaos.diagnose.observations import MAX_EVIDENCE, Evidence, WorkerObservatio
 from chaos.diagnose.servers import only_uninformative_targets
 from chaos.diagnose.shapes import shapes_in
 from chaos.diagnose.watch import required_literals
+from chaos.events_text import short_class
 from chaos.workload.grammar import STATUS_CLASSES
 
 QUIET_BEFORE_ERROR_S = 2.0
@@ -82,7 +83,7 @@ class ErrorSignature(Signature):
     def weight(self) -> float:  # type: ignore[override]
         """A message pattern, or a class that names its cause (JSONDecodeError),
         is specific; TF's status classes alone (UnavailableError) end many failures."""
-        generic = all(c.rsplit(".", 1)[-1] in TF_STATUS_CLASSES for c in self.classes)
+        generic = all(short_class(c) in TF_STATUS_CLASSES for c in self.classes)
         return 3.0 if self.specific or not generic else 1.5
 
     def label(self) -> str:
@@ -92,7 +93,7 @@ class ErrorSignature(Signature):
         return text + _names(self.workers)
 
     def judge(self, workers: list[WorkerObservations]) -> Judged:
-        shorts = {c.rsplit(".", 1)[-1] for c in self.classes}
+        shorts = {short_class(c) for c in self.classes}
         pattern = re.compile(self.message)
         full, partial = [], []
         for w in _on(workers, self.workers):
