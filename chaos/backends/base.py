@@ -28,7 +28,7 @@ from chaos.topology import STOP_GRACE_S
 class ClusterControl(Protocol):
     """What every cluster serves to a fault (the optional rest: chaos.backends.abilities)."""
 
-    num_workers: int  # containers: every MWMS worker, or chief + workers + ps (chaos.topology slots)
+    num_slots: int  # containers: every MWMS worker, or chief + workers + ps (chaos.topology slots)
 
     @abstractmethod
     def worker_name(self, index: int) -> str:

@@ -32,7 +32,7 @@ class WriteLimit:
 @dataclass(frozen=True)
 class Deployment:
     """What to bring up. ``images`` has one image tag per container (a worker, or a
-    parameter-server cluster's chief, workers and ps: ``num_workers`` counts them all)."""
+    parameter-server cluster's chief, workers and ps: ``num_slots`` counts them all)."""
 
     images: tuple[str, ...]
     proxy_image: str
@@ -70,7 +70,7 @@ class Deployment:
         return self.topology or Topology(len(self.images))
 
     @property
-    def num_workers(self) -> int:
+    def num_slots(self) -> int:
         """Containers of the cluster (every MWMS worker, or chief + workers + ps): the one count
-        ``ClusterControl.num_workers``, restarts and redeploys go by."""
+        ``ClusterControl.num_slots``, restarts and redeploys go by."""
         return self.shape.num_slots

@@ -132,7 +132,7 @@ class CheckpointDiskFull(Fault):
         # start under load let a 100-step job train to its end meanwhile (seen
         # in a whole-suite run: the final save failed and the fault was late).
         # Both workers freeze together, so no one misses a heartbeat.
-        running = [i for i in range(cluster.num_workers) if cluster.is_running(i)]
+        running = [i for i in range(cluster.num_slots) if cluster.is_running(i)]
         frozen: list[int] = []
         try:
             for index in running:

@@ -129,7 +129,7 @@ class TfConfig(WorkersFault):
         for w in self.workers:
             healthy = json.loads(cluster.tf_config(w))
             if address is not None:
-                text = unreachable_address(healthy, w, cluster.num_workers, address)
+                text = unreachable_address(healthy, w, cluster.num_slots, address)
             else:
-                text = TEXT_MODES[self.mode](healthy, w, cluster.num_workers)
+                text = TEXT_MODES[self.mode](healthy, w, cluster.num_slots)
             cluster.override(w, self.name, cluster_config=text)

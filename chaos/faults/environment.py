@@ -87,5 +87,5 @@ class ReusedSeed(Fault):
         # The data of worker i is f(seed, step, shard); shard_data off makes
         # every shard 0, as a shared seed without sharding does in tf.data.
         override_workers(
-            cluster, undo, self.name, range(cluster.num_workers), settings=WorkerSettings.change(shard_data=False)
+            cluster, undo, self.name, range(cluster.num_slots), settings=WorkerSettings.change(shard_data=False)
         )

@@ -58,10 +58,10 @@ class PacketFault(WorkerFault):
     def scope(self, cluster: Any) -> Scope:
         if self.peer is None:
             return Scope(self.direction)
-        if self.peer == self.worker or self.peer >= cluster.num_workers:
+        if self.peer == self.worker or self.peer >= cluster.num_slots:
             raise InfrastructureError(
                 f"{self.name}: peer {self.peer} is not another worker of this cluster "
-                f"(worker {self.worker}; valid: {', '.join(str(i) for i in range(cluster.num_workers) if i != self.worker)})",
+                f"(worker {self.worker}; valid: {', '.join(str(i) for i in range(cluster.num_slots) if i != self.worker)})",
                 hint="give the index of another worker, or leave peer out for all of the worker's traffic",
             )
         return Scope(self.direction, peer_port(cluster.tf_config(self.worker), self.peer))

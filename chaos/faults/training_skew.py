@@ -36,7 +36,7 @@ class SeedSkew(Fault):
 
     def act(self, cluster: ClusterControl, undo: Undo) -> None:
         override_workers(
-            cluster, undo, self.name, range(cluster.num_workers), settings=WorkerSettings.change(seeding=self.mode)
+            cluster, undo, self.name, range(cluster.num_slots), settings=WorkerSettings.change(seeding=self.mode)
         )
 
 

@@ -214,7 +214,7 @@ class Supervisor:
         sc = self.scenario
         # Every container: the workers, or a parameter-server cluster's chief +
         # workers + ps. A fault that overrides "every worker" overrides each of
-        # them (ClusterControl.num_workers counts containers), so a redeploy
+        # them (ClusterControl.num_slots counts containers), so a redeploy
         # replaces each of them too, and each one's start and log count.
         n = sc.cluster.containers
         plan = Plan.of(sc)

@@ -27,12 +27,12 @@ class TrainingResult:
         return len(set(self.digests.values())) == 1 and bool(self.digests)
 
 
-def finished(num_workers: int):
+def finished(num_slots: int):
     """Predicate: every worker exited (after its done event, if it sends one), or one failed."""
 
     def check(events: list[Event]) -> bool:
         exited = [e for e in events if isinstance(e, ExitEvent)]
-        return len({e.source for e in exited}) >= num_workers or any(e.exit_code != 0 for e in exited)
+        return len({e.source for e in exited}) >= num_slots or any(e.exit_code != 0 for e in exited)
 
     return check
 
@@ -44,7 +44,7 @@ def run_training(
     t0 = time.time()
     with backend.cluster(spec, events=events) as cluster:
         cluster.start_workers()
-        if not events.wait_for(finished(spec.num_workers), timeout_s):
+        if not events.wait_for(finished(spec.num_slots), timeout_s):
             raise InfrastructureError(
                 f"training did not finish within {timeout_s:g}s",
                 hint="a hang with no error usually means a worker cannot reach a peer; "

@@ -57,7 +57,7 @@ class Pair:
     """Two containers (0: sender, 1: receiver) on a network of their own, and the
     cluster verbs a packet fault uses (netns, tf_config, record)."""
 
-    num_workers = 2
+    num_slots = 2
 
     def __init__(self, client, image: str) -> None:
         self.client = client

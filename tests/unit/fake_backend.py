@@ -77,22 +77,22 @@ class RecordedEvents(EventLog):
 class FakeWorkers:
     """What every cluster serves (chaos.backends.base.Cluster), and the state the ability mixins keep."""
 
-    def __init__(self, num_workers=2, usage_bytes=0, events: EventLog | None = None):
-        self.num_workers = num_workers
+    def __init__(self, num_slots=2, usage_bytes=0, events: EventLog | None = None):
+        self.num_slots = num_slots
         self.calls: list[tuple] = []
         self.events = events if events is not None else RecordedEvents()
         self.fail: dict[str, Exception] = {}  # verb -> what it raises
-        self.running: set[int] = set(range(num_workers))
+        self.running: set[int] = set(range(num_slots))
         # The mixins' state, here so that a fake of any mix starts whole.
         self.paused: set[int] = set()
         self.disconnected: set[int] = set()
         self.lost_nodes: set[str] = set()
         self.drained_nodes: set[str] = set()
         self.degraded_links: set[tuple[str, str]] = set()
-        self.usage = {i: usage_bytes for i in range(num_workers)}
+        self.usage = {i: usage_bytes for i in range(num_slots)}
         self.overrides: dict[int, dict[str, dict]] = {}
         self.not_restarted: set[int] = set()  # workers the orchestrator leaves (await_restarts)
-        self.proxies = [FakeProxy(f"worker-{i}", self.calls) for i in range(num_workers)]
+        self.proxies = [FakeProxy(f"worker-{i}", self.calls) for i in range(num_slots)]
 
     def _call(self, *call):
         self.calls.append(call)
@@ -129,7 +129,7 @@ class FakeWorkers:
 
     def tf_config(self, index):
         # What the real cluster creates (chaos.topology), for the faults that break it.
-        return Topology(self.num_workers).tf_config(index)
+        return Topology(self.num_slots).tf_config(index)
 
     def signal(self, index, signal):
         self._call("signal", index, signal)

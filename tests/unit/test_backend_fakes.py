@@ -151,7 +151,7 @@ def test_the_required_interface_is_small():
 @pytest.mark.parametrize("make", [fake_backend.FakeCluster, lambda: _supervisor_fake()()], ids=["shared", "supervisor"])
 def test_the_fakes_hold_the_seams_attributes(make):
     cluster = make()
-    assert isinstance(cluster.num_workers, int)
+    assert isinstance(cluster.num_slots, int)
     for verb in ("append", "snapshot", "wait_for", "raise_if_stopped"):
         assert callable(getattr(cluster.events, verb)), verb
 

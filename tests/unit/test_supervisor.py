@@ -55,8 +55,8 @@ class TickingLog(EventLog):
 
 
 class FakeCluster(fake_backend.FakeCluster):
-    def __init__(self, num_workers=2, steps_per_epoch=5, epochs=3):
-        super().__init__(num_workers, usage_bytes=100 << 20, events=TickingLog(self._tick))
+    def __init__(self, num_slots=2, steps_per_epoch=5, epochs=3):
+        super().__init__(num_slots, usage_bytes=100 << 20, events=TickingLog(self._tick))
         self.steps_per_epoch = steps_per_epoch
         self.final_step = steps_per_epoch * epochs
         self.created: list[tuple[int, int, dict]] = []  # (generation, worker, config it was created with)
@@ -69,7 +69,7 @@ class FakeCluster(fake_backend.FakeCluster):
 
     def start_workers(self):
         super().start_workers()
-        self._create(range(self.num_workers))
+        self._create(range(self.num_slots))
 
     def wait_started(self, timeout=None):
         super().wait_started(timeout)
@@ -110,7 +110,7 @@ class FakeCluster(fake_backend.FakeCluster):
         return next(c for g, w, c in reversed(self.created) if w == worker)
 
     def _announce(self):
-        for w in range(self.num_workers):
+        for w in range(self.num_slots):
             fingerprint = {f"env:{k}": v for k, v in self._config(w)["env"].items()}
             self.record(
                 StartEvent(t=time.time(), source=self.worker_name(w), tf_version="2.20", fingerprint=fingerprint)
@@ -125,11 +125,11 @@ class FakeCluster(fake_backend.FakeCluster):
         elif self.step < self.final_step:
             self.step += 1
             epoch = (self.step - 1) // self.steps_per_epoch
-            for w in range(self.num_workers):
+            for w in range(self.num_slots):
                 self.record(StepEvent(t=time.time(), source=self.worker_name(w), epoch=epoch, step=self.step))
         elif not self.finished:
             self.finished = True
-            for w in range(self.num_workers):
+            for w in range(self.num_slots):
                 self.record(DoneEvent(t=time.time(), source=self.worker_name(w), step=self.step))
                 self.record(ExitEvent(t=time.time(), source=self.worker_name(w), exit_code=0))
 
@@ -368,7 +368,7 @@ class KilledJob(FakeCluster):
     def signal(self, index, signal):
         super().signal(index, signal)
         self.halted = True
-        for w in range(self.num_workers):
+        for w in range(self.num_slots):
             self.record(ExitEvent(t=time.time(), source=self.worker_name(w), exit_code=137 if w == index else 1))
 
     def restart(self, indices, reason, grace_s=3.0):
@@ -430,7 +430,7 @@ class LingersAfterDone(FakeCluster):
     def _tick(self):
         if self.step >= self.final_step and not self.finished:
             self.finished = True
-            for w in range(self.num_workers):
+            for w in range(self.num_slots):
                 self.record(DoneEvent(t=time.time(), source=self.worker_name(w), step=self.step))
             self.record(ExitEvent(t=time.time(), source=self.worker_name(0), exit_code=0))
             return
@@ -453,11 +453,11 @@ def test_a_worker_lingering_after_done_is_noticed_and_the_finished_job_is_not_re
 class ParameterServers(FakeCluster):
     """Chief (coordinator) + 2 workers + 1 ps: 4 containers, the coordinator alone trains.
 
-    Like DockerCluster, ``num_workers`` counts containers (one per TF task).
+    Like DockerCluster, ``num_slots`` counts containers (one per TF task).
     """
 
     def __init__(self):
-        super().__init__(num_workers=4)
+        super().__init__(num_slots=4)
 
     def _tick(self):
         if self.generation < 0:

@@ -44,7 +44,7 @@ class CorruptBackup(KilledJob):
             self._announce()
         elif self.restore_pending:
             self.restore_pending = False
-            for w in range(self.num_workers):
+            for w in range(self.num_slots):
                 name = self.worker_name(w)
                 self.record(ErrorEvent(t=time.time(), source=name, error_class="IndexError", message=READ_LESS))
                 self.record(ExitEvent(t=time.time(), source=name, exit_code=1))

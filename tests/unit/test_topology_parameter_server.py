@@ -54,7 +54,7 @@ def test_a_deployment_counts_its_containers_one_way_and_refuses_an_image_short()
     from chaos.backends.spec import Deployment
 
     ps = Topology(2, num_ps=1)  # chief + 2 workers + 1 ps
-    assert Deployment(images=("w",) * 4, proxy_image="p", topology=ps).num_workers == 4
-    assert Deployment(images=("w",) * 3, proxy_image="p").num_workers == 3
+    assert Deployment(images=("w",) * 4, proxy_image="p", topology=ps).num_slots == 4
+    assert Deployment(images=("w",) * 3, proxy_image="p").num_slots == 3
     with pytest.raises(ValueError, match="2 images for a cluster of 4 containers"):
         Deployment(images=("w",) * 2, proxy_image="p", topology=ps)

@@ -33,7 +33,7 @@ class FailingBackend:
 
 def test_the_jobs_error_in_one_line_and_a_hint_for_a_users_job():
     with pytest.raises(InfrastructureError) as err:
-        run_training(types.SimpleNamespace(num_workers=2), FailingBackend(), timeout_s=5)
+        run_training(types.SimpleNamespace(num_slots=2), FailingBackend(), timeout_s=5)
     message = err.value.message
     assert "the workload itself fails, not from a fault" in message
     assert "worker-0: ValueError: Attempt to convert a value (PerReplica:{ ..." in message

@@ -106,7 +106,7 @@ class DockerCluster(
     def __init__(self, spec: Deployment, *, events: EventLog | None = None, client=None) -> None:
         self.spec = spec
         self.topology = spec.shape
-        self.num_workers = spec.num_workers
+        self.num_slots = spec.num_slots
         self.run_id = uuid.uuid4().hex[:8]
         self.prefix = f"{PROJECT}-{self.run_id}"
         self.events = events or EventLog()
@@ -177,7 +177,7 @@ class DockerCluster(
         self.proxies = ProxyClient(api_host, port)
         for image in {*self.spec.images, *self.spec.image_map.values()}:
             self._venv_volumes(image)  # a first fill takes ~20 s: now, not in a measured restart
-        self._make_standbys(list(range(self.num_workers)))  # generation 0, importing while the run prepares
+        self._make_standbys(list(range(self.num_slots)))  # generation 0, importing while the run prepares
 
     def _create_backup_volume(self):
         if not self.spec.backup_volume_mb:
@@ -221,9 +221,9 @@ class DockerCluster(
         before it contacts a peer, so a fault injected right after this call
         (``at: bring_up``) is in place before any training traffic.
         """
-        for i in range(self.num_workers):
+        for i in range(self.num_slots):
             self._start_worker(i, generation=0)
-        self._make_standbys(list(range(self.num_workers)))
+        self._make_standbys(list(range(self.num_slots)))
         wait_until(
             self._populate_routes,
             timeout=20,
@@ -243,7 +243,7 @@ class DockerCluster(
     def wait_started(self, timeout: float | None = None) -> None:
         """Wait until every worker printed its ``start`` event (TF imported);
         for a workload that sends none, until every container runs or ran."""
-        names = {self.worker_name(i) for i in range(self.num_workers)}
+        names = {self.worker_name(i) for i in range(self.num_slots)}
         if self.spec.launch.reports_start:
 
             def started(evs):
@@ -251,7 +251,7 @@ class DockerCluster(
         else:
 
             def started(evs):
-                return all(self._has_run(i) for i in range(self.num_workers))
+                return all(self._has_run(i) for i in range(self.num_slots))
 
         if not self.events.wait_for(started, timeout or self.spec.bring_up_timeout_s):
             raise InfrastructureError(

@@ -145,7 +145,7 @@ class SwarmCluster(
     ) -> None:
         self.spec = spec
         self.topology = spec.shape
-        self.num_workers = spec.num_workers
+        self.num_slots = spec.num_slots
         self.run_id = uuid.uuid4().hex[:8]
         self.prefix = f"{PROJECT}-{self.run_id}"
         self.events = events or EventLog()
@@ -197,7 +197,7 @@ class SwarmCluster(
         listed = [Node.of(n.attrs) for n in self.manager.nodes.list()]
         self.nodes = {n.hostname: n for n in listed}
         with _PLACING:  # runs of this process (`-j N`) place one at a time, each seeing the others
-            self.placement = place(listed, self.num_workers, busy=self._workers_per_node())
+            self.placement = place(listed, self.num_slots, busy=self._workers_per_node())
             _PLACED[self.run_id] = self.placement.workers
         self.network = self.manager.networks.create(**specs.overlay(self.network_name, self.labels))
         self._hold_network()
@@ -301,7 +301,7 @@ class SwarmCluster(
         return "127.0.0.1"  # a one-node swarm on this host
 
     def start_workers(self) -> None:
-        for i in range(self.num_workers):
+        for i in range(self.num_slots):
             self._start_worker(i, generation=0)
         wait_until(
             self._populate_routes,
@@ -318,7 +318,7 @@ class SwarmCluster(
         return set(self.proxies.names()) >= {r.name for r in self.topology.routes()}
 
     def wait_started(self, timeout: float | None = None) -> None:
-        names = {self.worker_name(i) for i in range(self.num_workers)}
+        names = {self.worker_name(i) for i in range(self.num_slots)}
         if self.spec.launch.reports_start:
             started = lambda evs: {e.source for e in evs if e.kind == "start"} >= names  # noqa: E731
         else:

@@ -83,7 +83,7 @@ def test_a_worker_the_cluster_lacks_is_refused_like_a_built_in_faults(samples):
 
 
 def test_pause_workers_pauses_each_and_its_undo_unpauses_them_in_reverse(samples):
-    cluster = FakeCluster(num_workers=3)
+    cluster = FakeCluster(num_slots=3)
     undo = FAULTS.get("pause_workers")(workers=[1, 2]).inject(cluster)
     assert cluster.paused == {1, 2}
     undo(cluster)
@@ -95,7 +95,7 @@ def test_pause_workers_pauses_each_and_its_undo_unpauses_them_in_reverse(samples
 def test_a_cluster_without_the_freezing_ability_is_refused_by_type(samples):
     from chaos.backends.abilities import UnsupportedVerb
 
-    cluster = FakeWorkers(num_workers=3)  # the required interface only
+    cluster = FakeWorkers(num_slots=3)  # the required interface only
     with pytest.raises(UnsupportedVerb, match="pause"):
         FAULTS.get("pause_workers")(workers=[1, 2]).inject(cluster)
     assert cluster.calls == []
@@ -104,7 +104,7 @@ def test_a_cluster_without_the_freezing_ability_is_refused_by_type(samples):
 def test_a_half_done_pause_is_undone_as_far_as_it_got(samples):
     from chaos.faults.undo import Undo
 
-    cluster = FakeCluster(num_workers=3)
+    cluster = FakeCluster(num_slots=3)
     cluster.paused.add(2)  # pausing worker 2 raises, as the engine's 409 does
     undo = Undo()
     with pytest.raises(RuntimeError):

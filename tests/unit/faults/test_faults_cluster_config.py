@@ -12,7 +12,7 @@ from chaos.faults.undo import Undo
 
 @pytest.fixture
 def cluster():
-    return FakeCluster(num_workers=3)
+    return FakeCluster(num_slots=3)
 
 
 def given(cluster, worker):

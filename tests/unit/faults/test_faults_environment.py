@@ -14,7 +14,7 @@ from chaos.worker.settings import WorkerSettings
 
 @pytest.fixture
 def cluster():
-    return FakeCluster(num_workers=3)
+    return FakeCluster(num_slots=3)
 
 
 # --- version_skew -------------------------------------------------------------

@@ -34,7 +34,7 @@ def problem(fault=None, **extra):
 
 def test_poison_input_sets_the_poisoned_step_on_its_worker_only_and_heal_clears_it():
     undo = Undo()
-    cluster = FakeCluster(num_workers=3)
+    cluster = FakeCluster(num_slots=3)
     fault = PoisonInput(worker=1, step=45, value="inf")
     undo(cluster)  # never injected: harmless
     fault.inject(cluster, undo)

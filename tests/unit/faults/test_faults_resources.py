@@ -14,7 +14,7 @@ LIFT = ("command", 1, MemoryDemand(0))
 
 @pytest.fixture
 def cluster():
-    return FakeCluster(num_workers=2, usage_bytes=300 * MB)
+    return FakeCluster(num_slots=2, usage_bytes=300 * MB)
 
 
 # --- device_oom ---------------------------------------------------------------

@@ -19,7 +19,7 @@ EXPLAIN = {"symptom": "s", "cause": "c", "fix": "f"}
 
 @pytest.fixture
 def cluster():
-    return FakeCluster(num_workers=3)
+    return FakeCluster(num_slots=3)
 
 
 def problem(**data):

@@ -131,8 +131,8 @@ class FakeNetns:
 
 
 class Cluster:
-    def __init__(self, netns, num_workers=2):
-        self.num_workers = num_workers
+    def __init__(self, netns, num_slots=2):
+        self.num_slots = num_slots
         self.netns_made = []
         self._netns = netns
         self.events = []
@@ -142,7 +142,7 @@ class Cluster:
         return self._netns
 
     def tf_config(self, index):
-        return Topology(self.num_workers).tf_config(index)
+        return Topology(self.num_slots).tf_config(index)
 
     def record(self, event):
         self.events.append(event)
@@ -226,7 +226,7 @@ def test_a_fault_the_kernel_cannot_serve_is_refused_before_any_rule_and_its_help
 def test_the_peer_is_the_proxy_port_of_that_worker():
     ns = FakeNetns()
     fault = SynDrop(worker=0, peer=2, direction="egress")
-    fault.inject(Cluster(ns, num_workers=3))
+    fault.inject(Cluster(ns, num_slots=3))
     (counting, rule) = next(iter(ns.chains.values()))
     assert counting == ()
     assert "--dport" in rule and rule[rule.index("--dport") + 1] == "23602"
@@ -247,7 +247,7 @@ def test_peer_port_reads_every_tasks_port_from_tf_config():
 
 def test_a_cluster_without_network_namespaces_is_refused_by_type_before_the_fault_acts():
     class NoNetns:
-        num_workers = 2
+        num_slots = 2
 
     with pytest.raises(UnsupportedVerb) as err:
         PacketLoss(worker=0, percent=5).inject(NoNetns())

@@ -113,7 +113,7 @@ class UnhookedJob(KilledJob):
             self.record(event)
 
     def _announce(self):
-        for w in range(self.num_workers):
+        for w in range(self.num_slots):
             self.parsers[w] = self.launch.parser(self.worker_name(w))
             start = {"event": "start", "t": time.time(), "source": self.worker_name(w), "tf_version": "2.99"}
             self._feed(w, json.dumps(start))
@@ -127,11 +127,11 @@ class UnhookedJob(KilledJob):
             self._announce()
         elif self.step < self.final_step:
             self.step += 1
-            for w in range(self.num_workers):
+            for w in range(self.num_slots):
                 self._feed(w, f"step {self.step} loss 0.5")
         elif not self.finished:
             self.finished = True
-            for w in range(self.num_workers):
+            for w in range(self.num_slots):
                 self._feed(w, "training finished")
                 self.record(ExitEvent(t=time.time(), source=self.worker_name(w), exit_code=0))
 
