@@ -231,10 +231,21 @@ def check_paths(paths: list[str | Path]) -> list[tuple[Path, list[Path]]]:
     return [(Path(given), _files(Path(given))) for given in paths]
 
 
+# The first line of this framework's own proxy's log (chaos.proxy.server), as a run's report
+# folder holds it beside the workers' logs: not a worker's log, so not read as one (it would
+# be a "worker" that raised nothing, and every worker's same error would read as one's).
+OUR_PROXY_BANNER = re.compile(r"chaos\.proxy toxiproxy-compatible server \S+ listening on ")
+
+
+def _is_our_proxy_log(first: str) -> bool:
+    return bool(OUR_PROXY_BANNER.search(first))
+
+
 def iter_files(paths: list[str | Path], notes: list[str]) -> Iterator[tuple[Path, Iterator[str]]]:
     """Each text file the paths hold with its lines (read lazily). Binary files
-    inside a folder are skipped with a note; a binary file named directly, a
-    missing path, an empty folder or one with no text file are errors."""
+    inside a folder are skipped with a note, and so is the framework's own proxy's
+    log in a report folder; a binary file named directly, a missing path, an empty
+    folder or one with no text file are errors."""
     for path, files in check_paths(paths):
         readable = 0
         for file in files:
@@ -246,7 +257,11 @@ def iter_files(paths: list[str | Path], notes: list[str]) -> Iterator[tuple[Path
                 notes.append(f"skipped {exc.message}")
                 continue
             readable += 1
-            yield file, lines
+            first = next(lines, None)
+            if first is not None and path.is_dir() and _is_our_proxy_log(first):
+                notes.append(f"skipped {file}: the tfchaos proxy's own log (its run's report), not a worker's")
+                continue
+            yield file, itertools.chain(() if first is None else (first,), lines)
         if path.is_dir() and not readable:
             raise DiagnoseError(f"{path}: none of its {len(files)} files is a text log", hint=HINT)
 

@@ -234,3 +234,26 @@ def test_the_same_damage_with_a_verified_copy_is_no_loop():
     assert cycles[0].root_worker == "worker-1" and cycles[1].max_step == 100
     assert restart_loop(cycles) is None
     assert retry_outlook("checkpoint", cycles, None).helps
+
+
+def test_a_report_folder_with_the_proxys_log_reads_as_its_workers_alone(tmp_path):
+    """A run's report folder holds the framework's proxy.log beside the workers' logs: read as a
+    worker that raised nothing, it made every worker's same error one worker's ("root worker:
+    worker-0 (likely)") where the report said "no root worker" (a real report folder of 2026-12-02)."""
+    import shutil
+
+    folder = tmp_path / UNFIXED
+    shutil.copytree(LOGS / UNFIXED, folder)
+    (folder / "proxy.log").write_text(
+        "2026-12-02 05:12:18,175 chaos.proxy toxiproxy-compatible server 2.12.0-tfchaos listening on "
+        "http://0.0.0.0:8474 (uvloop)\n"
+        "2026-12-02 05:12:26,310 chaos.proxy proxy worker-0: listening on 0.0.0.0:23600, upstream worker-0:23600\n"
+    )
+    logs, notes = read_logs([folder])
+    assert [log.name for log in logs] == ["worker-0", "worker-1"]
+    assert any("proxy.log: the tfchaos proxy's own log" in n for n in notes)
+    loop = restart_loop(attribute(observe_all(logs)))
+    assert loop is not None and loop.root_worker is None  # every worker's restore, as the report says
+    # A user's own log that happens to be called proxy.log is read as any other.
+    (folder / "proxy.log").write_text("E0000 something of the user's own proxy\n")
+    assert "proxy" in [log.name for log in read_logs([folder])[0]]
