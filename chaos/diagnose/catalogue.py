@@ -60,7 +60,8 @@ class Entry:
 
 # The framework's own evidence, not a log's: these symptom checks read weights
 # digests and backups that only the harness reports.
-# So do the harness's plan and step fields: initial weights, dropout masks, batch sizes.
+# So do the harness's plan and step fields: initial weights, dropout masks, batch sizes;
+# and the agent's reading of a custom loop's counters at each save and restore.
 FRAMEWORK_ONLY = frozenset(
     {
         "weights_diverged",
@@ -68,6 +69,8 @@ FRAMEWORK_ONLY = frozenset(
         "identical_initial_weights",
         "distinct_dropout_masks",
         "unequal_local_batches",
+        "job_counters_differ",
+        "job_counters_changed_by_restore",
     }
 )
 

@@ -131,3 +131,11 @@ def test_symptoms_no_log_can_show_are_named_and_the_selfcheck_does_not_judge_the
     assert by_name["cpu-throttled-worker-slows-every-worker"].unseen == ()
     holds, why, _ = verdict("tf-config-set-after-strategy-trains-apart-silently", [], entries)
     assert holds is None and why.startswith("not judged: weights_diverged")
+    # a custom loop's counters are the agent's reading at each save and restore, in no log a user has
+    # (the on-read count's run diagnosed as killed-worker-recovers: its only other symptom, the kill)
+    count = "killed-worker-restores-a-count-kept-on-read-short-by-its-remainder"
+    assert by_name[count].unseen == ("job_counters_changed_by_restore",)
+    assert by_name["count-in-a-plain-variable-differs-per-worker-until-aggregated-with-sum"].unseen == (
+        "job_counters_differ",
+    )
+    assert verdict(count, [], entries)[0] is None
