@@ -292,33 +292,40 @@ def test_fit_job_with_the_agent_reports_every_event_on_every_worker(docker_clien
 KILL_EPOCHS, KILL_STEPS = 5, 40
 
 
-def test_custom_loop_with_the_report_calls_reports_every_event_on_every_worker(docker_client, example_image):
-    with UserJobCluster(docker_client, example_image, command("train_custom_loop.py")) as cluster:
-        cluster.start()
-        codes = cluster.wait()
-        events = cluster.events()
-    assert codes == {0: 0, 1: 0}, cluster.runs
-    total = EPOCHS * STEPS
+@pytest.fixture(scope="module")
+def custom_loop_run(docker_client, example_image):
+    """The custom loop trained once, untouched: its events for the test of every event, and its
+    final digest as the uninterrupted reference of the kill test (one cluster for both)."""
+    with UserJobCluster(docker_client, example_image, command("train_custom_loop.py", KILL_EPOCHS, KILL_STEPS)) as c:
+        c.start()
+        codes = c.wait()
+        return codes, c.events(), c.runs
+
+
+def test_custom_loop_with_the_report_calls_reports_every_event_on_every_worker(custom_loop_run):
+    codes, events, runs = custom_loop_run
+    assert codes == {0: 0, 1: 0}, runs
+    total = KILL_EPOCHS * KILL_STEPS
     for w in (0, 1):
         assert [e.kind for e in events if e.worker == w][:2] == ["start", "plan"]
         (plan,) = of(events, PlanEvent, w)
         assert (plan.epochs, plan.steps_per_epoch, plan.total_steps, plan.save_every_steps) == (
-            EPOCHS,
-            STEPS,
+            KILL_EPOCHS,
+            KILL_STEPS,
             total,
-            STEPS,
+            KILL_STEPS,
         )
         assert [(e.epoch, e.step) for e in of(events, StepEvent, w)] == [
-            ((s - 1) // STEPS, s) for s in range(1, total + 1)
+            ((s - 1) // KILL_STEPS, s) for s in range(1, total + 1)
         ]
         # Each worker saves (the non-chief to a temporary directory it deletes).
         assert [(e.epoch, e.step, e.path) for e in of(events, CheckpointEvent, w)] == [
-            (k, STEPS * k, f"ckpt-{k}") for k in range(1, EPOCHS + 1)
+            (k, KILL_STEPS * k, f"ckpt-{k}") for k in range(1, KILL_EPOCHS + 1)
         ]
         assert not of(events, RestoredEvent, w) and not of(events, ErrorEvent, w)
     done = of(events, DoneEvent)
     assert len(done) == 2 and len({e.weights_digest for e in done}) == 1
-    assert {(e.epoch, e.step) for e in done} == {(EPOCHS - 1, total)}
+    assert {(e.epoch, e.step) for e in done} == {(KILL_EPOCHS - 1, total)}
 
 
 # The fit job's case is the example suite's fit-job-killed-worker-recovers, run by the
@@ -327,13 +334,12 @@ def test_custom_loop_with_the_report_calls_reports_every_event_on_every_worker(d
 # run); its by-hand copy here cost two more clusters.
 @pytest.mark.parametrize("script", ["train_custom_loop.py"])
 def test_killed_worker_restored_from_checkpoint_ends_with_the_uninterrupted_digest(
-    docker_client, example_image, script
+    docker_client, example_image, custom_loop_run, script
 ):
     job = command(script, KILL_EPOCHS, KILL_STEPS)
-    with UserJobCluster(docker_client, example_image, job) as reference:
-        reference.start()
-        assert reference.wait() == {0: 0, 1: 0}, reference.runs
-        expected = {e.weights_digest for e in of(reference.events(), DoneEvent)}
+    codes, events, runs = custom_loop_run  # the same job uninterrupted
+    assert codes == {0: 0, 1: 0}, runs
+    expected = {e.weights_digest for e in of(events, DoneEvent)}
     assert len(expected) == 1
 
     with UserJobCluster(docker_client, example_image, job) as cluster:

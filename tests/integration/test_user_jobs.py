@@ -125,7 +125,7 @@ def checkpoint_dir_not_where_the_job_writes():
 
 
 @pytest.fixture(scope="module")
-def reports(images, tf215_job):
+def reports(images, tf215_job, tmp_path_factory):
     # The loops with no report call and the Keras 3 ones run in test_user_jobs_loops.py (another lane).
     entries = [Entry(load_scenario(p), str(p)) for p in sorted(SUITE.glob("*.yaml")) if p.name not in LOOPS]
     entries += [
@@ -133,13 +133,20 @@ def reports(images, tf215_job):
         Entry(log_only_with_recovery_checks(), "<log-only>"),
         Entry(checkpoint_dir_not_where_the_job_writes(), "<wrong-checkpoint-dir>"),
     ]
-    return {r.scenario: r for r in run_suite(entries, RunOptions(), jobs=3)}
+    # Each run's report, timeline and worker logs on disk, as `chaos run --report-dir` writes them:
+    # a failure in CI (a lane beside two others) then leaves its whole history to read.
+    folder = tmp_path_factory.mktemp("user-job-reports")
+    # Two at a time, not three: this lane runs beside two others, and the scenarios judge seconds
+    # (no step for timeouts.symptom = a hang). In the rehearsal of 166be60 at -j 3 the port-refused
+    # run's restart took 49 s to its first step (4.1 s alone) and then made none for 30 s.
+    return {r.scenario: r for r in run_suite(entries, RunOptions(report_dir=folder), jobs=2)}
 
 
 def explain(report) -> str:
     from chaos.report import terminal_summary
 
-    return terminal_summary([report])
+    where = report.artifacts.get("page") or next(iter(report.artifacts.values()), "")
+    return terminal_summary([report]) + (f"\n  its report and logs: {where}" if where else "")
 
 
 @pytest.mark.parametrize(
