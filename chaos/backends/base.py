@@ -1,6 +1,6 @@
 """The backend seam's required part: what every backend's cluster serves, in the
 scenario's words (workers, restarts, logs), never an engine's. Kept small on
-purpose (tests/unit/test_backend_fakes.py bounds it): anything only some backends
+purpose (tests/unit/backends/test_backend_fakes.py bounds it): anything only some backends
 can do is an ability of its own (chaos.backends.abilities), found by type.
 
 - ``ClusterControl``: what any fault may do to any running cluster (name, signal,
@@ -10,7 +10,7 @@ can do is an ability of its own (chaos.backends.abilities), found by type.
   restart, tear down). A context manager: leaving it tears everything down.
 - ``Backend``: where clusters come from (chaos.backends.catalog names them).
 
-Test fakes implement the same protocols; tests/unit/test_backend_fakes.py holds
+Test fakes implement the same protocols; tests/unit/backends/test_backend_fakes.py holds
 each of them against this module and the abilities they offer.
 """
 

@@ -59,7 +59,7 @@ class Fault(BaseModel):
     uses_hooks: ClassVar[frozenset[str]] = frozenset()
     # The optional abilities of a cluster it calls (chaos.backends.abilities protocols, by
     # type): a backend whose clusters lack one refuses the scenario before anything starts
-    # (chaos.backends.refusals); tests/unit/test_fault_abilities.py holds each list to the code.
+    # (chaos.backends.refusals); tests/unit/faults/test_fault_abilities.py holds each list to the code.
     uses_abilities: ClassVar[tuple[type, ...]] = ()
     # Where the workers' traffic must run for it to act (cluster.traffic): through the proxy
     # (it acts on the proxy's links), direct (it acts on the links between nodes), or either.

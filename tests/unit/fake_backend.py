@@ -9,9 +9,9 @@ keep state the way DockerCluster keeps it (overrides per worker per owner,
 applied at the next create; paused and disconnected workers; a proxy per worker
 that behaves like toxiproxy-python's ``Proxy``, same methods and errors), and
 raise what ``fail`` names for a verb, as an engine error would.
-tests/unit/test_backend_fakes.py holds each against the protocols it implements.
+tests/unit/backends/test_backend_fakes.py holds each against the protocols it implements.
 
-They do not train: tests that need events subclass them (tests/unit/test_supervisor.py).
+They do not train: tests that need events subclass them (tests/unit/runner/test_supervisor.py).
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ import json
 import time
 
 import pytest
-from test_supervisor import EXPLAIN, KilledJob, no_poll_delay  # noqa: F401 - the fixture, autouse there
 
 from chaos.checks import run_checks
 from chaos.checks.verdict import Status
@@ -21,6 +20,7 @@ from chaos.scenario.loader import scenario_from_dict
 from chaos.timeline import Timeline
 from chaos.workload.launch import Launch, ProgressFallback
 from chaos.workload.spec import WorkloadSpec
+from tests.unit.runner.test_supervisor import EXPLAIN, KilledJob, no_poll_delay  # noqa: F401 - the fixture, autouse there
 
 PROGRESS = {"step": r"^step (?P<step>\d+) loss (?P<loss>[0-9.]+)", "done": "^training finished"}
 

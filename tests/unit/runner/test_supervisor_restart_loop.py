@@ -11,13 +11,13 @@ from __future__ import annotations
 import time
 
 import pytest
-from test_supervisor import EXPLAIN, KilledJob
 
 from chaos.diagnose import loops
 from chaos.events import ErrorEvent, ExitEvent, RestartEvent, StepEvent
 from chaos.runner import supervisor as supervisor_module
 from chaos.runner.supervisor import Supervisor
 from chaos.scenario.loader import scenario_from_dict
+from tests.unit.runner.test_supervisor import EXPLAIN, KilledJob
 
 READ_LESS = "Read less bytes than requested"
 

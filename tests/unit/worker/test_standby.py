@@ -18,7 +18,7 @@ from chaos.backends.spec import Deployment
 from chaos.worker import standby as worker_standby
 from chaos.worker.settings import ENV_VAR, WorkerSettings
 from chaos.worker.standby import LATE_ENV, STANDBY_ENV
-from tests.unit.test_docker_cluster_control import BASE, FakeClient, FakeContainer
+from tests.unit.backends.docker.test_docker_cluster_control import BASE, FakeClient, FakeContainer
 
 ENV = {"TF_CONFIG": "{}", ENV_VAR: "{}", "CHAOS_WORKER_INDEX": "1", "LD_LIBRARY_PATH": "/x"}
 

@@ -11,7 +11,7 @@ from chaos.runner.run import RunOptions
 from chaos.runner.suite import Entry, ScenarioOverran, Suite
 from chaos.scenario.loader import load_scenario
 
-SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "killed-worker-recovers-from-checkpoint.yaml"
+SCENARIO = Path(__file__).resolve().parents[3] / "scenarios" / "killed-worker-recovers-from-checkpoint.yaml"
 
 
 @pytest.fixture

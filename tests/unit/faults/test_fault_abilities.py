@@ -25,7 +25,7 @@ from chaos.scenario.model import current_model
 
 ABILITIES = [cls for _, cls in inspect.getmembers(abilities, inspect.isclass) if getattr(cls, "_is_protocol", False)]
 OWNER = {verb: ability for ability in ABILITIES for verb in verbs(ability)}  # each verb is one ability's
-SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 
 
 def used_abilities(cls) -> set[type]:

@@ -1,12 +1,11 @@
 """``cluster.recovery.by: orchestrator``: the platform's restart policy restarts failed workers,
 the runner restarts nothing. The scenario field (its consistency with ``restart:``), the refusal
 on a backend without such a policy, the policy's action and the supervisor carrying it out.
-The Swarm backend's side: tests/unit/swarm/test_orchestrator_restarts.py."""
+The Swarm backend's side: tests/unit/backends/swarm/test_orchestrator_restarts.py."""
 
 from __future__ import annotations
 
 import pytest
-from test_supervisor import KilledJob, no_poll_delay  # noqa: F401 - the fixture, used by name
 
 from chaos.backends.refusals import refusal
 from chaos.errors import ScenarioError
@@ -18,6 +17,7 @@ from chaos.runner.supervisor import Supervisor
 from chaos.scenario.loader import scenario_from_dict
 from chaos.scenario.problems import ScenarioProblems
 from chaos.scenario.triggers import AtStep
+from tests.unit.runner.test_supervisor import KilledJob, no_poll_delay  # noqa: F401 - the fixture, used by name
 
 EXPLAIN = {"symptom": "s", "cause": "c", "fix": "f"}
 KILL = {"kill_worker": {"worker": 1, "signal": "SIGKILL"}, "at": {"epoch": 1}}

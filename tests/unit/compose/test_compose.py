@@ -8,7 +8,7 @@ import yaml
 from chaos.compose import files as compose
 from chaos.topology import Topology
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_committed_compose_file_matches_the_topology():

@@ -176,7 +176,7 @@ def test_the_swarm_scenarios_are_valid_on_the_swarm_and_refused_on_one_host_with
 
     import chaos.cli
 
-    folder = str(Path(__file__).parents[3] / "scenarios-swarm")
+    folder = str(Path(__file__).parents[4] / "scenarios-swarm")
     assert chaos.cli.main(["validate", folder, "--backend", "swarm"]) == 0
     assert chaos.cli.main(["validate", folder]) == 2
     said = capsys.readouterr()

@@ -28,7 +28,7 @@ def _supervisor_fake():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).with_name("test_supervisor.py")
+    path = Path(__file__).parents[1] / "runner" / "test_supervisor.py"
     spec = importlib.util.spec_from_file_location("_supervisor_tests", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

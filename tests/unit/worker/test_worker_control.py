@@ -17,7 +17,7 @@ from chaos.worker import control
 from chaos.worker.control import MB, ControlChannel, control_file_script, make_control_callback, memory_demand_applier
 from chaos.worker.emit import Emitter
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def write(path: Path, data) -> None:

@@ -223,7 +223,7 @@ def test_the_runs_overlay_is_attachable_with_the_swarms_mtu_and_labelled():
 
 # --- the cluster against a fake swarm ------------------------------------------------------------
 
-# The ``swarm`` fixture: tests/unit/swarm/conftest.py.
+# The ``swarm`` fixture: tests/unit/backends/swarm/conftest.py.
 
 
 def test_bring_up_places_each_worker_on_its_own_node_and_says_where(swarm):

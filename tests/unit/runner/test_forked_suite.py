@@ -23,7 +23,7 @@ from chaos.runner.suite import Entry, ScenarioOverran
 from chaos.scenario.loader import load_scenario
 from chaos.timeline import Timeline
 
-PLAIN = Path(__file__).resolve().parents[2] / "scenarios" / "killed-worker-recovers-from-checkpoint.yaml"
+PLAIN = Path(__file__).resolve().parents[3] / "scenarios" / "killed-worker-recovers-from-checkpoint.yaml"
 
 
 def entries(*files):

@@ -12,7 +12,7 @@ from chaos.runner.run import RunOptions
 from chaos.runner.suite import Entry, Suite
 from chaos.scenario.loader import load_scenario
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 PLAIN = SCENARIOS / "killed-worker-recovers-from-checkpoint.yaml"
 TIMED = SCENARIOS / "latency-slows-steps-then-training-completes.yaml"  # judges step times: runs alone
 
