@@ -132,13 +132,13 @@ def judge(report, logs: list[WorkerLog]) -> tuple[bool | None, str]:
     if verified and _expects_loop(report) and loop is None:
         problems.append("its restarts ran out on the same failure, but no restart loop was flagged")
     said = retry_outlook(family, cycles, loop)
-    if recovered and first is not None and not said.helps and not _redeployed(report):
+    if recovered and first is not None and said.known and not said.helps and not _redeployed(report):
         problems.append(f"recovered after a restart, but the outlook says: {said.said()}")
     want = "the faulted " + (", ".join(sorted(expected)) if expected else "every worker")
     line = (
         f"attribution: {_said(first)} ({want}); "
         f"{len(first.cascade) if first else 0} cascade, {len(first.teardown) if first else 0} teardown; "
-        f"outlook: {'restart helps' if said.helps else 'restart will not help'}; "
+        f"outlook: {('restart helps' if said.helps else 'restart will not help') if said.known else 'cannot tell'}; "
         + (f"loop: {loop.said()}" if loop else "no restart loop")
     )
     if problems:

@@ -11,6 +11,7 @@ diagnoses, and the accuracy benchmark counts it as a wrong family.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 FAMILIES: dict[str, str] = {
@@ -76,12 +77,44 @@ _SCENARIO_FAMILIES: list[tuple[str, str]] = [
 ]
 
 
-def scenario_family(name: str) -> str:
-    """The family of the scenario called ``name`` (``other`` when no convention fits)."""
+# Fault (its registered name) -> the family of the failure it makes: a user's own scenario follows
+# none of the shipped files' naming conventions, but the faults it injects say what failed.
+FAULT_FAMILIES: dict[str, str] = {
+    **dict.fromkeys(("kill_worker", "preempt_worker", "node_lost", "node_drained"), "killed"),
+    **dict.fromkeys(("blocked_port", "syn_drop"), "port_blocked"),
+    **dict.fromkeys(("blackhole", "partition", "silent_drop", "mtu_blackhole", "node_link"), "timeout"),
+    **dict.fromkeys(("connection_reset", "stream_cut", "slow_close"), "transport"),
+    **dict.fromkeys(
+        ("latency", "bandwidth", "cpu_throttle", "pause_worker", "packet_delay", "packet_loss", "packet_reorder"),
+        "straggler",
+    ),
+    **dict.fromkeys(("packet_duplicate", "packet_corrupt"), "transport"),
+    "host_oom": "host_oom",
+    "device_oom": "gpu_oom",
+    **dict.fromkeys(
+        (
+            "corrupt_checkpoint",
+            "checkpoint_disk_full",
+            "stale_checkpoint",
+            "slow_checkpoint_storage",
+            "kill_during_save",
+        ),
+        "checkpoint",
+    ),
+    "version_skew": "version_skew",
+    "tf_config": "tf_config",
+    **dict.fromkeys(("seed_skew", "reused_seed", "batch_size_skew", "sliced"), "data_sharding"),
+    "poison_input": "nan",
+}
+
+
+def scenario_family(name: str, faults: Iterable[str] = ()) -> str:
+    """The family of the scenario called ``name``: by the shipped files' naming conventions, else
+    by the first of its injected ``faults`` whose family is known (``other`` when neither tells)."""
     for pattern, family in _SCENARIO_FAMILIES:
         if fnmatch.fnmatch(name, pattern):
             return family
-    return "other"
+    return next((FAULT_FAMILIES[f] for f in faults if f in FAULT_FAMILIES), "other")
 
 
 # --- what kind of failure each family is, and whether a restart helps -------------------
@@ -118,8 +151,11 @@ class Outlook:
 
     helps: bool
     why: str
+    known: bool = True  # False: no family fits, so nothing says either way
 
     def said(self) -> str:
+        if not self.known:
+            return f"cannot tell whether a restart helps: {self.why}"
         head = "restart helps" if self.helps else "restart will not help until something changes"
         return f"{head}: {self.why}"
 
@@ -173,7 +209,7 @@ OUTLOOKS: dict[str, Outlook] = {
         "nothing fails: a restart restores the same wrongly kept variable and keeps counting the same way; "
         "create it with the aggregation it needs first",
     ),
-    "other": Outlook(False, "not a failure this framework knows: nothing says a restart would help"),
+    "other": Outlook(False, "not a failure this framework knows", known=False),
 }
 
 # A family whose failure came before the first step of its generation (in the restore, or at

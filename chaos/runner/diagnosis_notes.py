@@ -19,7 +19,7 @@ from chaos.diagnose.attribution import Attribution
 from chaos.diagnose.families import scenario_family
 from chaos.diagnose.loops import Loop, from_events, retry_outlook
 from chaos.diagnose.render_attribution import root_said
-from chaos.events import RUNNER, NoticeEvent
+from chaos.events import RUNNER, InjectEvent, NoticeEvent
 from chaos.report import Report, outputs
 from chaos.report.model import ROOT_CAUSE
 from chaos.timeline import Timeline
@@ -41,7 +41,8 @@ def cycle_note(a: Attribution, outlook: str) -> str:
 
 def notes(report: Report, cycles: list[Attribution], loop: Loop | None) -> list[NoticeEvent]:
     end = report.timeline.end or 0.0
-    outlook = retry_outlook(scenario_family(report.scenario), cycles, loop).said()
+    injected = [e.fault for e in report.timeline if isinstance(e, InjectEvent)]
+    outlook = retry_outlook(scenario_family(report.scenario, injected), cycles, loop).said()
     out = [NoticeEvent(t=end, source=RUNNER, topic=ROOT_CAUSE, text=cycle_note(a, outlook)) for a in cycles if a.failed]
     if loop is not None:
         out.append(NoticeEvent(t=end, source=RUNNER, topic=TOPIC, text=loop.said()))

@@ -6,6 +6,7 @@ recovers never is. From the logs (chaos diagnose) and from the run's events
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from chaos.diagnose.attribution import attribute
@@ -187,6 +188,21 @@ def test_the_runners_report_says_root_cascade_and_teardown_of_each_failed_cycle(
     said = [n.text for n in loop.notices() if n.topic == ROOT_CAUSE]
     assert [s.split(":")[0] for s in said] == ["first run", "after restart 1", "after restart 2"]
     assert all("retry outlook: restart will not help" in s for s in said)
+
+
+def test_a_users_own_scenario_gets_the_outlook_of_the_fault_it_injected():
+    """A user's scenario follows no shipped naming convention: the example's fit-job-port-refused-...
+    read "restart will not help ... not a failure this framework knows" although its restart recovered.
+    The family then comes from what it injected (a kill here: restart helps)."""
+    from chaos.events import InjectEvent
+
+    events = killed_worker_recovers() + [InjectEvent(t=T0 + 2.9, source="runner", fault="kill_worker")]
+    report = replace(_report(events), scenario="my-job-under-a-kill")
+    (said,) = [n.text for n in with_diagnosis(report).notices() if n.topic == ROOT_CAUSE]
+    assert "retry outlook: restart helps: the worker was taken away from outside" in said
+    unknown = replace(_report(killed_worker_recovers()), scenario="my-job-under-a-kill")
+    (said,) = [n.text for n in with_diagnosis(unknown).notices() if n.topic == ROOT_CAUSE]
+    assert "not a failure this framework knows" in said  # nothing injected: nothing says what failed
 
 
 def test_from_events_reads_log_lines_as_the_logs_do():

@@ -107,3 +107,15 @@ def test_the_evidence_counts():
         "parameter_server",
     } <= helps
     assert {"checkpoint", "version_skew", "tf_config"} <= not_helps
+
+
+def test_every_built_in_fault_has_a_family_and_a_name_convention_wins_over_it():
+    from chaos.diagnose.families import FAMILIES, FAULT_FAMILIES
+    from chaos.faults import FAULTS
+
+    assert sorted(set(FAULTS.names()) - set(FAULT_FAMILIES)) == []
+    assert set(FAULT_FAMILIES.values()) <= set(FAMILIES)
+    assert scenario_family("my-job-test", ["blocked_port"]) == "port_blocked"
+    assert scenario_family("my-job-test", ["plugin_fault", "host_oom"]) == "host_oom"  # the first it knows
+    assert scenario_family("killed-worker-recovers-from-checkpoint", ["blocked_port"]) == "killed"
+    assert scenario_family("my-job-test") == "other"
