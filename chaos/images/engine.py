@@ -187,14 +187,16 @@ def api_version_of(text: str) -> tuple[int, ...] | None:
 
 
 def require_api_version(client, address: str, named_by: str) -> None:
-    """Refuse an engine older than MIN_API_VERSION, naming it, its version and what needs more."""
-    try:
-        reported = client.version()
-    except Exception:  # noqa: BLE001 - it answered the ping; an engine that cannot say is let through
-        return
-    api = api_version_of(reported.get("ApiVersion", ""))
+    """Refuse an engine older than MIN_API_VERSION, naming it, its version and what needs more.
+    The SDK agreed the API version with the engine when it connected (the engine's own: the
+    client speaks newer ones), so only a refusal asks the engine for its version's name."""
+    api = api_version_of(getattr(client.api, "api_version", ""))
     if api is None or api >= MIN_API_VERSION:
         return
+    try:
+        reported = client.version()
+    except Exception:  # noqa: BLE001 - the message then names the negotiated version alone
+        reported = {"ApiVersion": client.api.api_version}
     need = ".".join(map(str, MIN_API_VERSION))
     raise InfrastructureError(
         f"the Docker engine at {address} ({named_by}) is too old: Docker {reported.get('Version', '?')}, "
