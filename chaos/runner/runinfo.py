@@ -28,20 +28,22 @@ def ended_cleanly(events: list[Event], workers: int) -> bool:
     return all(last.get(f"worker-{i}") == 0 for i in range(workers))
 
 
-def unproduced_of(scenario: Scenario, events: list[Event], reference=None) -> tuple[tuple[str, str], ...]:
+def unproduced_of(
+    scenario: Scenario, events: list[Event], evidence: tuple[str, ...], reference=None
+) -> tuple[tuple[str, str], ...]:
+    """What the job did not produce, among what it is judged to report (``evidence``: RunInfo's)."""
     found = dict(reference.unproduced) if reference is not None else {}
     workload = scenario.cluster.workload
     if workload is not None and ended_cleanly(events, scenario.cluster.workers):
         found = {**unproduced(events), **found}
     if workload is not None:  # what the workload's kind cannot report is said by its evidence already
-        evidence, _ = workload.judged_as(events)
-        found = {k: v for k, v in found.items() if k in {e.value for e in evidence}}
+        found = {k: v for k, v in found.items() if k in evidence}
     return tuple(sorted(found.items()))
 
 
 def run_info(scenario: Scenario, events: list[Event], reference=None) -> RunInfo:
     info = _run_info(scenario, events, reference)
-    missing = unproduced_of(scenario, events, reference)
+    missing = unproduced_of(scenario, events, info.evidence, reference)
     return replace(info, unproduced=missing) if missing else info
 
 
