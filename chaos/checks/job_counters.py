@@ -25,7 +25,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from chaos.checks.base import RecoveryCheck, SymptomCheck, register_check
-from chaos.checks.symptom_restore import _first_generation_after as first_generation_after
+from chaos.checks.symptom_restore import first_generation_after
 from chaos.checks.verdict import Undecidable, Verdict, failed, passed
 from chaos.events import CheckpointEvent, Event, RestoredEvent
 from chaos.timeline import Timeline
@@ -74,8 +74,10 @@ def saves(timeline: Timeline) -> list[dict[int, CheckpointEvent]]:
     return [row for row in by_save.values() if len(row) > 1]
 
 
-def disagreements(timeline: Timeline, wanted: list[str]) -> tuple[list[str], list[Event], int]:
-    """(what differed, its evidence, how many saves were compared) over ``timeline``."""
+def disagreements(
+    timeline: Timeline, wanted: list[str]
+) -> tuple[list[str], list[Event], list[dict[int, CheckpointEvent]]]:
+    """(what differed, its evidence, the saves compared) over ``timeline``."""
     rows = saves(timeline)
     if not rows:
         raise Undecidable(NO_COUNTERS + " at a save more than one worker reported")
@@ -89,7 +91,7 @@ def disagreements(timeline: Timeline, wanted: list[str]) -> tuple[list[str], lis
                 each = ", ".join(f"worker-{w} {v}" for w, v in values.items())
                 said.append(f"{name} read {each} at {first.path} (step {first.step})")
                 evidence += list(row.values())
-    return said, evidence, len(rows)
+    return said, evidence, rows
 
 
 @register_check
@@ -102,10 +104,10 @@ class JobCountersDiffer(SymptomCheck):
 
     def judge(self, timeline: Timeline) -> Verdict:
         window = self.window(timeline)
-        said, evidence, compared = disagreements(timeline.between(window.start, window.end), self.counters)
+        said, evidence, rows = disagreements(timeline.between(window.start, window.end), self.counters)
         if said:
             return passed(f"the job's counters differed between workers: {said[0]} ({len(said)} in all)", evidence[:4])
-        return failed(f"every counter read the same on every worker at all {compared} saves in the fault window")
+        return failed(f"every counter read the same on every worker at all {len(rows)} saves in the fault window")
 
 
 @register_check
@@ -118,18 +120,17 @@ class JobCountersAgree(RecoveryCheck):
 
     def judge(self, timeline: Timeline) -> Verdict:
         after = timeline.between(self.recovery_start(timeline))
-        said, evidence, compared = disagreements(after, self.counters)
+        said, evidence, rows = disagreements(after, self.counters)
         if said:
             return failed(
                 f"the job's counters differ between workers: {said[0]} ({len(said)} in all); a counter updated "
                 "inside strategy.run with aggregation NONE or ONLY_FIRST_REPLICA keeps each worker's own",
                 evidence[:4],
             )
-        rows = saves(after)
         last = rows[-1]
         shown = ", ".join(f"{n} {reading(last, n)}" for n in names_in(last.values(), self.counters))
         return passed(
-            f"every counter read the same on every worker at all {compared} saves "
+            f"every counter read the same on every worker at all {len(rows)} saves "
             f"(at {next(iter(last.values())).path}: {shown})",
             list(last.values()),
         )
@@ -157,7 +158,10 @@ def restores(timeline: Timeline, within: Timeline) -> list[tuple[dict[int, Resto
     return out
 
 
-def changed(timeline: Timeline, within: Timeline, wanted: list[str]) -> tuple[list[str], list[Event], int]:
+def changed(
+    timeline: Timeline, within: Timeline, wanted: list[str]
+) -> tuple[list[str], list[Event], list[tuple[dict[int, RestoredEvent], dict[int, CheckpointEvent]]]]:
+    """(what a restore changed, its evidence, the restores compared with their saves)."""
     pairs = restores(timeline, within)
     if not pairs:
         raise Undecidable(NO_COUNTERS + " at a restore of a save it reported")
@@ -179,7 +183,7 @@ def changed(timeline: Timeline, within: Timeline, wanted: list[str]) -> tuple[li
                     )
                     evidence += [saved.get(0, next(iter(saved.values()))), *row.values()]
                     break
-    return said, evidence, len(pairs)
+    return said, evidence, pairs
 
 
 @register_check
@@ -193,10 +197,10 @@ class JobCountersChangedByRestore(SymptomCheck):
     counters: list[str] = Field(default_factory=list, description="the counters to compare (default: every one)")
 
     def judge(self, timeline: Timeline) -> Verdict:
-        restart, generation = first_generation_after(
+        _, generation = first_generation_after(
             timeline, self.window(timeline), "nothing was restarted after the fault: nothing was restored"
         )
-        said, evidence, compared = changed(timeline, Timeline(timeline.info, generation), self.counters)
+        said, evidence, _ = changed(timeline, Timeline(timeline.info, generation), self.counters)
         if said:
             return passed(f"the restore after the restart changed the job's counter: {said[0]}", evidence[:4])
         return failed("every counter read as saved after the restore that followed the restart")
@@ -212,17 +216,17 @@ class JobCountersRestored(RecoveryCheck):
 
     def judge(self, timeline: Timeline) -> Verdict:
         after = timeline.between(self.recovery_start(timeline))
-        said, evidence, compared = changed(timeline, after, self.counters)
+        said, evidence, pairs = changed(timeline, after, self.counters)
         if said:
             return failed(
                 f"a restore changed the job's counter: {said[0]}; an integer on-read SUM counter is restored "
                 "as the sum divided by the workers, the remainder lost",
                 evidence[:4],
             )
-        row, saved = restores(timeline, after)[-1]
+        row, saved = pairs[-1]
         first = next(iter(row.values()))
         shown = ", ".join(f"{n} {reading(row, n)}" for n in names_in(row.values(), self.counters))
         return passed(
-            f"every counter read as saved after all {compared} restores (after {first.checkpoint}: {shown})",
+            f"every counter read as saved after all {len(pairs)} restores (after {first.checkpoint}: {shown})",
             [*saved.values(), *row.values()],
         )

@@ -54,7 +54,7 @@ def _rounds_after(timeline: Timeline, t: float) -> list[list[RestartEvent]]:
     return restart_rounds([e for e in timeline.events if e.t >= t])
 
 
-def _first_generation_after(timeline: Timeline, window: FaultWindow, nothing: str) -> tuple[RestartEvent, list[Event]]:
+def first_generation_after(timeline: Timeline, window: FaultWindow, nothing: str) -> tuple[RestartEvent, list[Event]]:
     """The first restart after the fault's inject and the events of the generation it
     started (up to the next restart round); Undecidable (``nothing``) without one."""
     rounds = _rounds_after(timeline, window.start)
@@ -76,7 +76,7 @@ class RestoreFailed(ErrorRaised):
     )
 
     def judge(self, timeline: Timeline) -> Verdict:
-        restart, generation = _first_generation_after(
+        restart, generation = first_generation_after(
             timeline, self.window(timeline), "nothing was restarted after the fault: no restore was attempted"
         )
         steps = [e for e in generation if isinstance(e, StepEvent)]
@@ -150,7 +150,7 @@ class CheckpointsDisagree(SymptomCheck):
     evidence: ClassVar[frozenset[str]] = frozenset({"restored"})
 
     def judge(self, timeline: Timeline) -> Verdict:
-        restart, events = _first_generation_after(
+        restart, events = first_generation_after(
             timeline, self.window(timeline), "nothing was restarted after the fault: no restore happened"
         )
         generation = Timeline(timeline.info, events)
