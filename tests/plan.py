@@ -28,11 +28,16 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--durations=60"]
+# -rfE: each session ends with a line per failed or erroring test (its id and the first line of
+# its message), which main() prints again last: CI shows a log's tail only.
+PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--durations=60", "-rfE"]
+# How much of one such line the closing summary keeps.
+SUMMARY_LINE_CHARS = 400
 INTEGRATION = "tests/integration"
 CLEAN_ALL = f"{INTEGRATION}/test_cleanup.py::test_clean_all_leaves_a_users_container_of_an_image_built_on_ours"
 HEARTBEAT_COMPARE = f"{INTEGRATION}/test_compare.py::test_a_longer_heartbeat_timeout_shows_as_a_later_symptom"
@@ -166,11 +171,14 @@ class Sessions:
         self.arg_lists = arg_lists
         self.procs: list[subprocess.Popen] = []
         self.outputs: list[Path | None] = []
+        # Each session's lines naming a failed or erroring test (pytest -rfE), for main()'s summary.
+        self.failures: list[list[str]] = [[] for _ in arg_lists]
+        self._echo: threading.Thread | None = None
 
     def run(self) -> list[int]:
         for i, args in enumerate(self.arg_lists):
             if i == 0:
-                out = None
+                out = subprocess.PIPE
                 self.outputs.append(None)
             else:
                 path = Path(tempfile.mkstemp(prefix=f"tfchaos-lane{i + 1}-", suffix=".log")[1])
@@ -183,11 +191,17 @@ class Sessions:
                     [*PYTEST, *args],
                     cwd=ROOT,
                     stdout=out,
-                    stderr=subprocess.STDOUT if out else None,
+                    stderr=subprocess.STDOUT,
                     start_new_session=True,
+                    # pytest keeps a failure's message in its short summary only in CI (else it cuts
+                    # the line to an 80-column terminal's width, and a long test id leaves no message).
+                    env={**os.environ, "CI": os.environ.get("CI") or "true"},
                 )
             )
-            if out:
+            if i == 0:
+                self._echo = threading.Thread(target=self._echo_first, daemon=True)
+                self._echo.start()
+            else:
                 out.close()
         try:
             codes = [p.wait() for p in self.procs]
@@ -201,19 +215,37 @@ class Sessions:
         self._print_buffered()
         return codes
 
+    def _echo_first(self) -> None:
+        """The first session's output, printed as it comes, its failure lines kept."""
+        for raw in self.procs[0].stdout:
+            line = raw.decode(errors="replace")
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            self.failures[0] += failure_lines(line)
+
     def _print_buffered(self) -> None:
+        if self._echo is not None:
+            self._echo.join()
         for i, path in enumerate(self.outputs):
             if path is None:
                 continue
+            text = path.read_text(errors="replace")
             sys.stdout.write(f"\n======== lane {i + 1}: pytest {' '.join(self.arg_lists[i])} ========\n")
-            sys.stdout.write(path.read_text(errors="replace"))
+            sys.stdout.write(text)
             sys.stdout.flush()
+            self.failures[i] = failure_lines(text)
             path.unlink(missing_ok=True)
+
+
+def failure_lines(text: str) -> list[str]:
+    """pytest -rfE's lines of a session's output: ``FAILED id - message`` and ``ERROR id - message``."""
+    return [line[:SUMMARY_LINE_CHARS] for line in text.splitlines() if line.startswith(("FAILED ", "ERROR "))]
 
 
 def main() -> int:
     signal.signal(signal.SIGTERM, _interrupt)  # CI cancelling the job: as Ctrl-C
-    failed = []
+    failed: list[str] = []
+    what_failed: list[str] = []
     started = time.monotonic()
     for name, sessions in phases():
         print(
@@ -221,8 +253,9 @@ def main() -> int:
             flush=True,
         )
         t0, ticks0, stall0 = time.monotonic(), cpu_ticks(), io_stall_us()
+        sessions_run = Sessions(sessions)
         try:
-            codes = Sessions(sessions).run()
+            codes = sessions_run.run()
         except KeyboardInterrupt:
             print("bin/test: interrupted; each session tore its runs down", file=sys.stderr)
             return 130
@@ -232,8 +265,13 @@ def main() -> int:
             flush=True,
         )
         failed += [f"{name} (session {i + 1}: exit {c})" for i, c in enumerate(codes) if c != 0]
+        what_failed += [
+            f"  {name}, session {i + 1}: {line}" for i, lines in enumerate(sessions_run.failures) for line in lines
+        ]
     total = time.monotonic() - started
     if failed:
+        # Last, where a CI log's tail shows it: which tests failed, in every session.
+        print("bin/test: what failed:\n" + ("\n".join(what_failed) or "  (no test named: see the sessions above)"))
         print(f"bin/test: FAILED in {total / 60:.1f} min: " + "; ".join(failed), flush=True)
         return 1
     print(f"bin/test: passed in {total / 60:.1f} min", flush=True)

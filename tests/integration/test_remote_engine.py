@@ -86,6 +86,18 @@ def tail(proc: subprocess.CompletedProcess, n: int = 30) -> str:
     return "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-n:])
 
 
+def judged_lines(proc: subprocess.CompletedProcess) -> str:
+    """The run's lines of a check not passed and of each scenario not passed, first in a failure's
+    message (pytest's summary keeps its first line, and a CI log's tail the rest)."""
+    lines = (proc.stdout + proc.stderr).splitlines()
+    bad = [
+        line.strip()
+        for line in lines
+        if line.strip().startswith(("fail ", "error ", "unknown ", "FAIL ", "ERROR ", "UNKNOWN ", "warning:"))
+    ]
+    return "not passed: " + " | ".join(bad) if bad else "no check line in the run's output"
+
+
 @pytest.fixture(scope="module")
 def remote(docker_client):
     from chaos.images.swarm_node import ensure_node_image
@@ -162,7 +174,7 @@ def test_images_build_and_scenarios_of_each_kind_pass_on_an_engine_that_shares_n
         for c in s.findall("testcase")
         if c.find("failure") is not None or c.find("error") is not None
     ]
-    assert len(suites) == len(SCENARIOS) and failed == [], tail(run)
+    assert len(suites) == len(SCENARIOS) and failed == [], judged_lines(run) + "\n...\n" + tail(run)
     assert all(len(s.findall("testcase")) >= 2 for s in suites)
     assert run.returncode == 0, tail(run)
 

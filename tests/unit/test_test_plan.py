@@ -76,3 +76,30 @@ def test_a_phase_says_how_long_the_machine_stalled_on_io():
     assert plan.io_stall_share(None, 5) == "I/O stall: unknown"
     now = plan.io_stall_us()
     assert now is None or now >= 0
+
+
+def test_a_failed_test_of_any_session_is_named_again_at_the_end(tmp_path, capsys):
+    """CI shows a log's tail: the closing lines name each failed test of every session, the
+    first session's (printed as it runs) as well as a lane's (printed from its file)."""
+    plan = load_plan()
+    for name in ("first", "lane"):
+        (tmp_path / f"test_{name}.py").write_text(
+            f"def test_{name}_passes():\n    pass\n\ndef test_{name}_fails():\n    assert 1 == 2, 'the {name} broke'\n"
+        )
+    sessions = plan.Sessions([[str(tmp_path / "test_first.py")], [str(tmp_path / "test_lane.py")]])
+    assert sessions.run() == [1, 1]
+    out = capsys.readouterr().out
+    assert "test_first_passes PASSED" in out or "1 passed" in out
+    assert [[line.split(" - ")[0].rsplit("::", 1)[1] for line in lines] for lines in sessions.failures] == [
+        ["test_first_fails"],
+        ["test_lane_fails"],
+    ]
+    assert "the lane broke" in sessions.failures[1][0]
+
+
+def test_failure_lines_keep_only_the_short_summary_of_a_test_and_cut_a_long_message():
+    plan = load_plan()
+    text = "\n".join(
+        ["tests/x.py F", "=== 1 failed ===", "FAILED tests/x.py::test_a - " + "m" * 1000, "ERROR tests/y.py"]
+    )
+    assert [len(line) for line in plan.failure_lines(text)] == [plan.SUMMARY_LINE_CHARS, len("ERROR tests/y.py")]
