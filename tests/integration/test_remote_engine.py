@@ -87,14 +87,19 @@ def tail(proc: subprocess.CompletedProcess, n: int = 30) -> str:
 
 
 def judged_lines(proc: subprocess.CompletedProcess) -> str:
-    """The run's lines of a check not passed and of each scenario not passed, first in a failure's
-    message (pytest's summary keeps its first line, and a CI log's tail the rest)."""
-    lines = (proc.stdout + proc.stderr).splitlines()
-    bad = [
-        line.strip()
-        for line in lines
-        if line.strip().startswith(("fail ", "error ", "unknown ", "FAIL ", "ERROR ", "UNKNOWN ", "warning:"))
-    ]
+    """The run's lines of each scenario and check not passed, with the evidence events printed
+    under a check, first in a failure's message (pytest's summary keeps its first line, and a
+    CI log's tail the rest)."""
+    bad, evidence = [], False
+    for line in (proc.stdout + proc.stderr).splitlines():
+        text = line.strip()
+        if text.startswith(("fail ", "error ", "unknown ", "FAIL ", "ERROR ", "UNKNOWN ", "warning:")):
+            bad.append(text)
+            evidence = text.startswith(("fail ", "error ", "unknown "))
+        elif evidence and line.startswith(" " * 12):
+            bad.append(text)
+        else:
+            evidence = False
     return "not passed: " + " | ".join(bad) if bad else "no check line in the run's output"
 
 

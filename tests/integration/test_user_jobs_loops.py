@@ -32,11 +32,29 @@ def test_the_loop_and_keras3_scenarios_pass_on_the_users_job(reports, name):
 def test_a_custom_loop_with_no_report_call_is_killed_at_its_step_and_judged_bit_exact(reports):
     report = reports["custom-loop-tutorial-right-folder-recovers-with-no-code-change"]
     by_check = {v.check: v for v in report.verdicts}
-    assert "at epoch 2, step 40" in by_check["restored_same_checkpoint"].reason, explain(report)
     assert "bit-exact" in by_check["matches_uninterrupted"].reason, explain(report)
-    inject = next(e for e in report.timeline.events if e.kind == "inject")
-    before = [e.step for e in report.timeline.events if e.kind == "step" and e.t <= inject.t]
-    assert before and 50 <= max(before) < 60, (max(before, default=None), explain(report))  # at: {step: 50}
+    events = report.timeline.events
+    inject = next(e for e in events if e.kind == "inject")
+    before = [e.step for e in events if e.kind == "step" and e.t <= inject.t]
+    # Fired at its step (at: {step: 50}), seen from the optimizer: not before it. How many steps
+    # later the kill lands is the machine's (the step's log line, then a Docker call): alone it
+    # hit step 50-59, beside two other lanes once step 60+ (phase 2 of bin/test, 2026-12-02).
+    assert before and max(before) >= 50, (max(before, default=None), explain(report))
+    # Restored what the chief had saved when the kill landed: its last save before the inject,
+    # or one it finished while the kill was on its way.
+    landed = inject.completed_t or inject.t
+    saved = [e.step for e in events if e.kind == "checkpoint" and e.worker == 0 and e.t <= landed]
+    restored = {e.step for e in events if e.kind == "restored" and e.t > landed}
+    last_before = max(
+        (e.step for e in events if e.kind == "checkpoint" and e.worker == 0 and e.t <= inject.t), default=0
+    )
+    assert len(restored) == 1 and restored <= set(saved) and min(restored) >= last_before > 0, (
+        restored,
+        saved,
+        last_before,
+        explain(report),
+    )
+    assert f"step {min(restored)}" in by_check["restored_same_checkpoint"].reason, explain(report)
 
 
 def test_the_tutorials_per_process_temp_dir_fails_resumed_from(reports):
