@@ -16,6 +16,11 @@ every log line so far per restart and at the end, not one per poll), and
 ``decide`` is pure, so deciding again with it is the decision it would have made
 knowing it.
 
+Between decisions the loop waits POLL_S, or less: a step event that makes the next
+fault's step or epoch trigger due wakes it at once (``_wake_if_due``, run by the log
+follower that records the event), so a fault fires within milliseconds of its step
+being seen, not up to a poll later, while a run still decides five times a second.
+
 Two things the policy cannot see are noticed here and recorded as notice
 events (they reach the report): a fault that reached the cluster after every
 worker it targets had already finished (its symptom cannot be judged), and a
@@ -24,6 +29,7 @@ heal that failed.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -33,7 +39,7 @@ from chaos.backends.base import Cluster
 from chaos.checks.select import first_by_worker, names
 from chaos.diagnose.loops import from_events
 from chaos.errors import ChaosError, InfrastructureError
-from chaos.events import RUNNER, NoticeEvent, PhaseEvent, PlanEvent, StartEvent
+from chaos.events import RUNNER, Event, NoticeEvent, PhaseEvent, PlanEvent, StartEvent, StepEvent
 from chaos.faults.undo import Undo
 from chaos.fingerprints import skews
 from chaos.runner.policy import Abort, AwaitRestart, Finish, Heal, Inject, Plan, Redeploy, Restart, Seen, State, decide
@@ -65,8 +71,12 @@ class Supervisor:
     cluster: Cluster
     progress: Callable[[str], None] | None = None
     clock: Callable[[], float] = time.time
-    sleep: Callable[[float], None] = time.sleep
+    # How the loop waits between decisions; None: POLL_S, or until the next fault is due.
+    sleep: Callable[[float], None] | None = None
     _active: dict[int, _Active] = field(default_factory=dict)
+    # The fault the policy fires next (None: none left), read by _wake_if_due in a follower's thread.
+    _next_fault: int | None = None
+    _due: threading.Event = field(default_factory=threading.Event)
 
     def _say(self, text: str) -> None:
         if self.progress:
@@ -208,6 +218,23 @@ class Supervisor:
             self._say(f"ENVIRONMENT SKEW: {skew.describe()}")
         return True
 
+    # --- waiting -----------------------------------------------------------
+
+    def _wake_if_due(self, event: Event) -> None:
+        """Wake the loop when ``event`` makes the next fault's trigger due (cheap: one comparison)."""
+        index = self._next_fault
+        if index is None or not isinstance(event, StepEvent):
+            return
+        if self.scenario.faults[index].at.due(step=event.step, epoch=event.epoch):
+            self._due.set()
+
+    def _pause(self) -> None:
+        if self.sleep is not None:
+            self.sleep(POLL_S)
+            return
+        self._due.wait(POLL_S)
+        self._due.clear()
+
     # --- the run ---------------------------------------------------------
 
     def run(self) -> Outcome:
@@ -240,6 +267,7 @@ class Supervisor:
         # from the first connection on. Its window still spans the whole bring-up.
         state = State.start(plan, started, {i: started for i in injected})
         skew_said = False
+        self.cluster.events.subscribe(self._wake_if_due)
 
         while True:
             self.cluster.events.raise_if_stopped()
@@ -313,8 +341,10 @@ class Supervisor:
                         hint="run the job's image by hand with the same command to see why; "
                         "the full worker logs are in the report folder (--report-dir)",
                     )
+            pending = state.next_fault
+            self._next_fault = pending if pending < len(sc.faults) and not sc.faults[pending].at.before_start else None
             if not acted:
-                self.sleep(POLL_S)
+                self._pause()
 
 
 def restarts_or_gives_up(action) -> bool:

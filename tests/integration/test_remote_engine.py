@@ -55,9 +55,18 @@ BUILT = [
 ]
 
 
+# An epoch of the harness's 20 steps is ~0.3 s under load: a fault at epoch 2 of 5 has about 1 s
+# of training left to land in. Here every event and the proxy's API cross the remote engine's
+# TCP, beside two other lanes: once (CI, 2026-12-02) port-refused's inject landed after the last
+# collective it could cut, and the run trained to its end untouched. Five times the steps, so the
+# fault lands mid-training (the checks scale with steps_per_epoch: lost_work's bound is one epoch).
+LONGER_EPOCHS = 5
+
+
 def without_references(folder: Path) -> list[str]:
     """SCENARIOS without matches_uninterrupted, written to ``folder``: each would add an uninterrupted
-    reference run (a cluster of its own, ~1 min here) that says nothing of the engine being remote."""
+    reference run (a cluster of its own, ~1 min here) that says nothing of the engine being remote.
+    The harness's epochs are LONGER_EPOCHS times as long where a fault fires at an epoch."""
     import yaml
 
     from chaos.scenario.loader import load_scenario
@@ -66,6 +75,10 @@ def without_references(folder: Path) -> list[str]:
     for name in SCENARIOS:
         data = load_scenario(ROOT / name).to_dict()
         data["recover"] = [c for c in data.get("recover") or [] if "matches_uninterrupted" not in c]
+        training = (data.get("cluster") or {}).get("training")
+        harness = not (data.get("cluster") or {}).get("workload")
+        if harness and training and any("epoch" in (f.get("at") or {}) for f in data.get("faults") or []):
+            training["steps_per_epoch"] *= LONGER_EPOCHS
         build = ((data.get("cluster") or {}).get("workload") or {}).get("build")
         if build:  # relative to the file it was declared in
             build["context"] = str((ROOT / name).parent.joinpath(build["context"]).resolve())

@@ -711,3 +711,33 @@ def test_no_restart_is_expected_from_the_start_when_none_can_come(recovery, faul
     supervisor.run()
     before_start = cluster.calls[: cluster.names().index("start_workers")]
     assert [c[1] for c in before_start if c[0] == "expect_restarts"] == expected
+
+
+# --- waking on a due trigger ------------------------------------------------------------
+
+
+def test_the_step_that_makes_the_next_fault_due_wakes_the_loop_before_its_poll(monkeypatch):
+    """A fault fires when its step is seen, not up to a poll (0.2 s, 10-40 of the harness's
+    steps under load) later: the step event's follower wakes the waiting loop."""
+    import threading
+
+    monkeypatch.setattr(supervisor_module, "POLL_S", 0.2)  # the real poll (this module's runs use 0)
+    scenario = make_scenario({"kill_worker": {"worker": 1}, "at": {"step": 3}})
+    supervisor = Supervisor(scenario, FakeCluster())
+    supervisor._next_fault = 0
+    supervisor._wake_if_due(StepEvent(t=0.0, source="worker-0", step=2, epoch=0))
+    assert not supervisor._due.is_set()  # not yet due: the loop sleeps its poll
+    t0 = time.monotonic()
+    supervisor._pause()
+    assert time.monotonic() - t0 >= supervisor_module.POLL_S * 0.9
+
+    later = threading.Timer(0.03, supervisor._wake_if_due, [StepEvent(t=0.0, source="worker-1", step=3, epoch=0)])
+    t0 = time.monotonic()
+    later.start()
+    supervisor._pause()
+    assert time.monotonic() - t0 < supervisor_module.POLL_S * 0.75
+    assert not supervisor._due.is_set()  # cleared: the next pause waits again
+
+    supervisor._next_fault = None  # every fault fired: no step wakes the loop
+    supervisor._wake_if_due(StepEvent(t=0.0, source="worker-1", step=9, epoch=1))
+    assert not supervisor._due.is_set()
