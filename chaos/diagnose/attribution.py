@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from chaos.diagnose.generations import Generation
 from chaos.diagnose.missing import who_is_missing
-from chaos.diagnose.observations import Evidence, ExitSeen, WorkerObservations
+from chaos.diagnose.observations import ErrorSeen, Evidence, ExitSeen, WorkerObservations
 
 ROOT, CASCADE, TEARDOWN = "root", "cascade", "teardown"
 EFFECT_CLASSES = frozenset({"UnavailableError", "DeadlineExceededError", "CancelledError", "AbortedError", ""})
@@ -218,11 +218,26 @@ def _after(w: WorkerObservations, evidence: Evidence) -> str:
     return "\n".join(near)
 
 
+def trained_on_after(error: ErrorSeen, g: Generation) -> bool:
+    """Whether the process stepped again after ``error``: then it lived through it (TF's
+    ``WARNING:tensorflow:ParseError: ... CheckpointState`` of a backup's index read while the
+    chief rewrote it, at an epoch's end), and it says nothing of what ended the process. By
+    time where both have one, else by their places in the same log."""
+    if not g.steps:
+        return False
+    last = g.steps[-1]
+    if error.t is not None and last.t is not None:
+        return last.t > error.t
+    (origin, n), (step_origin, m) = _number(error.evidence.where), _number(last.evidence.where)
+    return origin == step_origin and n >= 0 and m > n
+
+
 def _lines(w: WorkerObservations, g: Generation) -> list[_Line]:
     own = w.index
     out: list[_Line] = []
     order = 0
-    for e in g.errors:
+    errors = [e for e in g.errors if not trained_on_after(e, g)]
+    for e in errors:
         order += 1
         text = e.message + "\n" + e.evidence.text + "\n" + _after(w, e.evidence)
         kind = "effect" if is_effect(e.cls, text) else "cause"
@@ -230,13 +245,13 @@ def _lines(w: WorkerObservations, g: Generation) -> list[_Line]:
         # gRPC's ":UNKNOWN:Error received from peer" goes on the record before it: its peer is that record's
         continued = e.evidence.text.lstrip().startswith(":UNKNOWN:")
         out.append(_Line(w, kind, what, e.evidence, e.t, order, () if continued else blamed(text, own), text))
-    first_error_t = min((e.t for e in g.errors if e.t is not None), default=None)
+    first_error_t = min((e.t for e in errors if e.t is not None), default=None)
     hung = not g.steps and not g.step_ms and bool(g.hang_lines)
     for x in g.exits:
         if not _failed_exit(x) or (x.code is None and _NOT_AN_EXIT.search(x.evidence.text)):
             continue  # TF's "Either the leader task was preempted/died..." says nothing of this worker
         order += 1
-        after_error = bool(g.errors) and (x.t is None or first_error_t is None or x.t >= first_error_t)
+        after_error = bool(errors) and (x.t is None or first_error_t is None or x.t >= first_error_t)
         out.append(
             _Line(
                 w,

@@ -433,3 +433,32 @@ def test_a_killed_parameter_server_that_never_steps_is_the_root_not_a_hung_bring
     )
     a = first(worker_logs)
     assert (a.root_worker, a.sure) == ("worker-3", True) and a.teardown == ()
+
+
+def test_an_error_the_worker_trained_on_after_is_no_root():
+    """Seen in a port-refused run under load (2026-12-02): worker-1 read the chief's backup index
+    while the chief rewrote it, TF warned and trained on; that warning was named the root line."""
+    torn_read = (
+        'WARNING:tensorflow:ParseError: 5:1 : Message type "tensorflow.CheckpointState" has no field named "all_mode".'
+    )
+    worker_logs = logs(
+        worker_0=[
+            step("worker-0", 1, 1),
+            step("worker-0", 2, 2),
+            step("worker-0", 3, 3),
+            err("worker-0", 5.0, "tensorflow.python.framework.errors_impl.UnavailableError", SOCKET),
+            exit_("worker-0", 6, 1),
+        ],
+        worker_1=[
+            step("worker-1", 1, 1),
+            torn_read,  # a plain line: no time of its own, placed by its line
+            step("worker-1", 2, 2),
+            step("worker-1", 3, 3),
+            exit_("worker-1", 5.2, 137),
+        ],
+    )
+    a = first(worker_logs)
+    assert (a.root_worker, a.root.what) == ("worker-1", "exit 137 (SIGKILL)"), a
+    # The same warning as the process's last words (no step after it) is still read as its error.
+    worker_logs[1] = logs(worker_1=[step("worker-1", 1, 1), torn_read])[0]
+    assert "ParseError" in first(worker_logs).root.what
