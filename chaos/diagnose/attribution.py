@@ -68,6 +68,12 @@ _PEER_LINE = re.compile(
     r"remote target /job:|Error reported from /job:|send_device=\"/job:|^\s*/job:\w+/replica:\d+/task:\d+\s*$"
 )
 NEAR_LINES = 1  # TF prints the peer right on the next line; further down is the next record's
+# The op a TF error came from, printed under it (TF 1.x ``[[Node: ... = _Recv[..., send_device="/job:ps/...
+# task:0/cpu:0"]]``, TF 2.x ``[[{{node ...}}]]``): its device is where an own error (an OOM) ran, a
+# _Recv's send_device the peer a receive lost. Within NODE_LINES: a status wrapped over two lines
+# (TF 1.x's gRPC JSON) puts it on the third.
+_NODE_LINE = re.compile(r"^\s*\[\[(?:Node:|\{\{node\b)")
+NODE_LINES = 3
 KILL_CODES = (137, 134)
 GONE_REASONS = ("evicted", "preempted")
 # A kill this long after the cycle's first failure came after the job had failed:
@@ -213,7 +219,9 @@ def _after(w: WorkerObservations, evidence: Evidence) -> str:
     near = []
     for c in w.coordination:
         o, m = _number(c.where)
-        if o == origin and n < m <= n + NEAR_LINES and _PEER_LINE.search(c.text):
+        if o != origin or m <= n:
+            continue
+        if (m <= n + NEAR_LINES and _PEER_LINE.search(c.text)) or (m <= n + NODE_LINES and _NODE_LINE.match(c.text)):
             near.append(c.text)
     return "\n".join(near)
 

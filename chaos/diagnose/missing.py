@@ -136,10 +136,12 @@ def who_is_missing(workers: list[WorkerObservations]) -> list[Missing]:
             match = _READY_RANKS.search(text)
             if match:
                 ready = set(_ranks(match["ranks"]))
+                gaps = [r for r in range(max(ready)) if r not in ready]
+                # One rank below the highest ready one and not ready is the one the others wait
+                # for (it exists: a higher rank does); several, or only the top, cannot be told apart.
                 found += [
-                    Missing(f"rank {r}", "not among the ranks ready for a collective", e, 2)
-                    for r in range(max(ready))
-                    if r not in ready
+                    Missing(f"rank {r}", "not among the ranks ready for a collective", e, 3 if len(gaps) == 1 else 2)
+                    for r in gaps
                 ]
             if "Stalled ranks:" in text:
                 stalled = True

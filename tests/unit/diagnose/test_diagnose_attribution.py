@@ -462,3 +462,47 @@ def test_an_error_the_worker_trained_on_after_is_no_root():
     # The same warning as the process's last words (no step after it) is still read as its error.
     worker_logs[1] = logs(worker_1=[step("worker-1", 1, 1), torn_read])[0]
     assert "ParseError" in first(worker_logs).root.what
+
+
+# --- the op's record under a TF error, and a Horovod rank not ready ------------------------------
+
+NODE_OOM = [
+    "INFO:tensorflow:Started 0 queues for processing input data.",
+    "E tensorflow/core/client/tensor_c_api.cc:485] OOM when allocating tensor with shape[2048,1001]",
+    '\t [[Node: grad/mul = Mul[T=DT_FLOAT, _device="/job:worker/replica:0/task:0/gpu:2"](a, b)]]',
+    '\t [[Node: AddN_S3319 = _Recv[recv_device="/job:ps/replica:0/task:3/cpu:0", '
+    'send_device="/job:worker/replica:0/task:0/gpu:2", tensor_type=DT_FLOAT]()]]',
+]
+
+
+def test_an_own_error_in_one_unnamed_stream_is_tagged_by_the_device_of_its_op():
+    """TF prints the op an OOM ran under it: its _device names the task, where the stream does not."""
+    a = first(logs(job=NODE_OOM))
+    assert a.root_worker == "worker-0" and "OOM" in a.root.what and not a.sure, a
+    # Without the op's line nothing in the lines says whose it was.
+    assert first(logs(job=NODE_OOM[:2])).root_worker is None
+
+
+def test_a_receive_that_lost_its_peer_blames_the_send_device_two_lines_down():
+    """A gRPC status wrapped over two lines (TF 1.x) puts the _Recv's record on the third."""
+    lines = [
+        'W tensorflow/core/framework/op_kernel.cc:993] Unavailable: {"created":"@1487751897.19","description":"EOF",'
+        '"file":"tcp_posix.c","file_line":',
+        '235,"grpc_status":14}',
+        '         [[Node: Assign_1_S295 = _Recv[recv_device="/job:worker/replica:0/task:0/cpu:0", '
+        'send_device="/job:ps/replica:0/task:0/cpu:0", tensor_type=DT_INT64]()]]',
+    ]
+    a = first(logs(job=lines))
+    assert a.root_worker == "ps-0" and not a.sure, a
+    # Further down is the next record's: it blames no one.
+    assert first(logs(job=[*lines[:2], "INFO:tensorflow:x", "INFO:tensorflow:y", lines[2]])).root_worker is None
+
+
+@pytest.mark.parametrize(
+    "ready, named",
+    [("5, 6, 3, 1, 4, 0", "rank 2"), ("5, 6, 3, 1, 0", None)],  # one gap below the top ready rank; two
+)
+def test_one_rank_missing_among_the_ready_ones_is_the_likely_root(ready, named):
+    line = f"Stalled ops: HorovodBroadcast_weights_0 [ready ranks: {ready}]"
+    a = first(logs(job=[line]))
+    assert a.root_worker == named and not a.sure, a
