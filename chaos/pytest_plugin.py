@@ -252,11 +252,11 @@ def pytest_collection_finish(session):
 
 def _start_suite(session, *, hold_exclusive: bool = False):
     from chaos.runner.forked_suite import ForkedSuite
-    from chaos.runner.suite import Entry
+    from chaos.runner.suite import SuiteEntry
 
     config = session.config
     items = [i for i in session.items if isinstance(i, ScenarioItem)]
-    entries = [Entry(i.scenario, _display(config, i.path)) for i in items]
+    entries = [SuiteEntry(i.scenario, _display(config, i.path)) for i in items]
     for index, i in enumerate(items):
         i.index = index
     suite = ForkedSuite(

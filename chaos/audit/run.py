@@ -29,7 +29,7 @@ from chaos.errors import ChaosError
 from chaos.report import outputs
 from chaos.report.model import Report
 from chaos.runner.run import RunOptions, broken_report
-from chaos.runner.suite import Entry, run_suite
+from chaos.runner.suite import SuiteEntry, run_suite
 from chaos.workload.spec import WorkloadSpec
 
 
@@ -62,7 +62,7 @@ def run_battery(planned: list[Planned], options: RunOptions, jobs: int, show=Non
     """A Report per runnable entry (None for a refused one), in battery order."""
     runnable = [(i, p) for i, p in enumerate(planned) if p.scenario is not None]
     entries = {
-        i: Entry(p.scenario, scenario_file(p, options.report_dir.parent if options.report_dir else None))
+        i: SuiteEntry(p.scenario, scenario_file(p, options.report_dir.parent if options.report_dir else None))
         for i, p in runnable
     }
     reports: list[Report | None] = [None] * len(planned)

@@ -56,11 +56,11 @@ def run_sides(
     slower in a compare of a configuration against itself)."""
     from chaos.runner.entries import load_entries, preflight
     from chaos.runner.run import RunOptions
-    from chaos.runner.suite import Entry, run_suite
+    from chaos.runner.suite import SuiteEntry, run_suite
 
     entries = load_entries(scenarios)
     sides = [
-        (name, spec, [Entry(spec.apply(e.scenario), e.file) for e in entries])
+        (name, spec, [SuiteEntry(spec.apply(e.scenario), e.file) for e in entries])
         for name, spec in (("baseline", baseline), ("candidate", candidate))
     ]
     for _name, spec, _ in sides:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chaos.diagnose.catalogue import Entry, build, default_findings, default_scenarios
+from chaos.diagnose.catalogue import KnownFailure, build, default_findings, default_scenarios
 from chaos.diagnose.logs import DiagnoseError, WorkerLog, check_paths, read_logs, split_dump
 from chaos.diagnose.match import Match, rank, tied_first
 from chaos.diagnose.observations import WorkerObservations
@@ -18,12 +18,12 @@ from chaos.diagnose.signatures import PatternSignature
 from chaos.diagnose.watch import Watch
 
 
-def watch_for(entries: list[Entry]) -> Watch:
+def watch_for(entries: list[KnownFailure]) -> Watch:
     """The scenario patterns of these entries, to look for while the logs are read."""
     return Watch(s.pattern for e in entries for s in e.signatures if isinstance(s, PatternSignature))
 
 
-def diagnose_logs(logs: list[WorkerLog], entries: list[Entry]) -> tuple[list[WorkerObservations], list[Match]]:
+def diagnose_logs(logs: list[WorkerLog], entries: list[KnownFailure]) -> tuple[list[WorkerObservations], list[Match]]:
     workers = observe_all(logs)
     return workers, rank(entries, workers)
 
@@ -43,7 +43,7 @@ def diagnose(paths: list[str | Path], scenarios: list[str | Path] | None = None,
 
 __all__ = [
     "DiagnoseError",
-    "Entry",
+    "KnownFailure",
     "Match",
     "WorkerLog",
     "WorkerObservations",

@@ -24,7 +24,7 @@ from chaos.scenario.model import Scenario
 
 
 @dataclass(frozen=True)
-class Entry:
+class KnownFailure:
     name: str
     file: str
     description: str
@@ -156,7 +156,7 @@ def _shown_file(path: Path | None, name: str) -> str:
 
 def build(
     scenario_paths: list[str | Path], findings: Path | None, field: bool = False
-) -> tuple[list[Entry], list[str]]:
+) -> tuple[list[KnownFailure], list[str]]:
     """The catalogue from scenario files and folders (then, with ``field``, the
     entries known from the field), and a note per file that did not load (it
     is left out, the others still count)."""
@@ -178,7 +178,7 @@ def build(
             f"{shown_findings} § {heading}" for heading, body in sections if _mentions(body, scenario.name)
         )
         entries.append(
-            Entry(
+            KnownFailure(
                 name=scenario.name,
                 file=_shown_file(scenario.source, scenario.name),
                 description=" ".join(scenario.description.split()),

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 
-from chaos.diagnose.catalogue import Entry
+from chaos.diagnose.catalogue import KnownFailure
 from chaos.diagnose.signatures import FieldExitSignature, ShapeSignature
 from chaos.diagnose.tfconfig import SingleHostClusterSignature, TfConfigMistakeSignature
 from chaos.diagnose.trends import BringUpShapeSignature, LossExplodesSignature
@@ -43,8 +43,8 @@ def B(shapes: str, weight: float, why: str) -> BringUpShapeSignature:
     return BringUpShapeSignature(tuple(shapes.split()), weight, why)
 
 
-def _entry(name, family, description, symptom, cause, fix, signatures, sources, reproduced_by="") -> Entry:
-    return Entry(
+def _entry(name, family, description, symptom, cause, fix, signatures, sources, reproduced_by="") -> KnownFailure:
+    return KnownFailure(
         name=name,
         file="",
         description=description,
@@ -61,7 +61,7 @@ def _entry(name, family, description, symptom, cause, fix, signatures, sources, 
 
 
 @functools.lru_cache(maxsize=1)
-def _entries() -> tuple[Entry, ...]:
+def _entries() -> tuple[KnownFailure, ...]:
     return (
         _entry(
             "field-gpu-out-of-memory",
@@ -597,6 +597,6 @@ def _entries() -> tuple[Entry, ...]:
     )
 
 
-def field_entries() -> list[Entry]:
+def field_entries() -> list[KnownFailure]:
     """The field's entries, after the scenario files' in the catalogue."""
     return list(_entries())

@@ -41,9 +41,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from chaos.diagnose.catalogue import Entry
+from chaos.diagnose.catalogue import KnownFailure
 from chaos.diagnose.observations import Evidence, WorkerObservations
-from chaos.diagnose.signatures import ExitSignature, Judged, Signature
+from chaos.diagnose.signatures import ExitSignature, Signature, SignatureMatch
 
 MIN_STRONG = 1.5
 TIE = 1e-6
@@ -53,12 +53,12 @@ KILL_CODES = (137, 134)
 @dataclass(frozen=True)
 class SignatureResult:
     signature: Signature
-    judged: Judged
+    judged: SignatureMatch
 
 
 @dataclass(frozen=True)
 class Match:
-    entry: Entry
+    entry: KnownFailure
     results: tuple[SignatureResult, ...]
     score: float
     coverage: float
@@ -110,7 +110,7 @@ def _exits_known(signature: ExitSignature, workers: list[WorkerObservations]) ->
     return bool(targets) and all(w.exits for w in targets)
 
 
-def judge_entry(entry: Entry, workers: list[WorkerObservations]) -> Match:
+def judge_entry(entry: KnownFailure, workers: list[WorkerObservations]) -> Match:
     results = tuple(SignatureResult(s, s.judge(workers)) for s in entry.signatures)
     counted = [r for r in results if r.signature.positive or r.judged.matched is False]
     earned = sum(r.signature.weight * r.judged.credit for r in counted if r.judged.matched)
@@ -137,7 +137,7 @@ def judge_entry(entry: Entry, workers: list[WorkerObservations]) -> Match:
 FIELD_BELOW = 0.01  # how far below its family's best scenario a field entry is ranked
 
 
-def rank(entries: list[Entry], workers: list[WorkerObservations]) -> list[Match]:
+def rank(entries: list[KnownFailure], workers: list[WorkerObservations]) -> list[Match]:
     """The candidates, most likely first (ties in catalogue order). An entry
     from the field never ranks above a candidate scenario of its own family:
     the scenario says the same family with evidence measured here, so the

@@ -34,12 +34,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from chaos.diagnose.catalogue import Entry
+from chaos.diagnose.catalogue import KnownFailure
 from chaos.diagnose.logs import WorkerLog, read_logs
 from chaos.diagnose.loops import worker_logs_of
 from chaos.diagnose.match import Match, judge_entry, rank, tied_first
 from chaos.diagnose.observe import observe_all
-from chaos.diagnose.signatures import CANNOT_TELL, Judged, Signature, SlowdownSignature
+from chaos.diagnose.signatures import CANNOT_TELL, Signature, SignatureMatch, SlowdownSignature
 
 
 def report_logs(report) -> list[WorkerLog]:
@@ -66,11 +66,11 @@ class StepTimesUntold(Signature):
     def label(self) -> str:
         return self.slowdown.label() + " (not judged: the run shared its cores)"
 
-    def judge(self, workers) -> Judged:
+    def judge(self, workers) -> SignatureMatch:
         return CANNOT_TELL
 
 
-def without_step_times(entries: list[Entry]) -> list[Entry]:
+def without_step_times(entries: list[KnownFailure]) -> list[KnownFailure]:
     """The catalogue with every slowdown signature judging "cannot tell"."""
     return [
         replace(
@@ -90,7 +90,7 @@ def _only_slower_steps(match: Match) -> bool:
 
 
 def verdict(
-    name: str, logs: list[WorkerLog], entries: list[Entry], *, shared_cores: bool = False
+    name: str, logs: list[WorkerLog], entries: list[KnownFailure], *, shared_cores: bool = False
 ) -> tuple[bool | None, str, list[Match]]:
     """(holds, one line saying why, the ranking) for scenario ``name``'s logs;
     holds is None when the rule cannot judge (part of the symptom is in no log).

@@ -36,14 +36,14 @@ TF_STATUS_CLASSES = frozenset(STATUS_CLASSES.values()) | {
 
 
 @dataclass(frozen=True)
-class Judged:
+class SignatureMatch:
     matched: bool | None  # None: the logs cannot tell
     evidence: tuple[Evidence, ...] = ()
     credit: float = 1.0  # share of the weight earned (a partial match earns less)
 
 
-CANNOT_TELL = Judged(None)
-NO = Judged(False)
+CANNOT_TELL = SignatureMatch(None)
+NO = SignatureMatch(False)
 
 
 def _on(workers: list[WorkerObservations], indices: Iterable[int] | None) -> list[WorkerObservations]:
@@ -65,7 +65,7 @@ class Signature:
     def label(self) -> str:
         raise NotImplementedError
 
-    def judge(self, workers: list[WorkerObservations]) -> Judged:
+    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         raise NotImplementedError
 
 
@@ -92,7 +92,7 @@ class ErrorSignature(Signature):
             text += f" /{self.message}/"
         return text + _names(self.workers)
 
-    def judge(self, workers: list[WorkerObservations]) -> Judged:
+    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         shorts = {short_class(c) for c in self.classes}
         pattern = re.compile(self.message)
         full, partial = [], []
@@ -105,9 +105,9 @@ class ErrorSignature(Signature):
                 elif not error.cls and self.specific:
                     partial.append(error.evidence)  # the message, on a log line that names no class
         if full:
-            return Judged(True, tuple(full[:MAX_EVIDENCE]))
+            return SignatureMatch(True, tuple(full[:MAX_EVIDENCE]))
         if partial:
-            return Judged(True, tuple(partial[:MAX_EVIDENCE]), credit=0.5)
+            return SignatureMatch(True, tuple(partial[:MAX_EVIDENCE]), credit=0.5)
         return NO
 
 
@@ -135,11 +135,11 @@ class ExitSignature(Signature):
             return bool(self.oom_killed and oom)
         return code != 0 if self.code == "nonzero" else code == self.code
 
-    def judge(self, workers: list[WorkerObservations]) -> Judged:
+    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         if not any(w.exits for w in workers):
             return CANNOT_TELL
         hits = [e.evidence for w in _on(workers, self.workers) for e in w.exits if self.accepts(e.code, e.oom_killed)]
-        return Judged(True, tuple(hits[:MAX_EVIDENCE])) if hits else NO
+        return SignatureMatch(True, tuple(hits[:MAX_EVIDENCE])) if hits else NO
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,7 @@ class HangSignature(Signature):
         text = f"no step for {self.min_s:g}+ s at bring-up, waiting for peers"
         return text + (f" ({', '.join(f'worker-{i}' for i in self.missing)} missing)" if self.missing else "")
 
-    def judge(self, workers: list[WorkerObservations]) -> Judged:
+    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         hits: list[Evidence] = []
         named: dict[str, Evidence] = {}
         for w in workers:
@@ -183,7 +183,7 @@ class HangSignature(Signature):
             if {f"worker-{i}" for i in self.missing} != set(named):
                 return NO
             hits = list(named.values())[:1] + [h for h in hits if h not in named.values()]  # who is missing, first
-        return Judged(True, tuple(hits[:MAX_EVIDENCE]))
+        return SignatureMatch(True, tuple(hits[:MAX_EVIDENCE]))
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,7 @@ class StallSignature(Signature):
         quiet = min(self.min_s, QUIET_BEFORE_ERROR_S)
         return f"no step from any worker for {self.min_s:g}+ s, or {quiet:g}+ s before the first error"
 
-    def judge(self, workers: list[WorkerObservations]) -> Judged:
+    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         timeline: list[tuple[float, int, Evidence]] = []  # (t, kind: 0 break, 1 step, 2 error)
         for w in workers:
             for i, gen in enumerate(w.generations):
@@ -220,11 +220,11 @@ class StallSignature(Signature):
                 last_step = None
             elif kind == 1:
                 if last_step and not erred and t - last_step[0] >= self.min_s:
-                    return Judged(True, (last_step[1], evidence))
+                    return SignatureMatch(True, (last_step[1], evidence))
                 last_step, erred = (t, evidence), False
             else:
                 if last_step and not erred and t - last_step[0] >= min(self.min_s, QUIET_BEFORE_ERROR_S):
-                    return Judged(True, (last_step[1], evidence))
+                    return SignatureMatch(True, (last_step[1], evidence))
                 erred = True
         return NO
 
@@ -247,7 +247,7 @@ class BringUpStallSignature(Signature):
     def label(self) -> str:
         return f"no step from any worker for {self.min_s:g}+ s after the wait for peers at bring-up"
 
-    def judge(self, workers: list[WorkerObservations]) -> Judged:
+    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         steps = sorted(((s.t, s.evidence) for w in workers for s in w.steps if s.t is not None), key=lambda p: p[0])
         if not steps:
             return CANNOT_TELL
@@ -261,7 +261,7 @@ class BringUpStallSignature(Signature):
                 after = bisect.bisect_right(times, waited_t)
                 until, proof = (steps[after][0], (waited, steps[after][1])) if after < len(steps) else (end, (waited,))
                 if until - waited_t >= self.min_s:
-                    return Judged(True, proof)
+                    return SignatureMatch(True, proof)
         return NO
 
 
@@ -281,7 +281,7 @@ class SlowdownSignature(Signature):
     def label(self) -> str:
         return f"steps {self.factor:g}x slower than at the start"
 
-    def judge(self, workers: list[WorkerObservations]) -> Judged:
+    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         judged = False
         for w in workers:
             # Within one generation: the load on a shared machine changes between a run's
@@ -296,11 +296,11 @@ class SlowdownSignature(Signature):
                     slow = [t >= self.factor * base and t - base >= self.slack_ms / 1000 for t in times]
                     for i in range(start, len(times) - self.window + 1):
                         if sum(slow[i : i + self.window]) >= self.share * self.window:
-                            return Judged(True, (steps[i].evidence, steps[i + self.window].evidence))
+                            return SignatureMatch(True, (steps[i].evidence, steps[i + self.window].evidence))
                 elif len(gen.step_ms) >= 3:  # Keras' per-epoch "Nms/step"
                     judged = True
                     if max(gen.step_ms[1:]) >= self.factor * max(gen.step_ms[0], 1e-3):
-                        return Judged(True, ())
+                        return SignatureMatch(True, ())
         return NO if judged else CANNOT_TELL
 
 
@@ -314,7 +314,7 @@ class SkewSignature(Signature):
     def label(self) -> str:
         return "workers' environments differ in " + ", ".join(self.keys)
 
-    def judge(self, workers: list[WorkerObservations]) -> Judged:
+    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         prints = [(w, w.fingerprint) for w in workers if w.fingerprint is not None]
         if len(prints) < 2:
             return CANNOT_TELL
@@ -322,7 +322,7 @@ class SkewSignature(Signature):
             if len({fp.get(key, "<absent>") for _, fp in prints}) < 2:
                 return NO
         starts = [gen.start for w, _ in prints for gen in w.generations[:1] if gen.start is not None]
-        return Judged(True, tuple(starts[:MAX_EVIDENCE]))
+        return SignatureMatch(True, tuple(starts[:MAX_EVIDENCE]))
 
 
 @dataclass(frozen=True)
@@ -335,7 +335,7 @@ class IdenticalBatchesSignature(Signature):
     def label(self) -> str:
         return f"every worker read the same batch on {self.min_steps}+ steps"
 
-    def judge(self, workers: list[WorkerObservations]) -> Judged:
+    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         digests = []  # per lane: step -> (digest, evidence); a lane is a worker, or each of its replicas
         for w in workers:
             steps = [s for s in w.steps if s.batch_digest]
@@ -358,7 +358,7 @@ class IdenticalBatchesSignature(Signature):
         ]
         if len(same) < self.min_steps:
             return NO
-        return Judged(True, tuple(d[same[0]][1] for d in digests)[:MAX_EVIDENCE])
+        return SignatureMatch(True, tuple(d[same[0]][1] for d in digests)[:MAX_EVIDENCE])
 
 
 @dataclass(frozen=True)
@@ -372,11 +372,11 @@ class NoErrorSignature(Signature):
     def label(self) -> str:
         return "no error and no failed exit"
 
-    def judge(self, workers: list[WorkerObservations]) -> Judged:
+    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         failed = any(e.cls for w in workers for e in w.errors) or any(
             e.code not in (None, 0) or e.oom_killed for w in workers for e in w.exits
         )
-        return NO if failed else Judged(True)
+        return NO if failed else SignatureMatch(True)
 
 
 @dataclass(frozen=True)
@@ -390,7 +390,7 @@ class PatternSignature(Signature):
     def label(self) -> str:
         return f"a line matching /{self.pattern}/" + (f" ({self.why})" if self.why else "")
 
-    def judge(self, workers: list[WorkerObservations]) -> Judged:
+    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         search = re.compile(self.pattern).search
         needed = required_literals(self.pattern)
         hits: list[Evidence] = []
@@ -410,9 +410,9 @@ class PatternSignature(Signature):
         return self._verdict(hits, workers) if hits else NO
 
     @staticmethod
-    def _verdict(hits: list[Evidence], workers: list[WorkerObservations]) -> Judged:
+    def _verdict(hits: list[Evidence], workers: list[WorkerObservations]) -> SignatureMatch:
         # A TF that names every server localhost says nothing of TF_CONFIG (chaos.diagnose.servers).
-        return CANNOT_TELL if only_uninformative_targets(hits, workers) else Judged(True, tuple(hits))
+        return CANNOT_TELL if only_uninformative_targets(hits, workers) else SignatureMatch(True, tuple(hits))
 
 
 # --- signatures of the entries known from the field (chaos.diagnose.field) ---------
@@ -431,9 +431,9 @@ class ShapeSignature(Signature):
     def label(self) -> str:
         return self.why or "a line like " + " | ".join(self.shapes)
 
-    def judge(self, workers: list[WorkerObservations]) -> Judged:
+    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         hits = [e for w in workers for e in w.shaped(self.shapes)]
-        return Judged(True, tuple(hits[:MAX_EVIDENCE])) if hits else CANNOT_TELL
+        return SignatureMatch(True, tuple(hits[:MAX_EVIDENCE])) if hits else CANNOT_TELL
 
 
 @dataclass(frozen=True)
@@ -445,6 +445,6 @@ class FieldExitSignature(ExitSignature):
     def weight(self) -> float:  # type: ignore[override]
         return 0.0
 
-    def judge(self, workers: list[WorkerObservations]) -> Judged:
+    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         judged = super().judge(workers)
         return judged if judged.matched else CANNOT_TELL

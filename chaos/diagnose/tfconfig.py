@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from chaos.diagnose.observations import Evidence, WorkerObservations
-from chaos.diagnose.signatures import CANNOT_TELL, MAX_EVIDENCE, Judged, Signature
+from chaos.diagnose.signatures import CANNOT_TELL, MAX_EVIDENCE, Signature, SignatureMatch
 
 JOBS = {"chief", "worker", "ps", "evaluator", "master", "local", "controller"}
 _ADDRESS = re.compile(r"^\[?[\w.:-]+\]?:\d{1,5}$")
@@ -202,7 +202,7 @@ class TfConfigMistakeSignature(Signature):
     def label(self) -> str:
         return "a printed TF_CONFIG or cluster spec that is wrong by itself"
 
-    def judge(self, workers: list[WorkerObservations]) -> Judged:
+    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         found = mistakes(printed(workers))
         if not found:
             return CANNOT_TELL
@@ -211,7 +211,7 @@ class TfConfigMistakeSignature(Signature):
             if what not in seen:
                 seen.add(what)
                 evidence.append(Evidence(ev.where, ev.log, f"{what}: {ev.text.strip()}"))
-        return Judged(True, tuple(evidence[:MAX_EVIDENCE]))
+        return SignatureMatch(True, tuple(evidence[:MAX_EVIDENCE]))
 
 
 @dataclass(frozen=True)
@@ -226,11 +226,11 @@ class SingleHostClusterSignature(Signature):
             "a printed cluster with every task on localhost or a Docker bridge address, and peers that cannot connect"
         )
 
-    def judge(self, workers: list[WorkerObservations]) -> Judged:
+    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         lines = single_host(printed(workers))
         if not lines:
             return CANNOT_TELL
         failing = [e for w in workers for e in w.shaped(_CONNECTIVITY)]
         if not failing:
             return CANNOT_TELL
-        return Judged(True, tuple((lines[:2] + failing[:2])[:MAX_EVIDENCE]))
+        return SignatureMatch(True, tuple((lines[:2] + failing[:2])[:MAX_EVIDENCE]))

@@ -22,7 +22,7 @@ import statistics
 from dataclasses import dataclass
 
 from chaos.diagnose.observations import Evidence, WorkerObservations
-from chaos.diagnose.signatures import CANNOT_TELL, Judged, Signature
+from chaos.diagnose.signatures import CANNOT_TELL, Signature, SignatureMatch
 
 MIN_VALUES = 4
 GROWTH = 100.0
@@ -70,7 +70,7 @@ class LossExplodesSignature(Signature):
             "the loss grows a hundredfold or more over the logged steps, or one replica's is a hundredfold the others'"
         )
 
-    def judge(self, workers: list[WorkerObservations]) -> Judged:
+    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         hits: list[Evidence] = []
         for w in workers:
             for series in w.losses.values():
@@ -79,7 +79,7 @@ class LossExplodesSignature(Signature):
                     hits.append(where)
                     break
         hits += apart(workers)
-        return Judged(True, tuple(hits[:2])) if hits else CANNOT_TELL
+        return SignatureMatch(True, tuple(hits[:2])) if hits else CANNOT_TELL
 
 
 def _line(evidence: Evidence) -> tuple[str, int] | None:
@@ -108,7 +108,7 @@ class BringUpShapeSignature(Signature):
     def label(self) -> str:
         return self.why or "a line like " + " | ".join(self.shapes) + " before training began"
 
-    def judge(self, workers: list[WorkerObservations]) -> Judged:
+    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         hits = []
         for w in workers:
             began = training_began(w)
@@ -116,4 +116,4 @@ class BringUpShapeSignature(Signature):
                 at = _line(e)
                 if began is None or at is None or at[0] != began[0] or at[1] < began[1]:
                     hits.append(e)
-        return Judged(True, tuple(hits[:4])) if hits else CANNOT_TELL
+        return SignatureMatch(True, tuple(hits[:4])) if hits else CANNOT_TELL

@@ -35,9 +35,9 @@ def table(rows: list[tuple[Cell, CellOutcome]]) -> str:
 
 def run_cells(cells: list[Cell], jobs: int, report_dir: Path | None) -> list[tuple[Cell, CellOutcome]]:
     from chaos.runner.run import RunOptions
-    from chaos.runner.suite import Entry, run_suite
+    from chaos.runner.suite import SuiteEntry, run_suite
 
-    entries = [Entry(c.scenario(), f"<matrix {c.name}>") for c in cells]
+    entries = [SuiteEntry(c.scenario(), f"<matrix {c.name}>") for c in cells]
     reports = run_suite(entries, RunOptions(report_dir=report_dir), jobs=jobs)
     by_name = {r.scenario: r for r in reports}
     return [(c, classify(by_name[c.name])) for c in cells]

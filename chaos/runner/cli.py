@@ -18,11 +18,11 @@ from chaos.live import view as live
 from chaos.report import outputs, terminal_summary
 from chaos.runner.entries import DEFAULT_JOBS, backend_named, load_entries, preflight, refuse_for_backend
 from chaos.runner.run import RunOptions, broken_report
-from chaos.runner.suite import Entry, run_suite
+from chaos.runner.suite import SuiteEntry, run_suite
 from chaos.text import clean
 
 
-def say_warnings(entries: list[Entry]) -> None:
+def say_warnings(entries: list[SuiteEntry]) -> None:
     """What ``chaos validate`` warns about (settings that cannot matter, checks that
     will be unknown), said before anything starts."""
     for entry in entries:

@@ -10,7 +10,7 @@ from chaos import resources
 from chaos.backends.catalog import DEFAULT_BACKEND, backend_class, check_backend
 from chaos.errors import ScenarioError
 from chaos.runner.run import RunOptions, refuse_unsupported
-from chaos.runner.suite import Entry
+from chaos.runner.suite import SuiteEntry
 from chaos.scenario.loader import load_many
 
 SUITE_DIR = resources.builtin_scenarios_dir()
@@ -24,7 +24,7 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def load_entries(paths: list[str], workload_file: str | None = None) -> list[Entry]:
+def load_entries(paths: list[str], workload_file: str | None = None) -> list[SuiteEntry]:
     """Every file validated before anything starts; every problem reported at once
     (no path: the suite that ships with tfchaos). ``workload_file``: run every
     scenario against that workload (each scenario is validated against it)."""
@@ -51,7 +51,7 @@ def load_entries(paths: list[str], workload_file: str | None = None) -> list[Ent
             + "\n".join(e.render() for e in loaded.errors),
             hint="`chaos validate FILE` checks one file",
         )
-    return [Entry(s, display_path(Path(s.source))) for s in loaded.scenarios]
+    return [SuiteEntry(s, display_path(Path(s.source))) for s in loaded.scenarios]
 
 
 def backend_named(name: str):
@@ -61,7 +61,7 @@ def backend_named(name: str):
     return backend_class(name)()
 
 
-def refuse_for_backend(entries: list[Entry], backend: str) -> None:
+def refuse_for_backend(entries: list[SuiteEntry], backend: str) -> None:
     """Every scenario whose faults need an ability ``backend`` lacks, at once (nothing was run)."""
     errors, hints = [], []
     for entry in entries:

@@ -34,7 +34,7 @@ from pathlib import Path
 from chaos import SESSION_ENV, interrupts
 from chaos.report import Report
 from chaos.runner.run import RunOptions
-from chaos.runner.suite import WAIT_S, Entry, ScenarioOverran, Suite
+from chaos.runner.suite import WAIT_S, ScenarioOverran, Suite, SuiteEntry
 
 LOG_TAIL_LINES = 20
 
@@ -48,7 +48,7 @@ class ForkedSuite:
     """``Suite``'s interface (start, result, release_exclusive, cancel), run in a forked child."""
 
     def __init__(
-        self, entries: list[Entry], options: RunOptions, *, jobs: int = 1, hold_exclusive: bool = False
+        self, entries: list[SuiteEntry], options: RunOptions, *, jobs: int = 1, hold_exclusive: bool = False
     ) -> None:
         self.entries = entries
         self.options = options

@@ -39,7 +39,7 @@ AHEAD = 2  # scenarios prepared ahead of their turn (each holds a network, a pro
 
 
 @dataclass(frozen=True)
-class Entry:
+class SuiteEntry:
     scenario: Scenario
     file: str
 
@@ -68,7 +68,7 @@ class Suite:
 
     def __init__(
         self,
-        entries: list[Entry],
+        entries: list[SuiteEntry],
         options: RunOptions,
         *,
         jobs: int = 1,
@@ -249,7 +249,7 @@ class Suite:
 
 
 def run_suite(
-    entries: list[Entry],
+    entries: list[SuiteEntry],
     options: RunOptions,
     *,
     jobs: int = 1,

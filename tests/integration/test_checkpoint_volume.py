@@ -25,7 +25,7 @@ from chaos.backends.spec import Deployment
 from chaos.checks.verdict import Status
 from chaos.events import ExitEvent
 from chaos.runner.run import RunOptions
-from chaos.runner.suite import Entry, run_suite
+from chaos.runner.suite import SuiteEntry, run_suite
 from chaos.scenario.loader import load_scenario, scenario_from_dict
 from chaos.workload.evidence import Evidence
 from chaos.workload.launch import Launch
@@ -145,8 +145,8 @@ def test_the_examples_tutorial_jobs_recover_from_a_non_root_image_without_a_chec
     runs = [line for line in dockerfile.splitlines() if line.startswith("RUN")]
     assert "USER 1000" in dockerfile and not [line for line in runs if "checkpoint" in line], runs  # nothing prepared
     entries = [
-        Entry(example_scenario("fit-job-killed-worker-recovers.yaml", "fit-job-nested-checkpoint-dir"), "<fit>"),
-        Entry(
+        SuiteEntry(example_scenario("fit-job-killed-worker-recovers.yaml", "fit-job-nested-checkpoint-dir"), "<fit>"),
+        SuiteEntry(
             example_scenario("custom-loop-killed-chief-recovers.yaml", "custom-loop-nested-checkpoint-dir"), "<loop>"
         ),
     ]

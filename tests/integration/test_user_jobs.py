@@ -22,7 +22,7 @@ import pytest
 
 from chaos.checks.verdict import Status
 from chaos.runner.run import RunOptions
-from chaos.runner.suite import Entry, run_suite
+from chaos.runner.suite import SuiteEntry, run_suite
 from chaos.scenario.loader import load_scenario, scenario_from_dict
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]  # its suite of ten runs is one fixture
@@ -127,11 +127,11 @@ def checkpoint_dir_not_where_the_job_writes():
 @pytest.fixture(scope="module")
 def reports(images, tf215_job, tmp_path_factory):
     # The loops with no report call and the Keras 3 ones run in test_user_jobs_loops.py (another lane).
-    entries = [Entry(load_scenario(p), str(p)) for p in sorted(SUITE.glob("*.yaml")) if p.name not in LOOPS]
+    entries = [SuiteEntry(load_scenario(p), str(p)) for p in sorted(SUITE.glob("*.yaml")) if p.name not in LOOPS]
     entries += [
-        Entry(skew_scenario(tf215_job), "<skew>"),
-        Entry(log_only_with_recovery_checks(), "<log-only>"),
-        Entry(checkpoint_dir_not_where_the_job_writes(), "<wrong-checkpoint-dir>"),
+        SuiteEntry(skew_scenario(tf215_job), "<skew>"),
+        SuiteEntry(log_only_with_recovery_checks(), "<log-only>"),
+        SuiteEntry(checkpoint_dir_not_where_the_job_writes(), "<wrong-checkpoint-dir>"),
     ]
     # Each run's report, timeline and worker logs on disk, as `chaos run --report-dir` writes them:
     # a failure in CI (a lane beside two others) then leaves its whole history to read.

@@ -11,7 +11,7 @@ from test_user_jobs import LOOPS, SUITE, explain
 
 from chaos.checks.verdict import Status
 from chaos.runner.run import RunOptions
-from chaos.runner.suite import Entry, run_suite
+from chaos.runner.suite import SuiteEntry, run_suite
 from chaos.scenario.loader import load_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(1800)]
 
 @pytest.fixture(scope="module")
 def reports(images):
-    entries = [Entry(load_scenario(SUITE / name), str(SUITE / name)) for name in LOOPS]
+    entries = [SuiteEntry(load_scenario(SUITE / name), str(SUITE / name)) for name in LOOPS]
     return {r.scenario: r for r in run_suite(entries, RunOptions(), jobs=3)}
 
 

@@ -272,10 +272,10 @@ def test_sides_run_interleaved_in_abba_order(monkeypatch, tmp_path):
     from chaos.compare import cli as compare_cli
     from chaos.runner import entries as runner_entries
     from chaos.runner import suite
-    from chaos.runner.suite import Entry
+    from chaos.runner.suite import SuiteEntry
 
     order = []
-    monkeypatch.setattr(runner_entries, "load_entries", lambda paths: [Entry(scenario(), "scenarios/paused.yaml")])
+    monkeypatch.setattr(runner_entries, "load_entries", lambda paths: [SuiteEntry(scenario(), "scenarios/paused.yaml")])
     monkeypatch.setattr(runner_entries, "preflight", lambda options: None)
 
     def fake_run_suite(entries, options, jobs):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from chaos.diagnose import build, diagnose_logs, read_logs, split_dump
-from chaos.diagnose.catalogue import Entry
+from chaos.diagnose.catalogue import KnownFailure
 from chaos.diagnose.logs import WorkerLog
 from chaos.diagnose.match import judge_entry, rank, tied_first
 from chaos.diagnose.observe import observe
@@ -42,8 +42,8 @@ def shipped():
     return entries
 
 
-def entry(name, *signatures) -> Entry:
-    return Entry(name, f"scenarios/{name}.yaml", "d", "s", "c", "f", tuple(signatures), ())
+def entry(name, *signatures) -> KnownFailure:
+    return KnownFailure(name, f"scenarios/{name}.yaml", "d", "s", "c", "f", tuple(signatures), ())
 
 
 def text_log(name: str, *lines: str) -> WorkerLog:
@@ -382,8 +382,8 @@ def test_what_the_runners_redeploy_caused_is_not_a_symptom():
 # --- a family ranks by its strongest evidence; no confident answer across families ----------
 
 
-def _fam(name, family, *signatures, origin="scenario") -> Entry:
-    return Entry(
+def _fam(name, family, *signatures, origin="scenario") -> KnownFailure:
+    return KnownFailure(
         name,
         f"scenarios/{name}.yaml",
         "d",

@@ -4,7 +4,7 @@ gives no match. Each branch is shown failing where it should."""
 
 from __future__ import annotations
 
-from chaos.diagnose.catalogue import Entry
+from chaos.diagnose.catalogue import KnownFailure
 from chaos.diagnose.logs import WorkerLog
 from chaos.diagnose.selfcheck import report_logs, verdict
 from chaos.diagnose.signatures import ErrorSignature, ExitSignature, NoErrorSignature, PatternSignature
@@ -15,7 +15,7 @@ from chaos.timeline import Timeline
 
 
 def entry(name, *signatures):
-    return Entry(name, f"scenarios/{name}.yaml", "d", "s", "c", "f", tuple(signatures), ())
+    return KnownFailure(name, f"scenarios/{name}.yaml", "d", "s", "c", "f", tuple(signatures), ())
 
 
 KILLED = entry("killed", ErrorSignature(("UnavailableError",), "Socket closed", (0,)), ExitSignature(137, None, (1,)))

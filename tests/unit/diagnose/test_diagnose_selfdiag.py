@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from chaos.diagnose import build, read_logs
-from chaos.diagnose.catalogue import Entry
+from chaos.diagnose.catalogue import KnownFailure
 from chaos.diagnose.logs import WorkerLog
 from chaos.diagnose.match import judge_entry, rank, tied_first
 from chaos.diagnose.observe import observe, observe_all
@@ -228,7 +228,7 @@ def test_stream_cut_with_a_busy_machines_slower_steps_is_not_a_straggler_then_ki
 
 
 def test_a_kill_expected_and_absent_costs_one_only_where_the_exits_are_known():
-    killed = Entry(
+    killed = KnownFailure(
         "k",
         "k.yaml",
         "d",
@@ -314,8 +314,8 @@ def test_a_no_error_scenario_whose_logs_show_only_slower_steps_holds_and_says_so
     assert f"{run} itself is not ranked: it states no symptom a log shows" in why
 
 
-def entry(name, *signatures) -> Entry:
-    return Entry(name, f"scenarios/{name}.yaml", "d", "s", "c", "f", tuple(signatures), ())
+def entry(name, *signatures) -> KnownFailure:
+    return KnownFailure(name, f"scenarios/{name}.yaml", "d", "s", "c", "f", tuple(signatures), ())
 
 
 def test_a_silent_scenario_still_mismatches_when_its_logs_show_more_than_slower_steps():

@@ -19,7 +19,7 @@ from chaos.report import build_report
 from chaos.runner import suite as suite_module
 from chaos.runner.forked_suite import ForkedSuite, SuiteProcessEnded
 from chaos.runner.run import RunOptions
-from chaos.runner.suite import Entry, ScenarioOverran
+from chaos.runner.suite import ScenarioOverran, SuiteEntry
 from chaos.scenario.loader import load_scenario
 from chaos.timeline import Timeline
 
@@ -28,7 +28,7 @@ PLAIN = Path(__file__).resolve().parents[3] / "scenarios" / "killed-worker-recov
 
 def entries(*files):
     scenario = load_scenario(PLAIN)
-    return [Entry(scenario, f) for f in files]
+    return [SuiteEntry(scenario, f) for f in files]
 
 
 def a_report(scenario, file):
@@ -147,7 +147,7 @@ def test_a_report_is_sent_when_its_run_ends_not_behind_an_earlier_entry(monkeypa
     the two after one in the list until it had run, and the parent, counting their
     time from their start, judged them overran although both had ended."""
     exclusive = load_scenario(PLAIN.parent / "cpu-throttled-worker-slows-every-worker.yaml")
-    assert Entry(exclusive, "x").exclusive
+    assert SuiteEntry(exclusive, "x").exclusive
 
     def run(scenario, file, options, events=None, progress=None, admit=None):
         admit()
@@ -156,7 +156,7 @@ def test_a_report_is_sent_when_its_run_ends_not_behind_an_earlier_entry(monkeypa
         return a_report(scenario, file)
 
     monkeypatch.setattr(suite_module, "run", run)
-    suite = ForkedSuite([Entry(exclusive, "slow.yaml"), *entries("fast.yaml")], RunOptions(), jobs=2).start()
+    suite = ForkedSuite([SuiteEntry(exclusive, "slow.yaml"), *entries("fast.yaml")], RunOptions(), jobs=2).start()
     try:
         assert suite.result(1, limit_s=1.0).file == "fast.yaml"  # it ended at once
         assert 0 not in suite.reports  # the exclusive one still runs

@@ -9,7 +9,7 @@ import pytest
 
 from chaos.runner import suite as suite_module
 from chaos.runner.run import RunOptions
-from chaos.runner.suite import Entry, Suite
+from chaos.runner.suite import Suite, SuiteEntry
 from chaos.scenario.loader import load_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
@@ -60,7 +60,7 @@ def recorder(monkeypatch):
 
 def entries(*files):
     plain, timed = load_scenario(PLAIN), load_scenario(TIMED)
-    return [Entry(timed if f.startswith("timed") else plain, f) for f in files]
+    return [SuiteEntry(timed if f.startswith("timed") else plain, f) for f in files]
 
 
 def test_scenarios_prepare_ahead_but_are_admitted_one_slot_at_a_time_in_order(recorder):

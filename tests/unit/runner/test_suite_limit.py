@@ -8,7 +8,7 @@ import pytest
 
 from chaos.runner import suite as suite_module
 from chaos.runner.run import RunOptions
-from chaos.runner.suite import Entry, ScenarioOverran, Suite
+from chaos.runner.suite import ScenarioOverran, Suite, SuiteEntry
 from chaos.scenario.loader import load_scenario
 
 SCENARIO = Path(__file__).resolve().parents[3] / "scenarios" / "killed-worker-recovers-from-checkpoint.yaml"
@@ -32,7 +32,7 @@ def slow_runs(monkeypatch):
 
 def entries(n):
     scenario = load_scenario(SCENARIO)
-    return [Entry(scenario, f"file-{i}") for i in range(n)]
+    return [SuiteEntry(scenario, f"file-{i}") for i in range(n)]
 
 
 def test_the_wait_behind_another_scenario_is_not_counted(slow_runs):
