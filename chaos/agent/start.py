@@ -42,17 +42,17 @@ def on_tensorflow(module) -> None:
     _started = True
     version = str(getattr(module, "__version__", ""))
     emitter().emit(StartEvent, **start_fields(version, keras_version()))
-    for text in unobserved(keras_distribution(), keras_version(), tf_version=version):
-        topic = STEPS_UNOBSERVED if text.startswith(NO_STEPS) else "agent"
+    for topic, text in unobserved(keras_distribution(), keras_version(), tf_version=version):
         emitter().emit(NoticeEvent, topic=topic, text=text)
 
 
 NO_STEPS = "the agent cannot hook this TensorFlow's tf.function"
 
 
-def unobserved(distribution: str, version: str, modules=None, tf_version: str = "") -> list[str]:
-    """What the agent cannot see of this job, said once at start (the job runs as it would without it).
-    The first, when said, has the topic STEPS_UNOBSERVED: the runner then judges the run as agent: none."""
+def unobserved(distribution: str, version: str, modules=None, tf_version: str = "") -> list[tuple[str, str]]:
+    """What the agent cannot see of this job, as (notice topic, text), said once at start (the job
+    runs as it would without it). No steps at all is STEPS_UNOBSERVED: the runner then judges the
+    run as agent: none; what else it misses is "agent"."""
     from chaos.agent import tf_patches
 
     modules = sys.modules if modules is None else modules
@@ -61,14 +61,20 @@ def unobserved(distribution: str, version: str, modules=None, tf_version: str = 
     if function is None or not hasattr(function.__dict__.get("__call__"), tf_patches.ORIGINAL):
         where = f" {tf_version}" if tf_version else ""
         out.append(
-            f"{NO_STEPS} (TensorFlow{where}, no {tf_patches.FUNCTION_MODULE}.Function): a custom loop's "
-            "steps, and so its done event and final weights digest, are not observed; the run is judged "
-            "from logs and exits as agent: none would (steps from the workload's progress pattern, if any)"
+            (
+                STEPS_UNOBSERVED,
+                f"{NO_STEPS} (TensorFlow{where}, no {tf_patches.FUNCTION_MODULE}.Function): a custom loop's "
+                "steps, and so its done event and final weights digest, are not observed; the run is judged "
+                "from logs and exits as agent: none would (steps from the workload's progress pattern, if any)",
+            )
         )
     if distribution == "keras" and version.startswith("3."):
         out.append(
-            f"tf.keras is Keras {version} (no TF_USE_LEGACY_KERAS=1): Keras 3's fit is seen through its "
-            "optimizer's steps only, not its epochs, BackupAndRestore backups or restores"
+            (
+                "agent",
+                f"tf.keras is Keras {version} (no TF_USE_LEGACY_KERAS=1): Keras 3's fit is seen through its "
+                "optimizer's steps only, not its epochs, BackupAndRestore backups or restores",
+            )
         )
     return out
 

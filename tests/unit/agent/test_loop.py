@@ -13,7 +13,7 @@ import pytest
 
 from chaos.agent import checkpoint_steps, install, loop, runtime, tf_patches
 from chaos.checks.symptom_nonfinite import loss_not_finite, non_finite_at_end
-from chaos.events import CheckpointEvent, DoneEvent, NoticeEvent, RestoredEvent, StepEvent
+from chaos.events import STEPS_UNOBSERVED, CheckpointEvent, DoneEvent, NoticeEvent, RestoredEvent, StepEvent
 from chaos.timeline import RunInfo, Timeline
 
 
@@ -393,9 +393,10 @@ def test_what_the_agent_cannot_see_is_said_at_start(monkeypatch):
     setattr(Function.__dict__["__call__"], tf_patches.ORIGINAL, True)
     assert start.unobserved("tf-keras", "2.20.1", {tf_patches.FUNCTION_MODULE: patched}) == []
     said = start.unobserved("keras", "3.15.1", {}, tf_version="2.99.0")
-    assert len(said) == 2 and said[0].startswith(start.NO_STEPS) and "Keras 3.15.1" in said[1]
-    assert "(TensorFlow 2.99.0, no tensorflow.python.eager.polymorphic_function" in said[0]
-    assert "steps, and so its done event and final weights digest, are not observed" in said[0]
+    assert [topic for topic, _ in said] == [STEPS_UNOBSERVED, "agent"]
+    assert said[0][1].startswith(start.NO_STEPS) and "Keras 3.15.1" in said[1][1]
+    assert "(TensorFlow 2.99.0, no tensorflow.python.eager.polymorphic_function" in said[0][1]
+    assert "steps, and so its done event and final weights digest, are not observed" in said[0][1]
 
 
 def test_the_jobs_own_step_counter_is_reported_at_each_save_and_at_the_end(tmp_path, obs, captured):
