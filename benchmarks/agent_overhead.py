@@ -2,12 +2,21 @@
 with the agent on and off, side by side, in alternating pairs of 2-worker runs.
 
     python benchmarks/agent_overhead.py [--pairs 5] [--epochs 6] [--steps 100]
+    python benchmarks/agent_overhead.py --single [--pairs 3] [--steps 3000]
 
 Each run is two containers of the example job's agent-layered image on a network of
 their own (labelled, removed after), CHAOS_AGENT=1 or 0 (off, the agent's
 sitecustomize does nothing). Step time: from the job's own epoch lines (``docker logs
 --timestamps``), epochs 2.. only (the first holds the trace); peak memory: the worker
-process's ru_maxrss. Prints each pair and the median ratio on/off. Not a test.
+process's ru_maxrss; CPU: the chief process's user + system seconds for the whole run (TF's
+import and tracing alike on and off, so the difference over the steps is the agent's CPU per
+step: on a 2-core machine the wall step time of two TF workers varies +-40 % between runs, its
+CPU time much less). Prints each pair and the medians on/off. Not a test.
+
+``--single``: the agent's own cost per step, with no collective's wait in it: one process in
+the same image trains a small Dense model in a tf.function custom loop (about 0.2 ms a step),
+agent on and off in alternating runs; the difference of the step times is what the agent adds
+to every step of any loop.
 """
 
 from __future__ import annotations
@@ -34,17 +43,42 @@ EXAMPLE = ROOT / "examples" / "keras-mwms"
 LABEL = "io.tfchaos.bench=agent-overhead"
 WRAP = (
     "import atexit, resource, runpy, sys; "
-    "atexit.register(lambda: print('MAXRSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, flush=True)); "
+    "u = lambda: resource.getrusage(resource.RUSAGE_SELF); "
+    "atexit.register(lambda: print('MAXRSS_KB', u().ru_maxrss, 'CPU_S', u().ru_utime + u().ru_stime, flush=True)); "
     "sys.argv = ['train_tutorial_loop.py'] + sys.argv[1:]; runpy.run_path('train_tutorial_loop.py', run_name='__main__')"
 )
+
+
+# One process, no strategy: 50 steps to trace, then --steps timed.
+SINGLE = """
+import os, sys, time
+import tensorflow as tf
+model = tf.keras.Sequential([tf.keras.layers.Dense(64, activation="relu"), tf.keras.layers.Dense(10)])
+opt = tf.keras.optimizers.SGD(0.01)
+x, y = tf.random.normal((64, 32)), tf.random.uniform((64,), maxval=10, dtype=tf.int32)
+loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+@tf.function
+def step():
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x, training=True))
+    opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    return loss
+for _ in range(50):
+    step()
+n = int(sys.argv[1])
+t0 = time.perf_counter()
+for _ in range(n):
+    step()
+print("STEP_S", (time.perf_counter() - t0) / n, file=sys.stderr, flush=True)
+"""
 
 
 def sh(*args: str, check: bool = True) -> str:
     return subprocess.run(args, check=check, capture_output=True, text=True).stdout
 
 
-def one_run(image: str, agent: bool, epochs: int, steps: int) -> tuple[float, int]:
-    """(seconds per step over epochs 2.., the chief's peak RSS in kB)."""
+def one_run(image: str, agent: bool, epochs: int, steps: int) -> tuple[float, int, float]:
+    """(seconds per step over epochs 2.., the chief's peak RSS in kB, its CPU seconds)."""
     tag = uuid.uuid4().hex[:8]
     net = f"agentbench-{tag}"
     names = [f"agentbench-{tag}-w{i}" for i in range(2)]
@@ -95,15 +129,57 @@ def one_run(image: str, agent: bool, epochs: int, steps: int) -> tuple[float, in
         sh("docker", "rm", "-f", "-v", *names, check=False)
         sh("docker", "network", "rm", net, check=False)
     stamps = [datetime.fromisoformat(line.split()[0][:26]) for line in logs.splitlines() if " Epoch: " in line]
-    rss = next(int(line.split()[-1]) for line in logs.splitlines() if "MAXRSS_KB" in line)
-    return (stamps[-1] - stamps[0]).total_seconds() / ((len(stamps) - 1) * steps), rss
+    fields = next(line.split() for line in logs.splitlines() if "MAXRSS_KB" in line)
+    rss, cpu = int(fields[fields.index("MAXRSS_KB") + 1]), float(fields[fields.index("CPU_S") + 1])
+    return (stamps[-1] - stamps[0]).total_seconds() / ((len(stamps) - 1) * steps), rss, cpu
+
+
+def single_run(image: str, agent: bool, steps: int) -> float:
+    """Seconds per step of SINGLE in one container, the agent on or off."""
+    name = f"agentbench-{uuid.uuid4().hex[:8]}"
+    env = [
+        "-e",
+        f"CHAOS_AGENT={1 if agent else 0}",
+        "-e",
+        "CHAOS_WORKER_INDEX=0",
+        "-e",
+        "PYTHONPATH=/opt/tfchaos-agent",
+    ]
+    try:
+        out = subprocess.run(
+            ["docker", "run", "--label", LABEL, "--name", name, "--user", "0", *env, image]
+            + ["python", "-c", SINGLE, str(steps)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    finally:
+        sh("docker", "rm", "-f", "-v", name, check=False)
+    return float(next(line.split()[1] for line in out.stderr.splitlines() if line.startswith("STEP_S")))
+
+
+def single(image: str, pairs: int, steps: int) -> int:
+    extra = []
+    print(f"image {image}; {pairs} pairs of one-process runs, {steps} steps of a small Dense model")
+    for pair in range(pairs):
+        order = (True, False) if pair % 2 == 0 else (False, True)
+        got = {agent: single_run(image, agent, steps) for agent in order}
+        extra.append(got[True] - got[False])
+        print(
+            f"pair {pair + 1}: step {got[True] * 1e6:.0f} us on / {got[False] * 1e6:.0f} us off ({extra[-1] * 1e6:+.0f} us)"
+        )
+    print(
+        f"median extra per step with the agent: {statistics.median(extra) * 1e6:+.0f} us (min {min(extra) * 1e6:+.0f}, max {max(extra) * 1e6:+.0f})"
+    )
+    return 0
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=6)
-    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--steps", type=int, default=None, help="steps per epoch (100), or --single's steps (3000)")
+    parser.add_argument("--single", action="store_true", help="the agent's own cost per step, in one process")
     args = parser.parse_args()
     ensure_images((DEFAULT_TF_VERSION,), proxy=False, progress=None)  # the example builds FROM the default
     client = docker_client()
@@ -111,22 +187,29 @@ def main() -> int:
         {"build": {"context": str(EXAMPLE)}, "command": ["python"], "checkpoint_dir": "/checkpoints"}
     )
     image = prepare(client, spec)
-    ratios, extra_kb = [], []
+    if args.single:
+        return single(image, args.pairs, args.steps or 3000)
+    args.steps = args.steps or 100
+    ratios, extra_kb, extra_cpu_ms = [], [], []
     print(f"image {image}; {args.pairs} pairs of 2-worker runs, {args.epochs} x {args.steps} steps")
     for pair in range(args.pairs):
         order = (True, False) if pair % 2 == 0 else (False, True)
         got = {agent: one_run(image, agent, args.epochs, args.steps) for agent in order}
-        (on_s, on_kb), (off_s, off_kb) = got[True], got[False]
+        (on_s, on_kb, on_cpu), (off_s, off_kb, off_cpu) = got[True], got[False]
         ratios.append(on_s / off_s)
         extra_kb.append(on_kb - off_kb)
+        extra_cpu_ms.append((on_cpu - off_cpu) * 1e3 / (args.epochs * args.steps))
         print(
             f"pair {pair + 1}: step {on_s * 1e3:.2f} ms on / {off_s * 1e3:.2f} ms off = {on_s / off_s:.3f}; "
+            f"chief CPU {on_cpu:.1f} / {off_cpu:.1f} s ({extra_cpu_ms[-1]:+.2f} ms per step); "
             f"peak RSS {on_kb / 1024:.0f} / {off_kb / 1024:.0f} MB"
         )
     print(
         f"median step-time ratio on/off: {statistics.median(ratios):.3f} "
         f"(min {min(ratios):.3f}, max {max(ratios):.3f}); "
-        f"median extra peak RSS with the agent: {statistics.median(extra_kb) / 1024:.1f} MB"
+        f"median extra peak RSS with the agent: {statistics.median(extra_kb) / 1024:.1f} MB; "
+        f"median extra chief CPU per step: {statistics.median(extra_cpu_ms):+.2f} ms "
+        f"(min {min(extra_cpu_ms):+.2f}, max {max(extra_cpu_ms):+.2f})"
     )
     return 0
 
