@@ -73,6 +73,18 @@ print("STEP_S", (time.perf_counter() - t0) / n, file=sys.stderr, flush=True)
 """
 
 
+def agent_env(agent: bool, index: int) -> list[str]:
+    """``docker run`` options for worker ``index`` of the agent-layered image, the agent on or off."""
+    return [
+        "-e",
+        f"CHAOS_AGENT={1 if agent else 0}",
+        "-e",
+        f"CHAOS_WORKER_INDEX={index}",
+        "-e",
+        "PYTHONPATH=/opt/tfchaos-agent",
+    ]
+
+
 def sh(*args: str, check: bool = True) -> str:
     return subprocess.run(args, check=check, capture_output=True, text=True).stdout
 
@@ -104,12 +116,7 @@ def one_run(image: str, agent: bool, epochs: int, steps: int) -> tuple[float, in
                 "0",
                 "-e",
                 f"TF_CONFIG={tf_config}",
-                "-e",
-                f"CHAOS_AGENT={1 if agent else 0}",
-                "-e",
-                f"CHAOS_WORKER_INDEX={i}",
-                "-e",
-                "PYTHONPATH=/opt/tfchaos-agent",
+                *agent_env(agent, i),
                 image,
                 "python",
                 "-c",
@@ -137,17 +144,9 @@ def one_run(image: str, agent: bool, epochs: int, steps: int) -> tuple[float, in
 def single_run(image: str, agent: bool, steps: int) -> float:
     """Seconds per step of SINGLE in one container, the agent on or off."""
     name = f"agentbench-{uuid.uuid4().hex[:8]}"
-    env = [
-        "-e",
-        f"CHAOS_AGENT={1 if agent else 0}",
-        "-e",
-        "CHAOS_WORKER_INDEX=0",
-        "-e",
-        "PYTHONPATH=/opt/tfchaos-agent",
-    ]
     try:
         out = subprocess.run(
-            ["docker", "run", "--label", LABEL, "--name", name, "--user", "0", *env, image]
+            ["docker", "run", "--label", LABEL, "--name", name, "--user", "0", *agent_env(agent, 0), image]
             + ["python", "-c", SINGLE, str(steps)],
             capture_output=True,
             text=True,

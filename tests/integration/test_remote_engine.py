@@ -103,12 +103,17 @@ def judged_lines(proc: subprocess.CompletedProcess) -> str:
     """The run's lines of each scenario and check not passed, with the evidence events printed
     under a check, first in a failure's message (pytest's summary keeps its first line, and a
     CI log's tail the rest)."""
+    from chaos.checks.verdict import Status
+
+    # chaos.report.writers.terminal_summary: a scenario's status upper-case, a check's lower-case.
+    checks = tuple(f"{s.value} " for s in Status if s is not Status.PASS)
+    scenarios = tuple(c.upper() for c in checks)
     bad, evidence = [], False
     for line in (proc.stdout + proc.stderr).splitlines():
         text = line.strip()
-        if text.startswith(("fail ", "error ", "unknown ", "FAIL ", "ERROR ", "UNKNOWN ", "warning:")):
+        if text.startswith((*checks, *scenarios, "warning:")):
             bad.append(text)
-            evidence = text.startswith(("fail ", "error ", "unknown "))
+            evidence = text.startswith(checks)
         elif evidence and line.startswith(" " * 12):
             bad.append(text)
         else:

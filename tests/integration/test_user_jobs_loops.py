@@ -43,11 +43,10 @@ def test_a_custom_loop_with_no_report_call_is_killed_at_its_step_and_judged_bit_
     # Restored what the chief had saved when the kill landed: its last save before the inject,
     # or one it finished while the kill was on its way.
     landed = inject.completed_t or inject.t
-    saved = [e.step for e in events if e.kind == "checkpoint" and e.worker == 0 and e.t <= landed]
+    chief_saves = [e for e in events if e.kind == "checkpoint" and e.worker == 0]
+    saved = [e.step for e in chief_saves if e.t <= landed]
     restored = {e.step for e in events if e.kind == "restored" and e.t > landed}
-    last_before = max(
-        (e.step for e in events if e.kind == "checkpoint" and e.worker == 0 and e.t <= inject.t), default=0
-    )
+    last_before = max((e.step for e in chief_saves if e.t <= inject.t), default=0)
     assert len(restored) == 1 and restored <= set(saved) and min(restored) >= last_before > 0, (
         restored,
         saved,
