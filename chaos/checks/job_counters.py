@@ -158,6 +158,16 @@ def restores(timeline: Timeline, within: Timeline) -> list[tuple[dict[int, Resto
     return out
 
 
+def held_in(saved: dict[int, CheckpointEvent], name: str, workers) -> int | None:
+    """What the checkpoint file holds of ``name``: the chief's own value (the chief writes the file; the
+    other workers' copies of a plain counter may differ), or the sum of the parts of an on-read SUM
+    counter of every one of ``workers``. None when a save that is needed was not reported (its worker
+    stopped between its write and its report: a redeploy that lands on a save)."""
+    if any(name in e.job_counters for e in saved.values()):
+        return reading(saved, name, 0) if 0 in saved else None
+    return reading(saved, name) if set(workers) <= set(saved) else None
+
+
 def changed(
     timeline: Timeline, within: Timeline, wanted: list[str]
 ) -> tuple[list[str], list[Event], list[tuple[dict[int, RestoredEvent], dict[int, CheckpointEvent]]]]:
@@ -166,12 +176,13 @@ def changed(
     if not pairs:
         raise Undecidable(NO_COUNTERS + " at a restore of a save it reported")
     require([e for row, saved in pairs for e in (*row.values(), *saved.values())], wanted)
-    said, evidence = [], []
+    said, evidence, compared = [], [], 0
     for row, saved in pairs:
         for name in names_in([*row.values(), *saved.values()], wanted):
-            held = reading(saved, name, 0 if 0 in saved else None)  # the chief writes the checkpoint
+            held = held_in(saved, name, row)
             if held is None:
                 continue
+            compared += 1
             workers = sorted(row) if any(name in e.job_counters for e in row.values()) else [None]
             for w in workers:
                 got = reading(row, name, w)
@@ -183,6 +194,12 @@ def changed(
                     )
                     evidence += [saved.get(0, next(iter(saved.values()))), *row.values()]
                     break
+    if not compared:
+        raise Undecidable(
+            "no restore could be compared with its save: no save restored was reported by the workers that "
+            "tell what it holds (the chief, which writes the file; every worker for an on-read SUM counter): "
+            "a worker stopped between its write and its report"
+        )
     return said, evidence, pairs
 
 

@@ -17,9 +17,10 @@ every log line so far per restart and at the end, not one per poll), and
 knowing it.
 
 Between decisions the loop waits POLL_S, or less: a step event that makes the next
-fault's step or epoch trigger due wakes it at once (``_wake_if_due``, run by the log
-follower that records the event), so a fault fires within milliseconds of its step
-being seen, not up to a poll later, while a run still decides five times a second.
+fault's step or epoch trigger due, or an active fault's ``until``, wakes it at once
+(``_wake_if_due``, run by the log follower that records the event), so a fault fires
+and heals within milliseconds of its step being seen, not up to a poll later, while a
+run still decides five times a second.
 
 Two things the policy cannot see are noticed here and recorded as notice
 events (they reach the report): a fault that reached the cluster after every
@@ -44,6 +45,7 @@ from chaos.faults.undo import Undo
 from chaos.fingerprints import skews
 from chaos.runner.policy import Abort, AwaitRestart, Finish, Heal, Inject, Plan, Redeploy, Restart, Seen, State, decide
 from chaos.scenario.model import Scenario
+from chaos.scenario.triggers import Trigger
 from chaos.timeline import finished_workers
 
 POLL_S = 0.2
@@ -74,8 +76,9 @@ class Supervisor:
     # How the loop waits between decisions; None: POLL_S, or until the next fault is due.
     sleep: Callable[[float], None] | None = None
     _active: dict[int, _Active] = field(default_factory=dict)
-    # The fault the policy fires next (None: none left), read by _wake_if_due in a follower's thread.
-    _next_fault: int | None = None
+    # The step and epoch triggers due next: the next fault's `at` and each active fault's `until`
+    # (set by the loop, read by _wake_if_due in a follower's thread; replaced whole, never mutated).
+    _watched: tuple[Trigger, ...] = ()
     _due: threading.Event = field(default_factory=threading.Event)
 
     def _say(self, text: str) -> None:
@@ -221,12 +224,20 @@ class Supervisor:
     # --- waiting -----------------------------------------------------------
 
     def _wake_if_due(self, event: Event) -> None:
-        """Wake the loop when ``event`` makes the next fault's trigger due (cheap: one comparison)."""
-        index = self._next_fault
-        if index is None or not isinstance(event, StepEvent):
+        """Wake the loop when ``event`` makes a watched trigger due (cheap: a comparison or two)."""
+        if not isinstance(event, StepEvent):
             return
-        if self.scenario.faults[index].at.due(step=event.step, epoch=event.epoch):
+        if any(t.due(step=event.step, epoch=event.epoch) for t in self._watched):
             self._due.set()
+
+    def _watch(self, state: State) -> None:
+        """Watch the step triggers that act next: the next fault's ``at``, and the ``until`` of every
+        active fault (a heal at step 30 that lands a poll late can miss the save at step 40)."""
+        faults = self.scenario.faults
+        pending = state.next_fault
+        watched = [faults[pending].at] if pending < len(faults) and not faults[pending].at.before_start else []
+        watched += [faults[i].until for i, s in enumerate(state.faults) if s.active and faults[i].until is not None]
+        self._watched = tuple(t for t in watched if t.tag in ("step", "epoch"))
 
     def _pause(self) -> None:
         if self.sleep is not None:
@@ -341,8 +352,7 @@ class Supervisor:
                         hint="run the job's image by hand with the same command to see why; "
                         "the full worker logs are in the report folder (--report-dir)",
                     )
-            pending = state.next_fault
-            self._next_fault = pending if pending < len(sc.faults) and not sc.faults[pending].at.before_start else None
+            self._watch(state)
             if not acted:
                 self._pause()
 

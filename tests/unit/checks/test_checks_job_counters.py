@@ -158,3 +158,39 @@ def test_a_named_counter_no_worker_reported_is_unknown_not_a_vacuous_pass():
     for check in (JobCountersAgree(counters=["tokens"]), JobCountersRestored(counters=["tokens"])):
         verdict = run_check(check, timeline)
         assert verdict.status is Status.UNKNOWN and "no worker reported the counter tokens" in verdict.reason
+
+
+def redeployed_on_the_save():
+    """As CI measured: the redeploy due at step 30 landed on the save at step 40, after the chief wrote
+    ckpt-2 (682, its own count) and before it reported it; worker-1 reported its own 662."""
+    b = TimelineBuilder(steps_per_epoch=20).inject("version_skew", "worker-0,worker-1").start().steps(1, 20)
+    save(b, 20, "ckpt-1", [{"positives": 341}, {"positives": 331}])
+    b.steps(21, 40)
+    b._add(CheckpointEvent(t=b.t, source="worker-1", step=40, path="ckpt-2", job_counters={"positives": 662}))
+    b.heal("version_skew", "worker-0,worker-1").restart().wait(5).start()
+    restore(b, 40, "ckpt-2", [{"positives": 682}, {"positives": 682}])
+    return b
+
+
+def test_a_restore_of_a_save_the_chief_did_not_report_is_not_judged_by_another_workers_copy():
+    verdict = run_check(JobCountersRestored(), redeployed_on_the_save().build())
+    assert verdict.status is Status.UNKNOWN, verdict
+    assert "no save restored was reported by the workers that tell what it holds" in verdict.reason
+    # The same run, restored off the chief's value where the chief did report (a later restore): judged.
+    b = redeployed_on_the_save().steps(41, 60)
+    save(b, 60, "ckpt-3", [{"positives": 1000}, {"positives": 1000}])
+    b.inject().exit(1, 137).restart().wait(1).start()
+    restore(b, 60, "ckpt-3", [{"positives": 1000}, {"positives": 999}])
+    verdict = run_check(JobCountersRestored(), b.build())
+    assert (
+        verdict.status is Status.FAIL and "positives was 1000 at the save of ckpt-3, 999 on worker-1" in verdict.reason
+    )
+
+
+def test_parts_of_a_save_one_worker_did_not_report_are_not_summed():
+    b = TimelineBuilder().start().steps(1, 10)
+    b._add(CheckpointEvent(t=b.t, source="worker-0", step=10, path="ckpt-1", job_counter_parts={"n": 4}))
+    b.inject().exit(1, 137).restart().wait(1).start()
+    restore(b, 10, "ckpt-1", parts=[{"n": 4}, {"n": 4}])
+    verdict = run_check(JobCountersRestored(), b.build())
+    assert verdict.status is Status.UNKNOWN and "every worker for an on-read SUM counter" in verdict.reason

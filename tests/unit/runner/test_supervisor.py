@@ -32,6 +32,7 @@ from chaos.events import (
     StepEvent,
 )
 from chaos.runner import supervisor as supervisor_module
+from chaos.runner.policy import Plan, State
 from chaos.runner.supervisor import Supervisor
 from chaos.scenario.loader import scenario_from_dict
 
@@ -724,7 +725,7 @@ def test_the_step_that_makes_the_next_fault_due_wakes_the_loop_before_its_poll(m
     monkeypatch.setattr(supervisor_module, "POLL_S", 0.2)  # the real poll (this module's runs use 0)
     scenario = make_scenario({"kill_worker": {"worker": 1}, "at": {"step": 3}})
     supervisor = Supervisor(scenario, FakeCluster())
-    supervisor._next_fault = 0
+    supervisor._watch(State.start(Plan.of(scenario), 0.0, {}))
     supervisor._wake_if_due(StepEvent(t=0.0, source="worker-0", step=2, epoch=0))
     assert not supervisor._due.is_set()  # not yet due: the loop sleeps its poll
     t0 = time.monotonic()
@@ -738,6 +739,23 @@ def test_the_step_that_makes_the_next_fault_due_wakes_the_loop_before_its_poll(m
     assert time.monotonic() - t0 < supervisor_module.POLL_S * 0.75
     assert not supervisor._due.is_set()  # cleared: the next pause waits again
 
-    supervisor._next_fault = None  # every fault fired: no step wakes the loop
+    supervisor._watch(State.start(Plan.of(scenario), 0.0, {0: 0.0}))  # it fired: no step wakes the loop
     supervisor._wake_if_due(StepEvent(t=0.0, source="worker-1", step=9, epoch=1))
     assert not supervisor._due.is_set()
+
+
+def test_the_step_that_makes_an_active_faults_until_due_wakes_the_loop():
+    """A heal at `until: {step: 30}` is watched like an inject: a poll late, a fast job is at its
+    next save (CI: a redeploy due at step 30 landed at the chief's save at step 40)."""
+    scenario = make_scenario(
+        {"version_skew": {"workers": [0], "env": {"A": "1"}}, "at": "bring_up", "until": {"step": 10}}
+    )
+    supervisor = Supervisor(scenario, FakeCluster())
+    supervisor._watch(State.start(Plan.of(scenario), 0.0, {}))
+    supervisor._wake_if_due(StepEvent(t=0.0, source="worker-0", step=10, epoch=1))
+    assert not supervisor._due.is_set()  # not yet injected: its until is not watched
+    supervisor._watch(State.start(Plan.of(scenario), 0.0, {0: 0.0}))
+    supervisor._wake_if_due(StepEvent(t=0.0, source="worker-0", step=9, epoch=1))
+    assert not supervisor._due.is_set()
+    supervisor._wake_if_due(StepEvent(t=0.0, source="worker-1", step=10, epoch=1))
+    assert supervisor._due.is_set()
