@@ -391,7 +391,9 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
         roots, root_worker, sure, no_root, more = _from_causes(causes, workers)
         untold += more
     else:
-        root_worker, more = _from_effects([line for line in rest if line.kind == "effect"], workers)
+        root_worker, more = _from_skew(gens)
+        if root_worker is None:
+            root_worker, more = _from_effects([line for line in rest if line.kind == "effect"], workers)
         if root_worker is None and k == 0:
             root_worker, more = _from_missing(workers, more)
         untold += more
@@ -573,6 +575,44 @@ def _from_missing(workers: list[WorkerObservations], untold: list[str]) -> tuple
     return m.who, [
         f"no line states a cause: {m.who} {m.what} ({m.evidence.where}), as likely, not sure: "
         "the lines show whom the others lost, not why"
+    ]
+
+
+def _from_skew(gens) -> tuple[str | None, list[str]]:
+    """The one worker whose start fingerprint differs from the cycle's others, said as likely.
+
+    A mismatch between two TF versions is raised by whichever side compares (the collective's
+    leader answers ``CompleteInstance`` with it), so the first peer error names the comparer, not
+    the odd worker. The reference is the fingerprint most workers share, else the chief's (the
+    baseline the runner's own comparison uses: chaos.fingerprints.skews)."""
+    prints = {w.name: (w.index, tuple(sorted(g.fingerprint.items()))) for w, g in gens if g.fingerprint}
+    if len(prints) < 2 or len({p for _, p in prints.values()}) < 2:
+        return None, []
+    counts: dict[tuple, int] = {}
+    for _, p in prints.values():
+        counts[p] = counts.get(p, 0) + 1
+    top = max(counts.values())
+    chief = next((p for i, p in prints.values() if i == 0), None)
+    if list(counts.values()).count(top) == 1:
+        reference, how = max(counts, key=counts.get), "the one the others share"
+    elif chief is not None:
+        reference, how = chief, "the chief's: with no fingerprint most workers share, the chief's is the job's"
+    else:
+        return None, []
+    odd = sorted(name for name, (_, p) in prints.items() if p != reference)
+    if len(odd) != 1:
+        return None, []
+    mine, theirs = dict(prints[odd[0]][1]), dict(reference)
+    # TF's own version first: the difference most likely to matter
+    keys = sorted(
+        (k for k in {*mine, *theirs} if mine.get(k) != theirs.get(k)),
+        key=lambda k: (k != "tf_version", not k.startswith("pkg:tensorflow"), k),
+    )
+    shown = ", ".join(f"{k} {mine.get(k, '-')} (others {theirs.get(k, '-')})" for k in keys[:2])
+    shown += f", and {len(keys) - 2} more" if len(keys) > 2 else ""
+    return odd[0], [
+        f"no line states a cause: {odd[0]}'s environment differs ({shown}); {how}; as likely, not sure: "
+        "a version mismatch is raised by whichever worker compares, and the peers' errors name that one"
     ]
 
 

@@ -506,3 +506,51 @@ def test_one_rank_missing_among_the_ready_ones_is_the_likely_root(ready, named):
     line = f"Stalled ops: HorovodBroadcast_weights_0 [ready ranks: {ready}]"
     a = first(logs(job=[line]))
     assert a.root_worker == named and not a.sure, a
+
+
+# --- the odd environment: a version mismatch names the comparer, the fingerprints the odd one ------------
+
+MISMATCH = (
+    "Collective instance 112 expected type 1 and data_type 1 but got type 1 and data_type 9\n"
+    "Additional GRPC error information from remote target /job:worker/replica:0/task:0 while calling "
+    "/tensorflow.WorkerService/CompleteInstance"
+)
+
+
+def skewed(versions: list[str]) -> list[WorkerLog]:
+    """Every worker starts on its TF; the last raises the leader's mismatch (naming task 0), the rest lose it."""
+    last = len(versions) - 1
+    by = {}
+    for i, tf in enumerate(versions):
+        lines = [ev("start", f"worker-{i}", 0, tf_version=tf, fingerprint={"pkg:tensorflow-cpu": tf})]
+        if i == last:
+            lines.append(err(f"worker-{i}", 2.0, "InternalError", MISMATCH))
+        else:
+            lines.append(err(f"worker-{i}", 5.0, "UnavailableError", f"Error reported from /job:worker/task:{last}"))
+        lines.append(exit_(f"worker-{i}", 5.5, 1))
+        by[f"worker_{i}"] = lines
+    return logs(**by)
+
+
+def test_a_version_mismatch_names_the_worker_whose_environment_differs_as_likely():
+    # the real run: worker-1 on TF 2.15, the chief on 2.21; the mismatch comes back from the chief's CompleteInstance
+    a = first(read_logs([LOGS / "version-skew-tf215-aborts-first-collective-then-recovers"])[0])
+    assert (a.root_worker, a.sure) == ("worker-1", False)
+    said = next(u for u in a.untold if "environment differs" in u)
+    assert "tf_version 2.15.1 (others 2.21.0)" in said and "the chief's is the job's" in said
+    # three workers, the odd one last: the fingerprint two share is the reference
+    a = first(skewed(["2.21", "2.21", "2.15"]))
+    assert (a.root_worker, a.sure) == ("worker-2", False)
+    assert any("the one the others share" in u for u in a.untold)
+    # the odd one is the chief: the others' shared fingerprint still names it
+    a = first(skewed(["2.15", "2.21", "2.21"]))
+    assert a.root_worker == "worker-0"
+
+
+def test_environments_that_name_no_single_odd_worker_leave_the_peers_errors_to_tell():
+    # every worker on its own TF: no reference, so the first peer error's task (worker-0) stands, as before
+    a = first(skewed(["2.21", "2.19", "2.15"]))
+    assert a.root_worker == "worker-0" and not any("environment differs" in u for u in a.untold)
+    # the same environment everywhere: no skew to read
+    a = first(skewed(["2.21", "2.21"]))
+    assert a.root_worker == "worker-0" and not any("environment differs" in u for u in a.untold)
