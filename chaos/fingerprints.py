@@ -31,10 +31,15 @@ class Skew:
     diffs: dict[str, tuple[str, str]]
 
     def describe(self, limit: int = 6) -> str:
-        items = sorted(self.diffs.items(), key=lambda kv: (_rank(kv[0]), kv[0]))
+        items = ordered(self.diffs)
         shown = "; ".join(f"{key}: {mine} vs {theirs}" for key, (mine, theirs) in items[:limit])
         more = f"; and {len(items) - limit} more" if len(items) > limit else ""
         return f"worker-{self.worker} differs from worker-{self.baseline} in {shown}{more}"
+
+
+def ordered(diffs: dict[str, tuple[str, str]]) -> list[tuple[str, tuple[str, str]]]:
+    """The differences, what an engineer asks first (FIRST) first."""
+    return sorted(diffs.items(), key=lambda kv: (_rank(kv[0]), kv[0]))
 
 
 def diff(mine: dict[str, str], theirs: dict[str, str]) -> dict[str, tuple[str, str]]:

@@ -38,11 +38,13 @@ image).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from chaos.diagnose.generations import Generation
 from chaos.diagnose.missing import who_is_missing
 from chaos.diagnose.observations import ErrorSeen, Evidence, ExitSeen, WorkerObservations
+from chaos.fingerprints import diff, ordered
 
 ROOT, CASCADE, TEARDOWN = "root", "cascade", "teardown"
 EFFECT_CLASSES = frozenset({"UnavailableError", "DeadlineExceededError", "CancelledError", "AbortedError", ""})
@@ -588,13 +590,11 @@ def _from_skew(gens) -> tuple[str | None, list[str]]:
     prints = {w.name: (w.index, tuple(sorted(g.fingerprint.items()))) for w, g in gens if g.fingerprint}
     if len(prints) < 2 or len({p for _, p in prints.values()}) < 2:
         return None, []
-    counts: dict[tuple, int] = {}
-    for _, p in prints.values():
-        counts[p] = counts.get(p, 0) + 1
-    top = max(counts.values())
+    counts = Counter(p for _, p in prints.values())
+    (top, n), *rest = counts.most_common()
     chief = next((p for i, p in prints.values() if i == 0), None)
-    if list(counts.values()).count(top) == 1:
-        reference, how = max(counts, key=counts.get), "the one the others share"
+    if not rest or rest[0][1] < n:
+        reference, how = top, "the one the others share"
     elif chief is not None:
         reference, how = chief, "the chief's: with no fingerprint most workers share, the chief's is the job's"
     else:
@@ -602,14 +602,9 @@ def _from_skew(gens) -> tuple[str | None, list[str]]:
     odd = sorted(name for name, (_, p) in prints.items() if p != reference)
     if len(odd) != 1:
         return None, []
-    mine, theirs = dict(prints[odd[0]][1]), dict(reference)
-    # TF's own version first: the difference most likely to matter
-    keys = sorted(
-        (k for k in {*mine, *theirs} if mine.get(k) != theirs.get(k)),
-        key=lambda k: (k != "tf_version", not k.startswith("pkg:tensorflow"), k),
-    )
-    shown = ", ".join(f"{k} {mine.get(k, '-')} (others {theirs.get(k, '-')})" for k in keys[:2])
-    shown += f", and {len(keys) - 2} more" if len(keys) > 2 else ""
+    items = ordered(diff(dict(prints[odd[0]][1]), dict(reference)))  # TF's own version first
+    shown = ", ".join(f"{k} {mine} (others {theirs})" for k, (mine, theirs) in items[:2])
+    shown += f", and {len(items) - 2} more" if len(items) > 2 else ""
     return odd[0], [
         f"no line states a cause: {odd[0]}'s environment differs ({shown}); {how}; as likely, not sure: "
         "a version mismatch is raised by whichever worker compares, and the peers' errors name that one"
