@@ -1,6 +1,7 @@
-"""Packaging beyond what pyproject.toml can say: docker/ and scenarios/ stay at the
-repository root and ship inside the wheel as chaos/_assets/docker and
-chaos/_assets/scenarios (chaos.resources finds them in either place).
+"""Packaging beyond what pyproject.toml can say: docker/, scenarios/ and field/ stay
+at the repository root and ship inside the wheel as chaos/_assets/docker,
+chaos/_assets/scenarios and chaos/_assets/field (chaos.resources finds them in
+either place).
 
 pyproject.toml cannot add packages mapped from outside the tree to a discovered
 list, and a list kept by hand would silently drop the next new subpackage, so
@@ -11,7 +12,11 @@ told about); ``**/*`` also takes the others (``worker/tf2.20``).
 
 from setuptools import find_namespace_packages, find_packages, setup
 
-ASSETS = {"chaos._assets.docker": "docker", "chaos._assets.scenarios": "scenarios"}
+ASSETS = {
+    "chaos._assets.docker": "docker",
+    "chaos._assets.scenarios": "scenarios",
+    "chaos._assets.field": "field",
+}
 
 asset_packages = [
     f"{name}.{sub}" if sub else name

@@ -1,10 +1,11 @@
 """Where the framework's own files are, in a source checkout and in an installed wheel.
 
-The repository keeps ``docker/`` (Dockerfiles, TF locks) and ``scenarios/`` at
-its root. The wheel ships them inside the package as ``chaos/_assets/docker``
-and ``chaos/_assets/scenarios`` (setup.py maps them), so an installed tfchaos
-needs no checkout. A checkout (also an editable install) has no ``_assets``
-and uses the root folders.
+The repository keeps ``docker/`` (Dockerfiles, TF locks), ``scenarios/`` and
+``field/`` (the failures ``chaos diagnose`` knows from the field) at its root.
+The wheel ships them inside the package as ``chaos/_assets/docker``,
+``chaos/_assets/scenarios`` and ``chaos/_assets/field`` (setup.py maps them),
+so an installed tfchaos needs no checkout. A checkout (also an editable
+install) has no ``_assets`` and uses the root folders.
 
 The worker and proxy images copy their code from ``package_root()``: the
 folder holding the ``chaos`` package (the checkout, or site-packages). The same
@@ -70,10 +71,25 @@ def builtin_scenarios_dir() -> Path:
     return _asset("scenarios")[0]
 
 
+def builtin_field_dir() -> Path:
+    """The entries known from the field (``field/``: one YAML file per failure, ``chaos.diagnose.field``).
+
+    Never raises: the loader reports a missing folder.
+    """
+    return _asset("field")[0]
+
+
 def compose_root() -> Path:
     """Where ``chaos compose --write`` writes: the checkout (docker-compose.yml is
     committed there), else the current folder (the user's own repository)."""
     return source_checkout() or Path.cwd()
 
 
-__all__ = ["builtin_scenarios_dir", "compose_root", "docker_dir", "package_root", "source_checkout"]
+__all__ = [
+    "builtin_field_dir",
+    "builtin_scenarios_dir",
+    "compose_root",
+    "docker_dir",
+    "package_root",
+    "source_checkout",
+]

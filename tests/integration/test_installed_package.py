@@ -1,6 +1,6 @@
 """tfchaos as a user has it (issue 10): the built wheel installed into a fresh
 virtualenv (no system site-packages), used from a folder outside the source
-tree. The Dockerfiles, TF locks and shipped scenarios come from the wheel, and
+tree. The Dockerfiles, TF locks, shipped scenarios and field entries come from the wheel, and
 the images built from the checkout count as up to date there (same input
 hashes), so nothing is rebuilt.
 
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 SCENARIO = "killed-worker-recovers-from-checkpoint.yaml"
 # What a wheel is built from (what setup.py and pyproject.toml name).
-PACKAGE_INPUTS = ["chaos", "docker", "scenarios", "pyproject.toml", "setup.py", "README.md"]
+PACKAGE_INPUTS = ["chaos", "docker", "scenarios", "field", "pyproject.toml", "setup.py", "README.md"]
 
 
 def _run(argv: list[str], cwd: Path, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -175,7 +175,10 @@ def test_the_wheel_carries_what_the_framework_needs_at_run_time(wheel):
     assert "chaos/scenario/schema.json" in names and "chaos/worker/__main__.py" in names
     shipped = {n.rsplit("/", 1)[1] for n in names if n.startswith("chaos/_assets/scenarios/")}
     assert shipped == {p.name for p in (REPO / "scenarios").glob("*.yaml")}
-    assert not any(n.startswith(("docker/", "scenarios/")) for n in names)  # never top-level "docker": the SDK's name
+    field = {n.rsplit("/", 1)[1] for n in names if n.startswith("chaos/_assets/field/")}
+    assert field == {p.name for p in (REPO / "field").glob("*.yaml")} | {"README.md"}
+    # never top-level "docker": the SDK's name
+    assert not any(n.startswith(("docker/", "scenarios/", "field/")) for n in names)
 
 
 def test_the_installed_package_is_the_wheel_not_the_checkout(venv, user_repo):
@@ -184,16 +187,18 @@ def test_the_installed_package_is_the_wheel_not_the_checkout(venv, user_repo):
             [
                 str(venv / "bin" / "python"),
                 "-c",
-                "import chaos, chaos.resources as r; print(chaos.__file__); print(r.docker_dir()); "
-                "print(r.builtin_scenarios_dir()); print(r.source_checkout())",
+                "import chaos, chaos.resources as r; from chaos.diagnose.field import field_entries; "
+                "print(chaos.__file__); print(r.docker_dir()); print(r.builtin_scenarios_dir()); "
+                "print(r.builtin_field_dir()); print(len(field_entries())); print(r.source_checkout())",
             ],
             cwd=user_repo,
         )
     )
-    module, docker_dir, scenarios, checkout = out.split()
+    module, docker_dir, scenarios, field, entries, checkout = out.split()
     site = venv / "lib"
     assert Path(module).is_relative_to(site) and Path(docker_dir).is_relative_to(site)
-    assert Path(scenarios).is_relative_to(site) and checkout == "None"
+    assert Path(scenarios).is_relative_to(site) and Path(field).is_relative_to(site) and checkout == "None"
+    assert int(entries) == len(list((REPO / "field").glob("*.yaml")))
 
 
 def test_images_status_and_build_from_the_wheel_see_the_checkouts_images(images_from_the_checkout, chaos_cmd):

@@ -1,4 +1,4 @@
-"""Every relative link in README.md and docs/**/*.md resolves: the file (or folder)
+"""Every relative link in README.md, docs/**/*.md and field/README.md resolves: the file (or folder)
 exists, and a #anchor names a heading of the page it points to, spelled as GitHub
 spells heading anchors. Links inside code (fenced blocks, `inline`) are not links."""
 
@@ -12,7 +12,7 @@ from urllib.parse import unquote
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), ROOT / "field" / "README.md"]
 LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 FENCE = re.compile(r"^(```|~~~)")
 

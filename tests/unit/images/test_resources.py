@@ -1,4 +1,4 @@
-"""chaos.resources: the wheel's copy of docker/ and scenarios/ first, then the checkout's;
+"""chaos.resources: the wheel's copy of docker/, scenarios/ and field/ first, then the checkout's;
 a clear error when neither is there (never a path inside another package)."""
 
 from pathlib import Path
@@ -27,6 +27,7 @@ def _installed(tmp_path, monkeypatch, with_assets=True):
         (site / "chaos" / "_assets" / "docker" / "worker").mkdir(parents=True)
         (site / "chaos" / "_assets" / "docker" / "worker" / "Dockerfile").write_text("FROM x\n")
         (site / "chaos" / "_assets" / "scenarios").mkdir(parents=True)
+        (site / "chaos" / "_assets" / "field").mkdir(parents=True)
     _layout(monkeypatch, site / "chaos")
     return site
 
@@ -36,6 +37,7 @@ def test_this_checkout_is_found():
     assert resources.package_root() == REPO
     assert resources.docker_dir() == REPO / "docker"
     assert resources.builtin_scenarios_dir() == REPO / "scenarios"
+    assert resources.builtin_field_dir() == REPO / "field"
     assert resources.compose_root() == REPO
 
 
@@ -46,6 +48,7 @@ def test_installed_wheel_uses_the_packaged_assets(tmp_path, monkeypatch):
     assert resources.package_root() == site
     assert resources.docker_dir() == site / "chaos" / "_assets" / "docker"
     assert resources.builtin_scenarios_dir() == site / "chaos" / "_assets" / "scenarios"
+    assert resources.builtin_field_dir() == site / "chaos" / "_assets" / "field"
     assert resources.compose_root() == tmp_path  # the user's folder, not site-packages
 
 
@@ -56,6 +59,7 @@ def test_missing_assets_are_a_clear_error_not_the_docker_sdk_folder(tmp_path, mo
     assert str(site / "chaos" / "_assets" / "docker") in exc.value.message
     assert "worker/Dockerfile" in exc.value.message and "reinstall" in exc.value.hint
     assert resources.builtin_scenarios_dir() == site / "chaos" / "_assets" / "scenarios"  # reported missing by callers
+    assert resources.builtin_field_dir() == site / "chaos" / "_assets" / "field"
 
 
 def test_a_checkout_needs_our_pyproject(tmp_path, monkeypatch):
@@ -72,7 +76,7 @@ def test_a_checkout_needs_our_pyproject(tmp_path, monkeypatch):
 
 
 def test_no_path_is_computed_from_file_locations_elsewhere():
-    """Every lookup of docker/ and scenarios/ goes through chaos.resources (issue 10)."""
+    """Every lookup of docker/, scenarios/ and field/ goes through chaos.resources (issue 10)."""
     offenders = []
     for path in (REPO / "chaos").rglob("*.py"):
         if path.name == "resources.py":
@@ -81,4 +85,4 @@ def test_no_path_is_computed_from_file_locations_elsewhere():
         for n, line in enumerate(text.splitlines(), 1):
             if "parents[" in line or "dirname(os.path.dirname" in line:
                 offenders.append(f"{path.relative_to(REPO)}:{n}: {line.strip()}")
-    assert offenders == [], "use chaos.resources (package_root, docker_dir, builtin_scenarios_dir) instead"
+    assert offenders == [], "use chaos.resources (package_root, docker_dir, builtin_scenarios_dir, ...) instead"
