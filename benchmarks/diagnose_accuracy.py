@@ -18,6 +18,7 @@ read as a user would give it (one file), against the shipped catalogue
     python benchmarks/diagnose_accuracy.py --split train-8    # every split but heldout-8
     python benchmarks/diagnose_accuracy.py --split heldout-10 # the tenth held-out split (Q&A pages): measure only
     python benchmarks/diagnose_accuracy.py --split train-10   # every split but heldout-10
+    python benchmarks/diagnose_accuracy.py --split heldout-11 # root workers, gathered blind: measure only
     python benchmarks/diagnose_accuracy.py --big-log-mb 100  # and time a 100 MB log
 
 Per family and split: top-1 (a confident answer, and its family is the
@@ -224,6 +225,7 @@ SPLITS = {
         "heldout-8",
         "heldout-9",
     ),
+    "heldout-11": ("heldout-11",),
 }
 
 
