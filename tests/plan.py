@@ -88,7 +88,7 @@ LANES = [
 # the nodes (~65 s quiet). The remote engine (a dind engine in the node image: `chaos images
 # build` and four scenarios there, ~8 min) ends lane 2, the shortest: the node image's build
 # takes the engine's build lock, so whichever lane comes to it first builds it once.
-# Last in it: the example's loop and Keras 3 scenarios (test_user_jobs_loops.py, five runs at -j 3).
+# Last in it: the example's loop and Keras 3 scenarios (test_user_jobs_loops.py, six runs at -j 3).
 HEARTBEAT_LANE = [
     HEARTBEAT_COMPARE,
     f"{INTEGRATION}/test_swarm_nodes.py",

@@ -1,18 +1,22 @@
 """Keras ``Model.fit``, reported: the agent's patch and its callback.
 
-When a Keras 2 training module is imported (install.TRAINING_MODULES: tf_keras
-on TF >= 2.16, TF 2.15's built-in Keras; Keras 3 has no such module and does
-not support MWMS), its
-``Model.fit`` is replaced by a wrapper that appends one callback to the
-caller's callbacks and calls the original with everything else unchanged.
+When a module that defines a Keras fit is imported (install.TRAINING_MODULES:
+tf_keras's and TF 2.15's ``Model``, Keras 3's ``TensorFlowTrainer``, the TF
+backend's base of its ``Model``), its ``fit`` is replaced by a wrapper that
+appends one callback to the caller's callbacks and calls the original with
+everything else unchanged. Where each Keras's BackupAndRestore writes is
+chaos.worker.backup_formats (Keras 2: the chief's ``chief/ckpt-N``; Keras 3: each
+worker's ``latest.weights.h5``). Keras 3's fit raises before its first step under
+MultiWorkerMirroredStrategy with more than one worker (docs/findings.md): then
+only its error is reported.
 The callback runs after the caller's, so after BackupAndRestore has restored
 (train begin) and backed up (epoch or batch end). What it reports:
 
 * ``plan`` at train begin: epochs, steps per epoch, the save interval and
   BackupAndRestore's backup_dir;
-* ``restored`` when a backup was there to restore: where fit resumes (as
-  chaos.worker.callback.resume_position reads it), the backup's name and the
-  weights digest right after the restore;
+* ``restored`` when a backup was there to restore: where fit resumes (as the
+  backup format reads it), the backup's name and the weights digest right
+  after the restore;
 * ``step``, ``epoch_end`` and ``checkpoint``, by chaos.worker.callback's
   ChaosEvents (including its tolerance of the chief deleting the backup while
   a non-chief reads it at the end of fit);
@@ -26,20 +30,32 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
-import os
 import types
 
 from chaos.agent.digest import weights_digest
 from chaos.agent.errors import report_exception
 from chaos.agent.runtime import emitter, enabled, fit_began, fit_ended, guarded
-from chaos.events import DoneEvent, EpochEndEvent, PlanEvent, RestoredEvent, StepEvent
-from chaos.worker.callback import latest_backup, make_callback_class, resume_position
+from chaos.events import DoneEvent, EpochEndEvent, NoticeEvent, PlanEvent, RestoredEvent, StepEvent
+from chaos.worker.backup_formats import KERAS2, KERAS3, BackupFormat
+from chaos.worker.callback import make_callback_class
 
 ORIGINAL = "_tfchaos_original_fit"
 
 
+KERAS3_TRAINER = ".src.backend.tensorflow.trainer"  # keras.src.backend.tensorflow.trainer
+
+
 def callbacks_module_name(training_module_name: str) -> str:
+    if training_module_name.endswith(KERAS3_TRAINER):
+        return training_module_name.removesuffix(KERAS3_TRAINER) + ".src.callbacks"
     return training_module_name.rsplit(".engine.training", 1)[0] + ".callbacks"
+
+
+def fit_hook(training_module_name: str) -> tuple[str, str, BackupFormat]:
+    """(the class whose fit is patched, its callbacks module, its backups' format)."""
+    if training_module_name.endswith(KERAS3_TRAINER):
+        return "TensorFlowTrainer", callbacks_module_name(training_module_name), KERAS3
+    return "Model", callbacks_module_name(training_module_name), KERAS2
 
 
 def save_interval(save_freq, steps_per_epoch: int | None) -> int:
@@ -62,8 +78,11 @@ def find_backup_and_restore(callbacks: list, callbacks_module):
 class FitRun:
     """What the agent knows of one fit call; the reporter callback feeds it."""
 
-    def __init__(self, model, user_callbacks: list, initial_epoch: int, callbacks_module, emit=None) -> None:
+    def __init__(
+        self, model, user_callbacks: list, initial_epoch: int, callbacks_module, emit=None, backups=KERAS2
+    ) -> None:
         self.model = model
+        self.backups = backups
         self.user_callbacks = user_callbacks
         self.initial_epoch = int(initial_epoch or 0)
         self.callbacks_module = callbacks_module
@@ -103,20 +122,22 @@ class FitRun:
     @guarded("fit: step reporting")
     def _follow_steps(self, backup_dir, save_freq) -> None:
         ChaosEvents = make_callback_class(types.SimpleNamespace(callbacks=self.callbacks_module))
-        self.inner = ChaosEvents(self.steps, backup_dir=backup_dir, save_freq=save_freq, emitter=self.emitter)
+        self.inner = ChaosEvents(
+            self.steps, backup_dir=backup_dir, save_freq=save_freq, emitter=self.emitter, backups=self.backups
+        )
 
     @guarded("fit: the restored event")
     def _report_restore(self, backup_dir: str, save_freq) -> None:
-        path = latest_backup(backup_dir)
-        if not path:
+        backup = self.backups.newest(backup_dir)
+        if backup is None:
             return
-        epoch, in_epoch = resume_position(path, save_freq, self.steps or 0)
+        epoch, in_epoch = self.backups.position(backup, save_freq, self.steps or 0)
         step = epoch * self.steps + in_epoch if self.steps else 0
         self.emitter.emit(
             RestoredEvent,
             epoch=epoch,
             step=step,
-            checkpoint=os.path.basename(path),
+            checkpoint=self.backups.name(backup),
             weights_digest=weights_digest(self.model.get_weights()),
         )
         self.epoch, self.last_step = epoch, step
@@ -198,7 +219,7 @@ def reporter_class(callbacks_module) -> type:
 
 
 @guarded("fit: adding the reporter")
-def prepare(original, callbacks_module_path: str, model, args: tuple, kwargs: dict):
+def prepare(original, callbacks_module_path: str, model, args: tuple, kwargs: dict, backups=KERAS2):
     """(run, args, kwargs) for the original fit with our callback last; None: call it unchanged."""
     if not enabled():
         return None
@@ -208,15 +229,15 @@ def prepare(original, callbacks_module_path: str, model, args: tuple, kwargs: di
     if isinstance(given, getattr(callbacks_module, "CallbackList", ())):
         return None  # a ready CallbackList: adding to it would change the caller's object
     user = list(given) if given is not None else []
-    run = FitRun(model, user, bound.arguments.get("initial_epoch", 0), callbacks_module)
+    run = FitRun(model, user, bound.arguments.get("initial_epoch", 0), callbacks_module, backups=backups)
     bound.arguments["callbacks"] = user + [reporter_class(callbacks_module)(run)]
     return run, bound.args[1:], bound.kwargs
 
 
-def wrap_fit(original, callbacks_module_path: str):
+def wrap_fit(original, callbacks_module_path: str, backups: BackupFormat = KERAS2):
     @functools.wraps(original)
     def fit(self, *args, **kwargs):
-        prepared = prepare(original, callbacks_module_path, self, args, kwargs)
+        prepared = prepare(original, callbacks_module_path, self, args, kwargs, backups)
         if prepared is not None:
             _, args, kwargs = prepared
         fit_began()  # fit's optimizer steps and BackupAndRestore saves are reported here, not as a loop's
@@ -233,10 +254,21 @@ def wrap_fit(original, callbacks_module_path: str):
     return fit
 
 
+@guarded("fit: the patch")
 def patch_training_module(module) -> None:
-    """Replace ``module.Model.fit`` (once) by the reporting wrapper."""
-    model_cls = getattr(module, "Model", None)
-    original = getattr(model_cls, "__dict__", {}).get("fit")
-    if original is None or hasattr(original, ORIGINAL):
+    """Replace the fit of ``module``'s training class (once) by the reporting wrapper; a
+    module without it (a Keras the agent does not know) gets a notice, and fit runs as is."""
+    class_name, callbacks_path, backups = fit_hook(module.__name__)
+    cls = getattr(module, class_name, None)
+    original = getattr(cls, "__dict__", {}).get("fit")
+    if original is None:
+        emitter().emit(
+            NoticeEvent,
+            topic="agent",
+            text=f"no {class_name}.fit in {module.__name__}: this Keras's fit is not observed "
+            "(its optimizer's steps may still be)",
+        )
         return
-    model_cls.fit = wrap_fit(original, callbacks_module_name(module.__name__))
+    if hasattr(original, ORIGINAL):
+        return
+    cls.fit = wrap_fit(original, callbacks_path, backups)

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from chaos.agent import errors, importhook
 
-# Keras 2 modules that define Model; their import patches Model.fit.
+# Modules that define a Keras fit; their import patches it (chaos.agent.fit.fit_hook says which class's).
 TRAINING_MODULES = (
     "tf_keras.src.engine.training",  # tf-keras (TF >= 2.16 with TF_USE_LEGACY_KERAS=1)
     "keras.src.engine.training",  # Keras 2.13 - 2.15 (TF 2.15's tf.keras)
     "keras.engine.training",  # Keras <= 2.12
+    "keras.src.backend.tensorflow.trainer",  # Keras 3 (tf.keras of TF >= 2.16): TensorFlowTrainer, Model's base
 )
 
 _installed = False

@@ -23,7 +23,8 @@ SHARED_MODULES = (
     "chaos/worker/emit.py",
     "chaos/worker/fingerprint.py",
     "chaos/worker/digest.py",  # the weights digest, shared with the harness
-    "chaos/worker/callback.py",  # ChaosEvents, latest_backup, resume_position (TF imported inside functions)
+    "chaos/worker/callback.py",  # ChaosEvents (TF imported inside functions)
+    "chaos/worker/backup_formats.py",  # where each Keras's BackupAndRestore writes (the same)
 )
 
 

@@ -42,14 +42,14 @@ def on_tensorflow(module) -> None:
     _started = True
     version = str(getattr(module, "__version__", ""))
     emitter().emit(StartEvent, **start_fields(version, keras_version()))
-    for topic, text in unobserved(keras_distribution(), keras_version(), tf_version=version):
+    for topic, text in unobserved(tf_version=version):
         emitter().emit(NoticeEvent, topic=topic, text=text)
 
 
 NO_STEPS = "the agent cannot hook this TensorFlow's tf.function"
 
 
-def unobserved(distribution: str, version: str, modules=None, tf_version: str = "") -> list[tuple[str, str]]:
+def unobserved(modules=None, tf_version: str = "") -> list[tuple[str, str]]:
     """What the agent cannot see of this job, as (notice topic, text), said once at start (the job
     runs as it would without it). No steps at all is STEPS_UNOBSERVED: the runner then judges the
     run as agent: none; what else it misses is "agent"."""
@@ -66,14 +66,6 @@ def unobserved(distribution: str, version: str, modules=None, tf_version: str = 
                 f"{NO_STEPS} (TensorFlow{where}, no {tf_patches.FUNCTION_MODULE}.Function): a custom loop's "
                 "steps, and so its done event and final weights digest, are not observed; the run is judged "
                 "from logs and exits as agent: none would (steps from the workload's progress pattern, if any)",
-            )
-        )
-    if distribution == "keras" and version.startswith("3."):
-        out.append(
-            (
-                "agent",
-                f"tf.keras is Keras {version} (no TF_USE_LEGACY_KERAS=1): Keras 3's fit is seen through its "
-                "optimizer's steps only, not its epochs, BackupAndRestore backups or restores",
             )
         )
     return out

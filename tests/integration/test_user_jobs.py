@@ -38,6 +38,7 @@ LOOPS = (
     "custom-loop-step-counter-summed-over-workers-counts-twice-per-step.yaml",
     "keras3-fit-job-fails-the-first-step-then-tf-keras-recovers.yaml",
     "keras3-custom-loop-fails-on-reset-states-then-tf-keras-recovers.yaml",
+    "killed-keras3-fit-job-one-worker-resumes-its-epoch.yaml",
 )
 
 

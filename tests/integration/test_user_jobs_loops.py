@@ -1,7 +1,8 @@
 """The example suite's jobs as users write them today (issue 38), against real TF in
 containers: TF's custom-loop tutorial with no tfchaos call (a shared folder recovers
 bit-exact; its per-process temp folder starts over and fails resumed_from), a global
-step summed over the workers, and both example jobs on Keras 3. Apart from
+step summed over the workers, and both example jobs on Keras 3 (failing with two workers, and
+the fit job observed as tf-keras's is where Keras 3 trains: one worker). Apart from
 test_user_jobs.py so the two suites run in two lanes (tests/plan.py)."""
 
 from __future__ import annotations
@@ -74,3 +75,20 @@ def test_a_step_counter_summed_over_the_workers_is_caught_by_job_step_counts(rep
     report = reports["custom-loop-step-counter-summed-over-workers-counts-twice-per-step"]
     counted_once = JobStepCounts().judge(report.timeline)  # what a job that counts right must show
     assert counted_once.status is Status.FAIL and "2x; expected 1x" in counted_once.reason, explain(report)
+
+
+def test_keras3_fit_is_observed_as_tf_keras_fit_is(reports):
+    # The example fit job on Keras 3, one worker, killed at epoch 2: the agent reports fit's steps,
+    # epoch ends, each backup of Keras 3's BackupAndRestore (latest.weights.h5) and the restore.
+    report = reports["killed-keras3-fit-job-one-worker-resumes-its-epoch"]
+    events = report.timeline.events
+    start = next(e for e in events if e.kind == "start")
+    assert start.keras_version.startswith("3."), explain(report)
+    kinds = {e.kind for e in events}
+    assert {"plan", "step", "epoch_end", "checkpoint", "restored", "done"} <= kinds, (kinds, explain(report))
+    saves = [e.path for e in events if e.kind == "checkpoint"]
+    assert saves[:2] == ["latest.weights.h5@epoch-1", "latest.weights.h5@epoch-2"], (saves, explain(report))
+    restored = [(e.checkpoint, e.epoch, e.step) for e in events if e.kind == "restored"]
+    assert restored == [("latest.weights.h5@epoch-2", 2, 120)], (restored, explain(report))
+    by_check = {v.check: v for v in report.verdicts}
+    assert "bit-exact" in by_check["matches_uninterrupted"].reason, explain(report)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-import chaos.worker.callback as worker_callback
+import chaos.worker.backup_formats as backup_formats
 from chaos.agent import fit as agent_fit
 from chaos.agent import runtime
 from chaos.agent.digest import weights_digest
@@ -101,9 +101,8 @@ def test_backup_and_restore_gives_plan_restored_and_checkpoints(keras, captured,
     training, callbacks = keras
     backups = {"latest": "/ckpt/chief/ckpt-1"}  # a backup from an earlier run: epoch 1 holds 2 steps
     positions = {"/ckpt/chief/ckpt-1": (1, 0), "/ckpt/chief/ckpt-2": (2, 0)}
-    for module in (agent_fit, worker_callback):
-        monkeypatch.setattr(module, "latest_backup", lambda d: backups["latest"] if d == "/ckpt" else None)
-        monkeypatch.setattr(module, "resume_position", lambda path, save_freq, spe: positions[path])
+    monkeypatch.setattr(backup_formats, "latest_backup", lambda d: backups["latest"] if d == "/ckpt" else None)
+    monkeypatch.setattr(backup_formats, "resume_position", lambda path, save_freq, spe: positions[path])
 
     class WritesBackups(callbacks.Callback):  # stands in for BackupAndRestore's saving
         def on_epoch_end(self, epoch, logs=None):
@@ -129,9 +128,8 @@ def test_an_unreadable_backup_costs_the_restored_event_only(keras, captured, mon
     def unreadable(path, save_freq, spe):
         raise OSError("ckpt-1.index: No such file or directory")
 
-    for module in (agent_fit, worker_callback):
-        monkeypatch.setattr(module, "latest_backup", lambda d: "/ckpt/chief/ckpt-1")
-    monkeypatch.setattr(agent_fit, "resume_position", unreadable)
+    monkeypatch.setattr(backup_formats, "latest_backup", lambda d: "/ckpt/chief/ckpt-1")
+    monkeypatch.setattr(backup_formats, "resume_position", unreadable)
     training.Model().fit([0] * 2, epochs=1, callbacks=[callbacks.BackupAndRestore("/ckpt")])
     assert captured.kinds() == ["plan", "step", "step", "epoch_end", "done"]
     assert "tfchaos agent: fit: the restored event failed, ignored: OSError" in capsys.readouterr().err
@@ -226,3 +224,4 @@ def test_callbacks_module_of_each_keras():
     assert agent_fit.callbacks_module_name("tf_keras.src.engine.training") == "tf_keras.src.callbacks"
     assert agent_fit.callbacks_module_name("keras.src.engine.training") == "keras.src.callbacks"
     assert agent_fit.callbacks_module_name("keras.engine.training") == "keras.callbacks"
+    assert agent_fit.callbacks_module_name("keras.src.backend.tensorflow.trainer") == "keras.src.callbacks"
