@@ -69,6 +69,7 @@ SPLITS = (
     "heldout-8",
     "heldout-9",
     "heldout-10",
+    "heldout-11",
 )
 
 
