@@ -16,6 +16,14 @@ TCP, not the socket in a named volume: that socket would be read through the
 volume's folder on this machine, a shared path. dockerd 20.10 waits 15 s before it
 listens on TCP without TLS; the engine is on a network only this test's
 containers join, and gone at the end.
+
+The device node of the disk under its /var/lib/docker is made in the container
+(``mknod``, the major:minor its mountinfo gives): GitLab's ``docker:dind`` runs
+privileged and sees every host device, and its engine throttles a container's writes
+to one (``slow_checkpoint_storage``) by stat-ing the node. Without it the engine
+refused every container with the limit (``stat /dev/vda: no such file or directory``);
+with it, measured, 200 direct 4 KB writes at 50 IOPS took 3.9 s (0.014 s unthrottled).
+The node grants nothing: the container's device cgroup still refuses to open it.
 """
 
 from __future__ import annotations
@@ -87,6 +95,7 @@ def dind_engine(client, node_image: str):
                         f"the engine in {prefix} did not answer on {host} ({container.status}): {tail}"
                     ) from None
                 time.sleep(1)
+        _device_node(container)
         yield Dind(host, prefix, inner)
     finally:
         if inner is not None:
@@ -99,6 +108,18 @@ def dind_engine(client, node_image: str):
             if obj is not None:
                 with contextlib.suppress(Exception):
                     remove(obj)
+
+
+def _device_node(container) -> None:
+    """The node of the block device under the engine's /var/lib/docker, as a privileged dind has it."""
+    line = container.exec_run(["sh", "-c", "grep ' /var/lib/docker ' /proc/self/mountinfo"]).output.decode()
+    fields = line.split()
+    if " - " not in line or len(fields) < 3:
+        return  # not on a block device (tmpfs, a bind of its own): no write limit to serve
+    major_minor, source = fields[2], line.split(" - ", 1)[1].split()[1]
+    major, minor = major_minor.split(":")
+    if source.startswith("/dev/"):
+        container.exec_run(["sh", "-c", f"[ -e {source} ] || mknod {source} b {major} {minor}"])
 
 
 def local_base(client):

@@ -133,6 +133,7 @@ class DockerCluster(
         self._venv_lock = threading.Lock()
         self._netns_ready: dict[int, list] = {}  # worker index -> helpers started ahead (netns_ahead)
         self._netns_started: list = []  # every helper this run started (they carry its labels)
+        self._write_limits_ok: set[str] = set()  # devices the engine was seen to throttle (_check_write_limit)
 
     # --- lifecycle -------------------------------------------------------
 
@@ -322,7 +323,38 @@ class DockerCluster(
 
     def limit_writes(self, index: int, owner: str, limit: WriteLimit) -> None:
         """Docker sets a device's write limits only when it creates a container: from the next (re)start on."""
+        self._check_write_limit(limit.device)
         self.overrides.set(index, owner, WorkerOverride(write_limit=limit))
+
+    def _check_write_limit(self, device: str) -> None:
+        """Whether the engine can throttle writes to ``device``, asked of it with a helper that has
+        the limit, before any worker is created with it: an engine in a container (Docker in
+        Docker, a swarm node) has no node of its host's disks and refuses every container with
+        ``stat /dev/vda: no such file or directory``, which would otherwise break the run at the
+        workers' restart. Asked once per run and device."""
+        if device in self._write_limits_ok:
+            return
+        try:
+            self.client.containers.run(
+                self.spec.images[0],
+                entrypoint=["true"],
+                command=[],
+                labels={**self.labels, "io.tfchaos.role": "helper"},
+                name=f"{self.prefix}-blkio-{uuid.uuid4().hex[:6]}",
+                network_disabled=True,
+                device_write_bps=[{"Path": device, "Rate": 1 << 40}],
+                remove=True,
+            )
+        except (ContainerError, APIError) as exc:
+            explanation = getattr(exc, "explanation", None) or str(exc)
+            raise InfrastructureError(
+                f"the Docker engine at {engine_address()[0]} cannot limit writes to {device} "
+                f"(slow_checkpoint_storage): {explanation}",
+                hint="an engine in a container (Docker in Docker, a CI service, a swarm node) has no device "
+                "node of its host's disks: run this fault on an engine that runs on the host itself, or give "
+                "the fault a device: the engine has",
+            ) from None
+        self._write_limits_ok.add(device)
 
     def worker_config(self, index: int) -> tuple[str, WorkerSettings, dict[str, str]]:
         """The image, settings and extra environment worker ``index`` is created with."""

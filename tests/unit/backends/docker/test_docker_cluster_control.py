@@ -8,7 +8,7 @@ import json
 from types import SimpleNamespace
 
 import pytest
-from docker.errors import ImageNotFound, NotFound
+from docker.errors import APIError, ImageNotFound, NotFound
 
 from chaos.backends.docker import api as docker_api
 from chaos.backends.docker import cluster as dc
@@ -69,10 +69,20 @@ class FakeContainer:
 
 
 class FakeClient:
-    def __init__(self, images=(BASE, "tfchaos/worker:tf2.15")):
+    def __init__(self, images=(BASE, "tfchaos/worker:tf2.15"), refuse_devices=()):
         self.images = SimpleNamespace(get=self._get_image)
+        self.containers = SimpleNamespace(run=self._run)
         self._images = set(images)
         self.asked: list[str] = []
+        self.runs: list[dict] = []
+        self.refuse_devices = set(refuse_devices)  # as an engine in a container does: no node of its host's disks
+
+    def _run(self, image, **kwargs):
+        self.runs.append({"image": image, **kwargs})
+        for limit in kwargs.get("device_write_bps") or []:
+            if limit["Path"] in self.refuse_devices:
+                raise APIError("500 Server Error", explanation=f"stat {limit['Path']}: no such file or directory")
+        return b""
 
     def _get_image(self, tag):
         self.asked.append(tag)
@@ -268,6 +278,23 @@ def test_a_write_limit_is_set_when_the_worker_is_created(cluster):
     assert cluster._limits(1) == {}
     cluster.clear_override(0, "slow_checkpoint_storage")
     assert cluster._limits(0) == {}
+    # The engine was asked once whether it can throttle that device, by a helper with the limit.
+    cluster.limit_writes(1, "slow_checkpoint_storage", WriteLimit("/dev/vda", iops=10))
+    helpers = [r for r in cluster.client.runs if r.get("device_write_bps")]
+    assert len(helpers) == 1 and helpers[0]["device_write_bps"][0]["Path"] == "/dev/vda"
+    assert helpers[0]["remove"] is True and helpers[0]["labels"]["io.tfchaos.role"] == "helper"
+
+
+def test_an_engine_that_cannot_throttle_the_device_is_a_clear_error_before_any_worker_has_the_limit():
+    # Measured on a dind engine (DOCKER_HOST=tcp://...): every container with the limit was refused
+    # at start with `stat /dev/vda: no such file or directory`, and the run broke at the redeploy.
+    spec = Deployment(images=(BASE, BASE), proxy_image="tfchaos/proxy:latest", settings=WorkerSettings(epochs=3))
+    c = DockerCluster(spec, client=FakeClient(refuse_devices={"/dev/vda"}))
+    with pytest.raises(InfrastructureError) as err:
+        c.limit_writes(0, "slow_checkpoint_storage", WriteLimit("/dev/vda", iops=10))
+    assert "cannot limit writes to /dev/vda (slow_checkpoint_storage): stat /dev/vda: no such file" in err.value.message
+    assert "Docker in Docker" in err.value.hint
+    assert c._limits(0) == {}  # nothing set: no worker is created with a limit its engine refuses
 
 
 def test_proxy_clients_of_clusters_side_by_side_each_reach_their_own_api(monkeypatch):
