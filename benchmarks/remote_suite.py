@@ -5,7 +5,7 @@ the default scenario suite), as a CI job with GitLab's ``docker:dind`` service w
 Not a test: it prints each phase's time, the suite's counts and what the run left on
 that engine, and exits with bin/up's code.
 
-    python benchmarks/remote_suite.py            # the whole default suite (~35 min)
+    python benchmarks/remote_suite.py            # the whole default suite (14.5 min quiet, 31 beside other work)
     python benchmarks/remote_suite.py -- -k kill # bin/up's own arguments after --
 
 The engine (tests/integration/dind.py) starts empty but for the base image, moved
