@@ -35,6 +35,7 @@ from dind import dind_engine, local_base, transfer_image  # noqa: E402
 
 from chaos import LABEL_PROJECT, LABEL_RUN, PROJECT  # noqa: E402
 from chaos.backends.docker import venv_cache  # noqa: E402
+from chaos.backends.docker.engine_objects import list_objects  # noqa: E402
 from chaos.images.swarm_node import ensure_node_image  # noqa: E402
 
 PHASE = re.compile(r"^== (.*)$")
@@ -64,15 +65,17 @@ def run_streamed(cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> t
 
 
 def leftovers(client) -> list[str]:
-    """The project's objects left on the engine, but for the caches kept by design (built
-    images and their venv copies)."""
-    left = [f"container {c.name}" for c in client.containers.list(all=True, filters={"label": LABEL_PROJECT})]
-    left += [f"network {n.name}" for n in client.networks.list(filters={"label": LABEL_PROJECT})]
-    for v in client.volumes.list(filters={"label": LABEL_PROJECT}):
-        if (v.attrs.get("Labels") or {}).get(venv_cache.LABEL_ROLE) != venv_cache.ROLE:
-            left.append(f"volume {v.name}")
-    # Images a run made for itself carry its run id (run_scope.is_ours); built ones stay.
-    left += [f"image {i.tags or i.short_id}" for i in client.images.list(filters={"label": LABEL_RUN})]
+    """The project's objects left on the engine (by their own labels, not their image's), but for
+    the caches kept by design: built images and their venv copies."""
+    left = []
+    for o in list_objects(client, keys=(LABEL_PROJECT,), kinds=("container", "network", "volume", "image")):
+        if LABEL_PROJECT not in o.labels:
+            continue  # a label its image gave it
+        if o.kind == "volume" and o.labels.get(venv_cache.LABEL_ROLE) == venv_cache.ROLE:
+            continue
+        if o.kind == "image" and LABEL_RUN not in o.labels:
+            continue  # built images stay; those a run made for itself carry its run id (run_scope.is_ours)
+        left.append(f"{o.kind} {o.name}")
     return left
 
 

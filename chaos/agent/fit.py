@@ -45,17 +45,11 @@ ORIGINAL = "_tfchaos_original_fit"
 KERAS3_TRAINER = ".src.backend.tensorflow.trainer"  # keras.src.backend.tensorflow.trainer
 
 
-def callbacks_module_name(training_module_name: str) -> str:
-    if training_module_name.endswith(KERAS3_TRAINER):
-        return training_module_name.removesuffix(KERAS3_TRAINER) + ".src.callbacks"
-    return training_module_name.rsplit(".engine.training", 1)[0] + ".callbacks"
-
-
 def fit_hook(training_module_name: str) -> tuple[str, str, BackupFormat]:
     """(the class whose fit is patched, its callbacks module, its backups' format)."""
     if training_module_name.endswith(KERAS3_TRAINER):
-        return "TensorFlowTrainer", callbacks_module_name(training_module_name), KERAS3
-    return "Model", callbacks_module_name(training_module_name), KERAS2
+        return "TensorFlowTrainer", training_module_name.removesuffix(KERAS3_TRAINER) + ".src.callbacks", KERAS3
+    return "Model", training_module_name.rsplit(".engine.training", 1)[0] + ".callbacks", KERAS2
 
 
 def save_interval(save_freq, steps_per_epoch: int | None) -> int:

@@ -10,14 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from chaos.events import CheckpointEvent, EpochEndEvent, StepEvent
-from chaos.worker.backup_formats import (  # noqa: F401 - the harness's and users' names for them
-    KERAS2,
-    BackupFormat,
-    latest_backup,
-    resume_position,
-    resume_position_or_start,
-    saved_epoch,
-)
+from chaos.worker.backup_formats import KERAS2, BackupFormat
 from chaos.worker.emit import Emitter
 
 

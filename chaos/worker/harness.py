@@ -12,14 +12,9 @@ import sys
 
 from chaos.events import CheckpointEvent, DoneEvent, ErrorEvent, RestoredEvent, StartEvent
 from chaos.worker import backups, data, mirrored, tfcompat
+from chaos.worker.backup_formats import latest_backup, resume_position, resume_position_or_start, saved_epoch
 from chaos.worker.backups import make_keep_callback
-from chaos.worker.callback import (
-    latest_backup,
-    make_callback_class,
-    resume_position,
-    resume_position_or_start,
-    saved_epoch,
-)
+from chaos.worker.callback import make_callback_class
 from chaos.worker.cluster_env import TF_CONFIG_ENV, make_resolver
 from chaos.worker.control import (
     ControlChannel,

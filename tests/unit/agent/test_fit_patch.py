@@ -221,7 +221,7 @@ def test_save_interval(save_freq, steps, expected):
 
 
 def test_callbacks_module_of_each_keras():
-    assert agent_fit.callbacks_module_name("tf_keras.src.engine.training") == "tf_keras.src.callbacks"
-    assert agent_fit.callbacks_module_name("keras.src.engine.training") == "keras.src.callbacks"
-    assert agent_fit.callbacks_module_name("keras.engine.training") == "keras.callbacks"
-    assert agent_fit.callbacks_module_name("keras.src.backend.tensorflow.trainer") == "keras.src.callbacks"
+    assert agent_fit.fit_hook("tf_keras.src.engine.training")[1] == "tf_keras.src.callbacks"
+    assert agent_fit.fit_hook("keras.src.engine.training")[1] == "keras.src.callbacks"
+    assert agent_fit.fit_hook("keras.engine.training")[1] == "keras.callbacks"
+    assert agent_fit.fit_hook("keras.src.backend.tensorflow.trainer")[1] == "keras.src.callbacks"
