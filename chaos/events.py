@@ -9,12 +9,19 @@ the TF image) and the runner (on the host) share it.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 RUNNER = "runner"
+
+
+@functools.cache
+def _wire_fields(cls: type) -> tuple[str, ...]:
+    """The names of the fields ``cls`` prints, in declaration order."""
+    return tuple(f.name for f in fields(cls) if f.metadata.get("wire", True))
 
 
 @dataclass(frozen=True)
@@ -33,7 +40,15 @@ class Event:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"event": self.kind, **asdict(self)}
+        # A flat copy, not dataclasses.asdict: the agent prints an event per training step, and
+        # asdict's recursive deep copy was most of the cost of printing one (docs/notebook/agent.md).
+        # Fields are plain values, lists and dicts of them; a field with metadata wire=False stays
+        # off the wire.
+        out: dict[str, Any] = {"event": self.kind}
+        for f in _wire_fields(type(self)):
+            value = getattr(self, f)
+            out[f] = value.copy() if isinstance(value, (list, dict)) else value
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))

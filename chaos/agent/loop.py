@@ -9,7 +9,9 @@ the event contract from them:
   call that traced an optimizer's apply (or an eager apply); after each such
   call the observer reads the optimizers' ``iterations`` and counts how far
   they went (several optimizers in one step count once; a call that applied
-  nothing, as in gradient accumulation, counts none). The step number is the
+  nothing, as in gradient accumulation, counts none). Where the function's
+  traces show one apply per call (chaos.agent.step_shape) it counts calls
+  instead, and reads every VERIFY_EVERY-th step to check. The step number is the
   job's global step as the agent counts it: the restored checkpoint's step
   plus the updates since. The loss is what the call returned when that is a
   scalar (the tutorials return the all-reduced loss), else not reported.
@@ -37,10 +39,13 @@ import os
 import sys
 import threading
 
-from chaos.agent import checkpoint_steps, variables
+from chaos.agent import checkpoint_steps, step_shape, variables
 from chaos.agent.runtime import emitter, enabled, guarded, quiet
 
 _lock = threading.RLock()
+# Where a train step's traces show one apply per call (chaos.agent.step_shape), steps are
+# counted, and iterations read every VERIFY_EVERY-th step to check the count.
+VERIFY_EVERY = 50
 JOB_STEP_NAMES = ("global_step", "step", "steps", "step_counter", "train_step", "iteration")
 
 
@@ -68,7 +73,12 @@ class LoopObserver:
         self.step = 0  # the job's global step as the agent counts it
         self.steps_seen = 0  # updates seen in this process
         self.epoch_var = None
-        self._last_iterations: dict[int, int] = {}
+        # Whether to look for an epoch variable again: once per new checkpoint, save or restore (a
+        # job may set it on its checkpoint later), not per step (a walk of its children: 24 us).
+        self._epoch_search_due = False
+        self._last_iterations: dict[int, int] = {}  # id(optimizer) -> its iterations, read or counted
+        self._unread = 0  # steps counted since the last read (chaos.agent.step_shape)
+        self._distrust = False  # a read disagreed with a count: read every step
         self._optimizers: dict[int, object] = {}
         # Held, not weakly: the job's main() has returned when done is reported at exit.
         self._checkpoints: list = []  # oldest first
@@ -93,6 +103,7 @@ class LoopObserver:
         with _lock:
             self._checkpoints.append(checkpoint)
             del self._checkpoints[:-16]
+            self._epoch_search_due = True
 
     def manager_created(self, manager) -> None:
         if quiet():
@@ -102,19 +113,22 @@ class LoopObserver:
             del self._managers[:-16]
 
     @guarded("custom loop: counting a step")
-    def trained(self, optimizers, result=None) -> None:
-        """A train step ran (a tf.function call that applies ``optimizers``, or an eager apply)."""
+    def trained(self, optimizers, result=None, fn=None) -> None:
+        """A train step ran (``fn``, a tf.function call that applies ``optimizers``, or an eager apply)."""
         if not self.active():
             return
         with _lock:
-            advanced = 0
-            for optimizer in optimizers:
-                value = variables.integer_value(optimizer.iterations)
-                if value is None:
-                    continue
-                before = self._last_iterations.get(id(optimizer))
-                self._last_iterations[id(optimizer)] = value
-                advanced = max(advanced, min(value, 1) if before is None else value - before)
+            fixed = step_shape.fixed_advance(fn, optimizers) if fn is not None and not self._distrust else None
+            if fixed and self._unread < VERIFY_EVERY and all(id(o) in self._last_iterations for o in optimizers):
+                for optimizer in optimizers:  # what a read would give, as the traces say
+                    self._last_iterations[id(optimizer)] += fixed
+                self._unread += 1
+                advanced = fixed
+            else:
+                advanced = self._read_advance(optimizers)
+                self._unread = 0
+                if fixed and advanced != fixed:
+                    self._distrust_counting(fixed, advanced)
             if advanced <= 0:
                 return
             self._first_step()
@@ -132,12 +146,37 @@ class LoopObserver:
                 loss_reported=loss is not None,
             )
 
+    def _read_advance(self, optimizers) -> int:
+        """How far the optimizers' ``iterations`` went since the last read (several count once)."""
+        advanced = 0
+        for optimizer in optimizers:
+            value = variables.integer_value(optimizer.iterations)
+            if value is None:
+                continue
+            before = self._last_iterations.get(id(optimizer))
+            self._last_iterations[id(optimizer)] = value
+            advanced = max(advanced, min(value, 1) if before is None else value - before)
+        return advanced
+
+    def _distrust_counting(self, fixed: int, read: int) -> None:
+        """A read disagreed with the count the traces gave: read every call from now on."""
+        self._distrust = True
+        from chaos.events import NoticeEvent
+
+        self._send(
+            NoticeEvent,
+            topic="agent",
+            text=f"a train step's traces said each call applies its optimizer {fixed} time(s), but its "
+            f"iterations moved {read} in the last call: steps are counted by reading iterations from now on",
+        )
+
     @guarded("custom loop: the checkpoint event")
     def saved(self, checkpoint, path) -> None:
         if not self.active() or not path:
             return
         path = os.fspath(path)
         with _lock:
+            self._epoch_search_due = True
             try:
                 checkpoint_steps.record(path, self.step)
             except OSError:
@@ -159,6 +198,7 @@ class LoopObserver:
             return
         path = os.fspath(path)
         with _lock:
+            self._epoch_search_due = True
             step = self._restored_step(checkpoint, path)
             self.step = step or 0
             self.restored = True
@@ -230,6 +270,9 @@ class LoopObserver:
     def epoch(self) -> int:
         """The job's own epoch where its checkpoint holds an integer ``epoch`` variable, else 0."""
         if self.epoch_var is None:
+            if not self._epoch_search_due:
+                return 0
+            self._epoch_search_due = False
             for checkpoint in reversed(self._checkpoints):
                 candidate = variables.child_named(checkpoint, "epoch")
                 if candidate is not None and variables.integer_value(candidate) is not None:

@@ -9,13 +9,16 @@ Why these: every loop users write calls an optimizer's apply once per update,
 inside a ``tf.function`` (traced once, so the apply runs in Python only then)
 or eagerly. So the apply marks the ``tf.function`` being traced as a train
 step, and each later call of it is followed by one read of the optimizers'
-``iterations`` (docs/workloads.md, "A custom loop, with no code change").
+``iterations``, or, where its traces show one apply per call, a count
+(chaos.agent.step_shape; docs/workloads.md, "A custom loop, with no code change").
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 
+from chaos.agent import step_shape
 from chaos.agent.guard import guarded
 from chaos.agent.loop import observer
 
@@ -59,7 +62,18 @@ def _applied(optimizer, executing_eagerly) -> bool:
         trains = _calls[-1].__dict__.setdefault(TRAINS, [])
         if not any(o is optimizer for o in trains):
             trains.append(optimizer)
+        step_shape.note_apply(_calls[-1], optimizer)
     return False
+
+
+_local = threading.local()  # per thread: MirroredStrategy traces each replica's apply in a thread of its own
+
+
+def _applying() -> set:
+    """The optimizers (ids) whose patched apply runs now in this thread."""
+    if not hasattr(_local, "applying"):
+        _local.applying = set()
+    return _local.applying
 
 
 def patch_optimizer_module(module) -> None:
@@ -73,8 +87,15 @@ def patch_optimizer_module(module) -> None:
 
             def make(original):
                 def apply(self, *args, **kwargs):
-                    eager = _applied(self, context.executing_eagerly)
-                    result = original(self, *args, **kwargs)
+                    applying = _applying()
+                    if id(self) in applying:  # apply_gradients calls apply, a subclass its base's: one apply
+                        return original(self, *args, **kwargs)
+                    applying.add(id(self))
+                    try:
+                        eager = _applied(self, context.executing_eagerly)
+                        result = original(self, *args, **kwargs)
+                    finally:
+                        applying.discard(id(self))
                     if eager:
                         observer().trained([self])
                     return result
@@ -98,7 +119,7 @@ def patch_function_module(module) -> None:
                 _forget_call(self)
             trains = self.__dict__.get(TRAINS)
             if trains:
-                observer().trained(trains, result)
+                observer().trained(trains, result, fn=self)
             return result
 
         return __call__

@@ -43,6 +43,8 @@ def clean_agent_state(monkeypatch):
     monkeypatch.setattr(start, "_started", False)
     monkeypatch.setattr(report, "_known", {"steps_per_epoch": 0, "step": 0, "epoch": 0})
     monkeypatch.setattr(runtime, "_emitter", None)
+    monkeypatch.setattr(runtime, "_fit_depth", [0])
+    monkeypatch.setattr(runtime, "_job_reports", [False])
     monkeypatch.delenv("CHAOS_AGENT", raising=False)
     # The agent wraps these hooks; whatever a test does to them is undone.
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)
