@@ -1,17 +1,18 @@
 """What the agent costs a custom loop: the example's tutorial loop (no tfchaos call)
 with the agent on and off, side by side, in alternating pairs of 2-worker runs.
 
-    python benchmarks/agent_overhead.py [--pairs 5] [--epochs 6] [--steps 100]
+    python benchmarks/agent_overhead.py [--pairs 5] [--epochs 6] [--steps 100] [--workers 2]
     python benchmarks/agent_overhead.py --single [--pairs 3] [--steps 3000]
 
-Each run is two containers of the example job's agent-layered image on a network of
-their own (labelled, removed after), CHAOS_AGENT=1 or 0 (off, the agent's
+Each run is a container per worker (two by default, each pinned to a core of its own) of the
+example job's agent-layered image on a network of their own (labelled, removed after), CHAOS_AGENT=1 or 0 (off, the agent's
 sitecustomize does nothing). Step time: from the job's own epoch lines (``docker logs
 --timestamps``), epochs 2.. only (the first holds the trace); peak memory: the worker
 process's ru_maxrss; CPU: the chief process's user + system seconds for the whole run (TF's
 import and tracing alike on and off, so the difference over the steps is the agent's CPU per
 step: on a 2-core machine the wall step time of two TF workers varies +-40 % between runs, its
-CPU time much less). Prints each pair and the medians on/off. Not a test.
+CPU time much less; its share of the step off is printed beside the ratio). Prints each pair
+and the medians on/off. Not a test.
 
 ``--single``: the agent's own cost per step, with no collective's wait in it: one process in
 the same image trains a small Dense model in a tf.function custom loop (about 0.2 ms a step),
@@ -188,6 +189,7 @@ def main() -> int:
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--steps", type=int, default=None, help="steps per epoch (100), or --single's steps (3000)")
     parser.add_argument("--single", action="store_true", help="the agent's own cost per step, in one process")
+    parser.add_argument("--workers", type=int, default=2, help="workers of the tutorial loop's cluster (2)")
     args = parser.parse_args()
     ensure_images((DEFAULT_TF_VERSION,), proxy=False, progress=None)  # the example builds FROM the default
     client = docker_client()
@@ -198,13 +200,14 @@ def main() -> int:
     if args.single:
         return single(image, args.pairs, args.steps or 3000)
     args.steps = args.steps or 100
-    ratios, extra_kb, extra_cpu_ms = [], [], []
-    print(f"image {image}; {args.pairs} pairs of 2-worker runs, {args.epochs} x {args.steps} steps")
+    ratios, extra_kb, extra_cpu_ms, off_ms = [], [], [], []
+    print(f"image {image}; {args.pairs} pairs of {args.workers}-worker runs, {args.epochs} x {args.steps} steps")
     for pair in range(args.pairs):
         order = (True, False) if pair % 2 == 0 else (False, True)
-        got = {agent: one_run(image, agent, args.epochs, args.steps) for agent in order}
+        got = {agent: one_run(image, agent, args.epochs, args.steps, args.workers) for agent in order}
         (on_s, on_kb, on_cpu), (off_s, off_kb, off_cpu) = got[True], got[False]
         ratios.append(on_s / off_s)
+        off_ms.append(off_s * 1e3)
         extra_kb.append(on_kb - off_kb)
         extra_cpu_ms.append((on_cpu - off_cpu) * 1e3 / (args.epochs * args.steps))
         print(
@@ -217,7 +220,9 @@ def main() -> int:
         f"(min {min(ratios):.3f}, max {max(ratios):.3f}); "
         f"median extra peak RSS with the agent: {statistics.median(extra_kb) / 1024:.1f} MB; "
         f"median extra chief CPU per step: {statistics.median(extra_cpu_ms):+.2f} ms "
-        f"(min {min(extra_cpu_ms):+.2f}, max {max(extra_cpu_ms):+.2f})"
+        f"(min {min(extra_cpu_ms):+.2f}, max {max(extra_cpu_ms):+.2f}), "
+        f"{statistics.median(extra_cpu_ms) / statistics.median(off_ms) * 100:.1f} % of the median step off "
+        f"({statistics.median(off_ms):.2f} ms)"
     )
     return 0
 
