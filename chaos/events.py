@@ -25,19 +25,31 @@ def _wire_fields(cls: type) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class SourceLine:
+    """The log line a reader found an event in: ``where`` (file:line), the log's name, its text."""
+
+    where: str
+    log: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Event:
-    """Base of every event. ``source`` is ``worker-N`` or ``runner``."""
+    """Base of every event. ``source`` is ``worker-N`` or ``runner`` (read from a user's log by
+    ``chaos diagnose``: the log's name when it gives no index)."""
 
     kind: ClassVar[str] = "event"
     t: float
     source: str
+    # The line ``chaos diagnose`` read this event from (None for a worker's or the runner's own):
+    # the reader's, so off the wire, out of equality, and keyword-only (positional fields unmoved).
+    evidence: SourceLine | None = field(default=None, compare=False, kw_only=True, metadata={"wire": False})
 
     @property
     def worker(self) -> int | None:
-        """The worker index for worker events, None for runner events."""
-        if self.source.startswith("worker-"):
-            return int(self.source.split("-", 1)[1])
-        return None
+        """The worker index for worker events, None for runner events (and a log named otherwise)."""
+        index = self.source[len("worker-") :]
+        return int(index) if self.source.startswith("worker-") and index.isdecimal() else None
 
     def to_dict(self) -> dict[str, Any]:
         # A flat copy, not dataclasses.asdict: the agent prints an event per training step, and
@@ -208,8 +220,9 @@ class ExitEvent(Event):
     """A worker container exited (``source`` is the worker)."""
 
     kind: ClassVar[str] = "exit"
-    exit_code: int = 0
+    exit_code: int | None = 0  # None: a log line said the worker went away but gave no code (chaos diagnose)
     oom_killed: bool = False
+    reason: str = ""  # why its orchestrator says it went away: "evicted", "preempted" ... ("" for the runner's)
 
 
 @dataclass(frozen=True)
@@ -299,7 +312,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     cls = EVENT_TYPES.get(kind)  # type: ignore[arg-type]
     if cls is None:
         raise ValueError(f"unknown event kind {kind!r}; valid: {sorted(EVENT_TYPES)}")
-    names = {f.name for f in fields(cls)}
+    names = {f.name for f in fields(cls) if f.metadata.get("wire", True)}  # a line cannot set a reader's field
     return cls(**{k: v for k, v in data.items() if k in names})
 
 

@@ -43,7 +43,9 @@ from dataclasses import dataclass
 
 from chaos.diagnose.generations import Generation
 from chaos.diagnose.missing import who_is_missing
-from chaos.diagnose.observations import ErrorSeen, Evidence, ExitSeen, WorkerObservations
+from chaos.diagnose.observations import Evidence, WorkerObservations
+from chaos.diagnose.read_events import error_cls, when
+from chaos.events import ErrorEvent, ExitEvent
 from chaos.fingerprints import diff, ordered
 
 ROOT, CASCADE, TEARDOWN = "root", "cascade", "teardown"
@@ -190,22 +192,21 @@ def is_effect(cls: str, message: str) -> bool:
     return (cls in EFFECT_CLASSES and cls != "") or bool(_EFFECT_WORDS.search(message))
 
 
-def _is_kill(x: ExitSeen) -> bool:
-    return x.code in KILL_CODES or x.oom_killed or x.reason in GONE_REASONS
+def _is_kill(x: ExitEvent) -> bool:
+    return x.exit_code in KILL_CODES or x.oom_killed or x.reason in GONE_REASONS
 
 
-def _failed_exit(x: ExitSeen) -> bool:
-    return (x.code not in (None, 0)) or x.oom_killed or x.reason in GONE_REASONS
+def _failed_exit(x: ExitEvent) -> bool:
+    return (x.exit_code not in (None, 0)) or x.oom_killed or x.reason in GONE_REASONS
 
 
-def exit_text(x: ExitSeen) -> str:
+def exit_text(x: ExitEvent) -> str:
+    code = x.exit_code
     if x.oom_killed:
-        return "exit 137, killed for memory (OOM)" if x.code in (137, None) else f"exit {x.code}, OOM-killed"
-    if x.reason and x.code is None:
+        return "exit 137, killed for memory (OOM)" if code in (137, None) else f"exit {code}, OOM-killed"
+    if x.reason and code is None:
         return x.reason
-    return {137: "exit 137 (SIGKILL)", 134: "exit 134 (SIGABRT)", 143: "exit 143 (SIGTERM)"}.get(
-        x.code, f"exit {x.code}"
-    )
+    return {137: "exit 137 (SIGKILL)", 134: "exit 134 (SIGABRT)", 143: "exit 143 (SIGTERM)"}.get(code, f"exit {code}")
 
 
 def _number(where: str) -> tuple[str, int]:
@@ -228,7 +229,7 @@ def _after(w: WorkerObservations, evidence: Evidence) -> str:
     return "\n".join(near)
 
 
-def trained_on_after(error: ErrorSeen, g: Generation) -> bool:
+def trained_on_after(error: ErrorEvent, g: Generation) -> bool:
     """Whether the process stepped again after ``error``: then it lived through it (TF's
     ``WARNING:tensorflow:ParseError: ... CheckpointState`` of a backup's index read while the
     chief rewrote it, at an epoch's end), and it says nothing of what ended the process. By
@@ -236,8 +237,9 @@ def trained_on_after(error: ErrorSeen, g: Generation) -> bool:
     if not g.steps:
         return False
     last = g.steps[-1]
-    if error.t is not None and last.t is not None:
-        return last.t > error.t
+    error_t, last_t = when(error), when(last)
+    if error_t is not None and last_t is not None:
+        return last_t > error_t
     (origin, n), (step_origin, m) = _number(error.evidence.where), _number(last.evidence.where)
     return origin == step_origin and n >= 0 and m > n
 
@@ -250,25 +252,27 @@ def _lines(w: WorkerObservations, g: Generation) -> list[_Line]:
     for e in errors:
         order += 1
         text = e.message + "\n" + e.evidence.text + "\n" + _after(w, e.evidence)
-        kind = "effect" if is_effect(e.cls, text) else "cause"
-        what = f"{e.cls}: {_first(e.message)}" if e.cls else _first(e.message)
+        cls = error_cls(e)
+        kind = "effect" if is_effect(cls, text) else "cause"
+        what = f"{cls}: {_first(e.message)}" if cls else _first(e.message)
         # gRPC's ":UNKNOWN:Error received from peer" goes on the record before it: its peer is that record's
         continued = e.evidence.text.lstrip().startswith(":UNKNOWN:")
-        out.append(_Line(w, kind, what, e.evidence, e.t, order, () if continued else blamed(text, own), text))
-    first_error_t = min((e.t for e in errors if e.t is not None), default=None)
+        out.append(_Line(w, kind, what, e.evidence, when(e), order, () if continued else blamed(text, own), text))
+    first_error_t = min((t for t in map(when, errors) if t is not None), default=None)
     hung = not g.steps and not g.step_ms and bool(g.hang_lines)
     for x in g.exits:
-        if not _failed_exit(x) or (x.code is None and _NOT_AN_EXIT.search(x.evidence.text)):
+        if not _failed_exit(x) or (x.exit_code is None and _NOT_AN_EXIT.search(x.evidence.text)):
             continue  # TF's "Either the leader task was preempted/died..." says nothing of this worker
         order += 1
-        after_error = bool(errors) and (x.t is None or first_error_t is None or x.t >= first_error_t)
+        x_t = when(x)
+        after_error = bool(errors) and (x_t is None or first_error_t is None or x_t >= first_error_t)
         out.append(
             _Line(
                 w,
                 "kill" if _is_kill(x) else "exit",
                 exit_text(x),
                 x.evidence,
-                x.t,
+                x_t,
                 order,
                 own_error=after_error,
                 hung=hung,
@@ -318,7 +322,7 @@ def _torn(gens) -> list[Labelled]:
             exit_text(x),
             "after the runner's teardown line: its kill, not the failure's",
             x.evidence,
-            x.t,
+            when(x),
         )
         for w, g in gens
         for x in g.torn
@@ -445,7 +449,7 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
 def _finished(gens) -> bool:
     """Every worker of the cycle said training was done, or exited 0 (a job's own logs that say
     neither, a user's, never finished as far as they tell)."""
-    return bool(gens) and all(g.done_t is not None or any(x.code == 0 for x in g.exits) for _, g in gens)
+    return bool(gens) and all(g.done_t is not None or any(x.exit_code == 0 for x in g.exits) for _, g in gens)
 
 
 def _worker_logs(workers: list[WorkerObservations]) -> list[WorkerObservations]:
@@ -647,7 +651,7 @@ def _before_first_step(gens, root: Labelled) -> bool:
             continue
         if not g.steps and not g.step_ms:
             return True
-        first = min((s.t for s in g.steps if s.t is not None), default=None)
+        first = min((t for t in map(when, g.steps) if t is not None), default=None)
         return root.t is not None and first is not None and root.t < first
     return False
 

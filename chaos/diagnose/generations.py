@@ -8,10 +8,11 @@ drops what a redeploy round caused across every worker's log."""
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from chaos.diagnose.observations import MAX_EVIDENCE, ErrorSeen, Evidence, ExitSeen, StepSeen, WorkerObservations
-from chaos.events import DoneEvent, ErrorEvent, ExitEvent, PhaseEvent, RestartEvent, StartEvent, StepEvent
+from chaos.diagnose.observations import MAX_EVIDENCE, Evidence, WorkerObservations
+from chaos.diagnose.read_events import error_cls, when
+from chaos.events import DoneEvent, ErrorEvent, Event, ExitEvent, PhaseEvent, RestartEvent, StartEvent, StepEvent
 from chaos.events_text import short_class
 
 # What a worker's observations keep, whatever the log's length: a long log
@@ -30,9 +31,9 @@ REDEPLOY_STOP_S = 30.0
 class Generation:
     """One life of the worker process: a restart (or a new ``start``) begins the next."""
 
-    steps: list[StepSeen] = field(default_factory=list)
-    errors: list[ErrorSeen] = field(default_factory=list)
-    exits: list[ExitSeen] = field(default_factory=list)
+    steps: list[StepEvent] = field(default_factory=list)
+    errors: list[ErrorEvent] = field(default_factory=list)
+    exits: list[ExitEvent] = field(default_factory=list)
     hang_lines: list[tuple[float | None, Evidence]] = field(default_factory=list)
     step_ms: list[float] = field(default_factory=list)  # Keras' "Nms/step", when no step times are known
     first_t: float | None = None
@@ -51,7 +52,7 @@ class Generation:
     # This framework's runner began its teardown (its line in the log): what follows is its kill.
     torn_down_t: float | None = None
     teardown_exits: int = 0  # exits by that kill: counted, not read as the failure's
-    torn: list[ExitSeen] = field(default_factory=list)  # the first of them, for attribution to label (MAX_EVIDENCE)
+    torn: list[ExitEvent] = field(default_factory=list)  # the first of them, for attribution to label (MAX_EVIDENCE)
 
     def _aftermath(self, t: float | None) -> bool:
         """Lines of a process the run was done with: after it said training was
@@ -62,22 +63,23 @@ class Generation:
         after_done = self.done_t is not None and t is not None and t > self.done_t
         return after_done or (self.redeployed and self.start is None) or self._torn_down(t)
 
-    def add_error(self, error: ErrorSeen) -> None:
-        if not self._aftermath(error.t):
+    def add_error(self, error: ErrorEvent) -> None:
+        if not self._aftermath(when(error)):
             if len(self.errors) < MAX_KEPT:
                 self.errors.append(error)
             else:
                 self.more_errors += 1
 
-    def add_exit(self, exit_: ExitSeen) -> None:
+    def add_exit(self, exit_: ExitEvent) -> None:
+        t = when(exit_)
         if self.redeployed and self.start is None:
             # the old process's exit, after the restart line: the runner's stop (kept only as its time)
-            if exit_.code == STOP_CODE and exit_.t is not None:
-                self.stopped_t = exit_.t if self.stopped_t is None else min(self.stopped_t, exit_.t)
+            if exit_.exit_code == STOP_CODE and t is not None:
+                self.stopped_t = t if self.stopped_t is None else min(self.stopped_t, t)
             return
         if self._after_done_failed(exit_):
             return
-        if self._torn_down(exit_.t) and exit_.code == STOP_CODE:
+        if self._torn_down(t) and exit_.exit_code == STOP_CODE:
             self.teardown_exits += 1  # the runner's kill of a worker that outlived the failed run
             if len(self.torn) < MAX_EVIDENCE:
                 self.torn.append(exit_)
@@ -88,15 +90,16 @@ class Generation:
     def _torn_down(self, t: float | None) -> bool:
         return self.torn_down_t is not None and t is not None and t >= self.torn_down_t
 
-    def _after_done_failed(self, exit_: ExitSeen) -> bool:
+    def _after_done_failed(self, exit_: ExitEvent) -> bool:
         """A failed exit after the worker said training was done: its shutdown
         failing (its peer left first), or the runner's teardown killing a process
         that lingered past the symptom timeout (137), or TF's line about it
         (`... the leader task was preempted/died ...`). Like the errors of that
         moment, it says nothing of the failure the run was about; an exit 0 is
         kept (it says the job ended)."""
-        failed = exit_.code != 0 or exit_.oom_killed  # code None: a line saying it went away ("preempted")
-        return failed and self.done_t is not None and exit_.t is not None and exit_.t > self.done_t
+        failed = exit_.exit_code != 0 or exit_.oom_killed  # code None: a line saying it went away ("preempted")
+        t = when(exit_)
+        return failed and self.done_t is not None and t is not None and t > self.done_t
 
     def add_hang(self, t: float | None, evidence: Evidence) -> None:
         self.hang_lines.append((t, evidence))
@@ -109,23 +112,30 @@ class Generation:
             self.step_ms[1:] = heapq.nlargest(MAX_KEPT - 1, self.step_ms[1:])
 
 
+def _before(event: Event, since: float) -> bool:
+    """Whether the event came before ``since``; one of no time is kept as if it did."""
+    t = when(event)
+    return t is None or t < since
+
+
 def _forget_redeploy(gen: Generation, restart_t: float) -> None:
     """This framework's runner redeploys workers to apply a configuration (its
     ``restart`` event says ``redeploy: ...``): it stops them without grace, so
     their exits and the errors the stop caused in its last seconds are the
     runner's doing, not the failure's. A user's logs have no such event."""
     since = restart_t - REDEPLOY_AFTERMATH_S
-    gen.exits[:] = [e for e in gen.exits if e.t is None or e.t < since]
-    gen.errors[:] = [e for e in gen.errors if e.t is None or e.t < since]
+    gen.exits[:] = [e for e in gen.exits if _before(e, since)]
+    gen.errors[:] = [e for e in gen.errors if _before(e, since)]
 
 
 def _stop_exit_t(gen: Generation, restart_t: float) -> float | None:
     """When the runner's redeploy stopped this worker, as its log shows it: the
     generation's last exit, if a SIGKILL shortly before the restart line."""
     last = gen.exits[-1] if gen.exits else None
-    if last is None or last.code != STOP_CODE or last.t is None or not 0 <= restart_t - last.t <= REDEPLOY_STOP_S:
+    t = None if last is None or last.exit_code != STOP_CODE else when(last)
+    if t is None or not 0 <= restart_t - t <= REDEPLOY_STOP_S:
         return None
-    return last.t
+    return t
 
 
 def settle(workers: list[WorkerObservations]) -> list[WorkerObservations]:
@@ -150,14 +160,14 @@ def settle(workers: list[WorkerObservations]) -> list[WorkerObservations]:
             continue
         since = min(times) - REDEPLOY_AFTERMATH_S
         for old, _ in pairs:
-            old.exits[:] = [e for e in old.exits if e.t is None or e.t < since]
-            old.errors[:] = [e for e in old.errors if e.t is None or e.t < since]
+            old.exits[:] = [e for e in old.exits if _before(e, since)]
+            old.errors[:] = [e for e in old.errors if _before(e, since)]
     return workers
 
 
-def add_event(event, evidence: Evidence, generations: list[Generation]) -> None:
-    """One of this framework's JSON events into the worker's generations: a restart (or
-    a second ``start``) begins the next one."""
+def add_event(event: Event, evidence: Evidence, generations: list[Generation]) -> None:
+    """One of this framework's JSON events into the worker's generations, kept with the line it
+    was read from: a restart (or a second ``start``) begins the next one."""
     gen = generations[-1]
     stopped_t = None
     if isinstance(event, RestartEvent) and event.reason.startswith("redeploy"):
@@ -174,16 +184,14 @@ def add_event(event, evidence: Evidence, generations: list[Generation]) -> None:
         gen.start = evidence
         gen.fingerprint = {"tf_version": event.tf_version, **event.fingerprint}
     elif isinstance(event, StepEvent):
-        gen.steps.append(
-            StepSeen(event.step, event.t, event.batch_digest, evidence, tuple(event.replica_batch_digests))
-        )
+        gen.steps.append(replace(event, evidence=evidence))
     elif isinstance(event, ErrorEvent):
         short = short_class(event.error_class)
         # the traceback printed beside the event says the same: keep one
-        if not any(e.cls == short and e.message[:80] == event.message[:80] for e in gen.errors):
-            gen.add_error(ErrorSeen(short, event.message, event.t, evidence))
+        if not any(error_cls(e) == short and e.message[:80] == event.message[:80] for e in gen.errors):
+            gen.add_error(replace(event, evidence=evidence))
     elif isinstance(event, ExitEvent):
-        gen.add_exit(ExitSeen(event.exit_code, event.oom_killed, evidence, event.t))
+        gen.add_exit(replace(event, evidence=evidence))
     elif isinstance(event, DoneEvent):
         gen.done_t = event.t
     elif isinstance(event, PhaseEvent) and event.phase == "teardown":

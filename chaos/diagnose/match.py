@@ -98,7 +98,7 @@ def _kill_exits(workers: list[WorkerObservations]) -> list:
         for g in w.generations
         if g.steps or not g.hang_lines
         for e in g.exits
-        if e.code in KILL_CODES or e.oom_killed
+        if e.exit_code in KILL_CODES or e.oom_killed
     ]
 
 
@@ -118,9 +118,9 @@ def judge_entry(entry: KnownFailure, workers: list[WorkerObservations]) -> Match
     coverage = earned / judged if judged else 0.0
     exits = [s for s in entry.signatures if isinstance(s, ExitSignature)]
     unexplained = tuple(
-        e.evidence for e in _kill_exits(workers) if not any(s.accepts(e.code, e.oom_killed) for s in exits)
+        e.evidence for e in _kill_exits(workers) if not any(s.accepts(e.exit_code, e.oom_killed) for s in exits)
     )
-    distinct = len({(e.code, e.oom_killed) for e in _kill_exits(workers) if e.evidence in unexplained})
+    distinct = len({(e.exit_code, e.oom_killed) for e in _kill_exits(workers) if e.evidence in unexplained})
     # and the other way round: the kill it expects, where the logs show how those workers exited and none was killed
     absent = tuple(
         r.signature
@@ -192,7 +192,7 @@ def suspicious(workers: list[WorkerObservations], limit: int = 12) -> list[Evide
     for w in workers:
         for gen in w.generations:
             out.extend(e.evidence for e in gen.errors)
-            out.extend(e.evidence for e in gen.exits if e.code not in (None, 0) or e.oom_killed or e.reason)
+            out.extend(e.evidence for e in gen.exits if e.exit_code not in (None, 0) or e.oom_killed or e.reason)
             out.extend(e for _, e in gen.hang_lines[-2:] if not gen.steps)
         out.extend(e for e, names in w.flagged if names not in (("error",), ("exit",), ("waiting",), ("task_line",)))
     seen, unique = set(), []

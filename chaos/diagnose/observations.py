@@ -1,17 +1,21 @@
-"""What ``chaos diagnose`` reads from one worker's log, as typed values: each
-error, exit and step with the line that says it (``Evidence``, the line shown
-to the user), the loss values it printed, and the worker's generations
-(``chaos.diagnose.generations``). Built by ``chaos.diagnose.observe``; read by
-the signatures, the attribution and the renderers."""
+"""What ``chaos diagnose`` reads from one worker's log: its errors, exits and
+steps as the runner's own events (``chaos.events``; ``chaos.diagnose.read_events``),
+each with the line that says it (``Evidence``, the line shown to the user), the
+loss values it printed, and the worker's generations (``chaos.diagnose.generations``).
+Built by ``chaos.diagnose.observe``; read by the signatures, the attribution and
+the renderers."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from chaos.events import SourceLine
+
 if TYPE_CHECKING:
     from chaos.diagnose.generations import Generation
     from chaos.diagnose.logs import WorkerLog
+    from chaos.events import ErrorEvent, ExitEvent, StepEvent
 
 MAX_EVIDENCE = 4  # lines shown for one symptom
 LOSS_KEPT = 200  # loss values kept per name: the first ones, the last ones, and the highest in between
@@ -42,42 +46,13 @@ class LossSeries:
 
 
 @dataclass(frozen=True)
-class Evidence:
-    """One line of the user's logs: where it is and what it says."""
-
-    where: str  # file:line
-    log: str  # the worker log's name
-    text: str
+class Evidence(SourceLine):
+    """One line of the user's logs: ``where`` (file:line), ``log`` (the worker log's name), ``text``;
+    as the events read from it carry it (``Event.evidence``)."""
 
     def shown(self, width: int = 160) -> str:
         text = " ".join(self.text.split())
         return f"{self.where}  {text[: width - 3] + '...' if len(text) > width else text}"
-
-
-@dataclass(frozen=True)
-class ErrorSeen:
-    cls: str  # short class name; "" for an error line that names none
-    message: str
-    t: float | None
-    evidence: Evidence
-
-
-@dataclass(frozen=True)
-class ExitSeen:
-    code: int | None
-    oom_killed: bool
-    evidence: Evidence
-    t: float | None = None
-    reason: str = ""  # "evicted", "preempted", "restarted" ... when an orchestrator says why it went away
-
-
-@dataclass(frozen=True)
-class StepSeen:
-    step: int
-    t: float | None
-    batch_digest: str
-    evidence: Evidence
-    replica_batch_digests: tuple[str, ...] = ()  # several replicas in one worker (MirroredStrategy)
 
 
 @dataclass
@@ -115,15 +90,15 @@ class WorkerObservations:
         return [self.evidence(i) for i in range(len(self.texts))]
 
     @property
-    def errors(self) -> list[ErrorSeen]:
+    def errors(self) -> list[ErrorEvent]:
         return [e for g in self.generations for e in g.errors]
 
     @property
-    def exits(self) -> list[ExitSeen]:
+    def exits(self) -> list[ExitEvent]:
         return [e for g in self.generations for e in g.exits]
 
     @property
-    def steps(self) -> list[StepSeen]:
+    def steps(self) -> list[StepEvent]:
         return [s for g in self.generations for s in g.steps]
 
     @property

@@ -25,15 +25,8 @@ import re
 from chaos.diagnose.generations import Generation, add_event, settle
 from chaos.diagnose.line_reading import LineReading, flags, keras_step_ms, notable, read_line
 from chaos.diagnose.logs import PREAMBLE, Splitter, WorkerLog, empty_logs_error, iter_files, unique_names, worker_index
-from chaos.diagnose.observations import (
-    LOSS_KEPT,
-    MAX_EVIDENCE,
-    ErrorSeen,
-    Evidence,
-    ExitSeen,
-    LossSeries,
-    WorkerObservations,
-)
+from chaos.diagnose.observations import LOSS_KEPT, MAX_EVIDENCE, Evidence, LossSeries, WorkerObservations
+from chaos.diagnose.read_events import error_read, exit_read
 from chaos.diagnose.shapes import shapes_in
 from chaos.diagnose.watch import Watch
 from chaos.events import LogLine, parse_line
@@ -85,7 +78,9 @@ class Observer:
     def _flush(self) -> None:
         pending = self.pending
         if pending is not None:
-            self.generations[-1].add_error(ErrorSeen(pending["cls"], pending["msg"], pending["t"], pending["evidence"]))
+            self.generations[-1].add_error(
+                error_read(pending["error_class"], pending["msg"], pending["t"], pending["evidence"])
+            )
             self.pending = None
 
     def _flag(self, evidence: Evidence, names: tuple[str, ...], t: float | None) -> None:
@@ -182,7 +177,13 @@ class Observer:
             self.stragglers = "Example stragglers:" in text
         found = reading.exception
         if found:
-            self.pending = {"cls": found.cls, "msg": found.message, "t": t, "evidence": evidence, "lines": 0}
+            self.pending = {
+                "error_class": found.qualified,
+                "msg": found.message,
+                "t": t,
+                "evidence": evidence,
+                "lines": 0,
+            }
 
     def finish(self, log: WorkerLog | None = None) -> WorkerObservations:
         self._flush()
@@ -250,16 +251,20 @@ def observe_files(paths: list, watch: Watch | None = None) -> tuple[list[WorkerO
 
 def renamed(w: WorkerObservations, name: str) -> WorkerObservations:
     """The observations of a log whose name was settled after it was read
-    (a dump's preamble, two files of the same name), every evidence line with it."""
+    (a dump's preamble, two files of the same name), every evidence line with it,
+    and every event its lines stated (their source is the log's name)."""
 
     def ev(e: Evidence | None) -> Evidence | None:
         return None if e is None else Evidence(e.where, name, e.text)
 
+    def moved(events: list) -> list:
+        return [
+            dataclasses.replace(e, evidence=ev(e.evidence), source=name if e.source == w.name else e.source)
+            for e in events
+        ]
+
     for g in w.generations:
-        g.steps = [dataclasses.replace(s, evidence=ev(s.evidence)) for s in g.steps]
-        g.errors = [dataclasses.replace(e, evidence=ev(e.evidence)) for e in g.errors]
-        g.exits = [dataclasses.replace(x, evidence=ev(x.evidence)) for x in g.exits]
-        g.torn = [dataclasses.replace(x, evidence=ev(x.evidence)) for x in g.torn]
+        g.steps, g.errors, g.exits, g.torn = moved(g.steps), moved(g.errors), moved(g.exits), moved(g.torn)
         g.hang_lines = [(t, ev(e)) for t, e in g.hang_lines]
         g.notable = [ev(e) for e in g.notable]
         g.start = ev(g.start)
@@ -287,10 +292,10 @@ def _text_line(text: str, t: float | None, evidence: Evidence, gen: Generation) 
     if reading.hang:
         gen.add_hang(t, evidence)
     if reading.error:
-        gen.add_error(ErrorSeen(reading.error[0], reading.error[1], t, evidence))
+        gen.add_error(error_read(reading.error[0], reading.error[1], t, evidence))
     if reading.exited:
         exited = reading.exited
-        gen.add_exit(ExitSeen(exited[0], exited[1], evidence, t, exited[2]))
+        gen.add_exit(exit_read(exited[0], exited[1], exited[2], t, evidence))
     if reading.step_ms is not None:
         gen.add_step_ms(reading.step_ms)
     return reading

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from chaos.diagnose.missing import missing_tasks
 from chaos.diagnose.observations import MAX_EVIDENCE, Evidence, WorkerObservations
+from chaos.diagnose.read_events import error_cls, timed, when
 from chaos.diagnose.servers import only_uninformative_targets
 from chaos.diagnose.shapes import shapes_in
 from chaos.diagnose.watch import required_literals
@@ -100,9 +101,10 @@ class ErrorSignature(Signature):
             for error in w.errors:
                 if not pattern.search(error.message):
                     continue
-                if error.cls in shorts:
+                cls = error_cls(error)
+                if cls in shorts:
                     full.append(error.evidence)
-                elif not error.cls and self.specific:
+                elif not cls and self.specific:
                     partial.append(error.evidence)  # the message, on a log line that names no class
         if full:
             return SignatureMatch(True, tuple(full[:MAX_EVIDENCE]))
@@ -138,7 +140,9 @@ class ExitSignature(Signature):
     def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
         if not any(w.exits for w in workers):
             return CANNOT_TELL
-        hits = [e.evidence for w in _on(workers, self.workers) for e in w.exits if self.accepts(e.code, e.oom_killed)]
+        hits = [
+            e.evidence for w in _on(workers, self.workers) for e in w.exits if self.accepts(e.exit_code, e.oom_killed)
+        ]
         return SignatureMatch(True, tuple(hits[:MAX_EVIDENCE])) if hits else NO
 
 
@@ -170,8 +174,9 @@ class HangSignature(Signature):
                 else:
                     waited_t = gen.hang_lines[-1][0]
                     first = gen.steps[0] if gen.steps else None
+                    first_t = when(first) if first else None
                     if not (
-                        first and waited_t is not None and first.t is not None and first.t - waited_t >= self.min_s
+                        first and waited_t is not None and first_t is not None and first_t - waited_t >= self.min_s
                     ):
                         continue
                     hung = [gen.hang_lines[-1][1], first.evidence]
@@ -208,9 +213,9 @@ class StallSignature(Signature):
             for i, gen in enumerate(w.generations):
                 if i and gen.first_t is not None:
                     timeline.append((gen.first_t, 0, gen.start or w.first))
-                timeline += [(s.t, 1, s.evidence) for s in gen.steps if s.t is not None]
-                timeline += [(e.t, 2, e.evidence) for e in gen.errors if e.t is not None]
-                timeline += [(x.t, 0, x.evidence) for x in gen.exits if x.t is not None]
+                timeline += [(t, 1, s.evidence) for t, s in timed(gen.steps)]
+                timeline += [(t, 2, e.evidence) for t, e in timed(gen.errors)]
+                timeline += [(t, 0, x.evidence) for t, x in timed(gen.exits)]
         if sum(1 for _, kind, _ in timeline if kind == 1) < 2:
             return CANNOT_TELL
         last_step: tuple[float, Evidence] | None = None
@@ -248,7 +253,7 @@ class BringUpStallSignature(Signature):
         return f"no step from any worker for {self.min_s:g}+ s after the wait for peers at bring-up"
 
     def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
-        steps = sorted(((s.t, s.evidence) for w in workers for s in w.steps if s.t is not None), key=lambda p: p[0])
+        steps = sorted(((t, s.evidence) for w in workers for t, s in timed(w.steps)), key=lambda p: p[0])
         if not steps:
             return CANNOT_TELL
         times = [t for t, _ in steps]
@@ -287,8 +292,8 @@ class SlowdownSignature(Signature):
             # Within one generation: the load on a shared machine changes between a run's
             # generations (a restarted one ran 2.3x slower, no fault, in one measured run), not within seconds.
             for gen in w.generations:
-                steps = [s for s in gen.steps if s.t is not None]
-                times = [b.t - a.t for a, b in zip(steps, steps[1:])]
+                steps = timed(gen.steps)
+                times = [b - a for (a, _), (b, _) in zip(steps, steps[1:])]
                 base = statistics.median(times[1 : 1 + self.window]) if len(times) > self.window else None
                 start = 1 + self.window  # the first step traces the function
                 if base is not None and len(times) - start >= self.window:
@@ -296,7 +301,7 @@ class SlowdownSignature(Signature):
                     slow = [t >= self.factor * base and t - base >= self.slack_ms / 1000 for t in times]
                     for i in range(start, len(times) - self.window + 1):
                         if sum(slow[i : i + self.window]) >= self.share * self.window:
-                            return SignatureMatch(True, (steps[i].evidence, steps[i + self.window].evidence))
+                            return SignatureMatch(True, (steps[i][1].evidence, steps[i + self.window][1].evidence))
                 elif len(gen.step_ms) >= 3:  # Keras' per-epoch "Nms/step"
                     judged = True
                     if max(gen.step_ms[1:]) >= self.factor * max(gen.step_ms[0], 1e-3):
@@ -373,8 +378,8 @@ class NoErrorSignature(Signature):
         return "no error and no failed exit"
 
     def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
-        failed = any(e.cls for w in workers for e in w.errors) or any(
-            e.code not in (None, 0) or e.oom_killed for w in workers for e in w.exits
+        failed = any(error_cls(e) for w in workers for e in w.errors) or any(
+            e.exit_code not in (None, 0) or e.oom_killed for w in workers for e in w.exits
         )
         return NO if failed else SignatureMatch(True)
 

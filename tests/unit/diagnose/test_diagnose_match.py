@@ -16,6 +16,7 @@ from chaos.diagnose.catalogue import KnownFailure
 from chaos.diagnose.logs import WorkerLog
 from chaos.diagnose.match import judge_entry, rank, tied_first
 from chaos.diagnose.observe import observe
+from chaos.diagnose.read_events import error_cls
 from chaos.diagnose.render import render
 from chaos.diagnose.selfcheck import verdict
 from chaos.diagnose.signatures import (
@@ -344,13 +345,13 @@ def test_what_the_runners_redeploy_caused_is_not_a_symptom():
     obs = observe(
         text_log("worker-1", *lines)
     )  # the stamped line came 28 s before the stop; the unstamped one takes its time
-    assert [(e.cls) for e in obs.errors] == ["JSONDecodeError", "UnavailableError", "UnavailableError"]
-    assert [e.code for e in obs.exits] == [1]
+    assert [error_cls(e) for e in obs.errors] == ["JSONDecodeError", "UnavailableError", "UnavailableError"]
+    assert [e.exit_code for e in obs.exits] == [1]
     late = [line.replace("00:01:42", "00:02:09") for line in lines]  # 1 s before the stop: its doing
     obs = observe(text_log("worker-1", *late))
-    assert [e.cls for e in obs.errors] == ["JSONDecodeError"] and [e.code for e in obs.exits] == [1]
+    assert [error_cls(e) for e in obs.errors] == ["JSONDecodeError"] and [e.exit_code for e in obs.exits] == [1]
     plain = observe(text_log("worker-1", *lines[:-1], ev(event="restart", reason="worker-1 failed", t=130.5)))
-    assert [e.code for e in plain.exits] == [1, 137]
+    assert [e.exit_code for e in plain.exits] == [1, 137]
     # On a busy machine the old process's last words reach the log after the restart line:
     # until the redeployed worker starts, they are still the stop's doing.
     after = [
@@ -372,11 +373,11 @@ def test_what_the_runners_redeploy_caused_is_not_a_symptom():
         ),
     ]
     obs = observe(text_log("worker-1", *after))
-    assert [(e.cls, e.message) for e in obs.errors] == [
+    assert [(error_cls(e), e.message) for e in obs.errors] == [
         ("JSONDecodeError", "Expecting ','"),
         ("UnavailableError", "Connection reset"),
     ]
-    assert [e.code for e in obs.exits] == [1]
+    assert [e.exit_code for e in obs.exits] == [1]
 
 
 # --- a family ranks by its strongest evidence; no confident answer across families ----------

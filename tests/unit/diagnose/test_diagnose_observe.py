@@ -11,6 +11,7 @@ import pytest
 
 from chaos.diagnose.logs import WorkerLog
 from chaos.diagnose.observe import observe
+from chaos.diagnose.read_events import error_cls
 from chaos.workload.grammar import line_time
 
 
@@ -19,7 +20,7 @@ def log(*lines: str, name: str = "worker-0") -> WorkerLog:
 
 
 def errors(*lines: str):
-    return [(e.cls, e.message) for e in observe(log(*lines)).errors]
+    return [(error_cls(e), e.message) for e in observe(log(*lines)).errors]
 
 
 def test_python_exception_with_its_message_going_on_over_lines():
@@ -151,7 +152,7 @@ def test_ordinary_lines_are_no_errors(line):
 )
 def test_exits(line, code, oom):
     exits = observe(log(line)).exits
-    assert [(e.code, e.oom_killed) for e in exits] == [(code, oom)]
+    assert [(e.exit_code, e.oom_killed) for e in exits] == [(code, oom)]
 
 
 def test_tf1_create_session_wait_is_a_hang_line():

@@ -112,7 +112,7 @@ def test_ld_library_path_redeploy_under_load_is_itself_not_a_kill(shipped):
     # them: a kill, ranked above the skew; CI printed straggler-then-killed (2.13),
     # connection-reset, port-refused, stale-checkpoint (2.00), which these rules give here too.
     alone = [observe(log) for log in loaded]
-    assert [e.code for e in alone[1].exits] == [137, 0]
+    assert [e.exit_code for e in alone[1].exits] == [137, 0]
     assert alone[1].errors and all("Socket closed" in e.message for e in alone[1].errors)
     # Every restart line 4 s later: the same.
     holds, why, _ = verdict(LD_PATH, [restart_later(log, 4.0) for log in logs], shipped)
@@ -162,7 +162,7 @@ def test_a_redeploy_round_is_dated_from_its_first_sigkill_in_any_log():
         ),
         (1, 2, 3, 4),
     )
-    assert [e.code for e in observe_all([early])[0].exits] == [137]
+    assert [e.exit_code for e in observe_all([early])[0].exits] == [137]
     # A failure restart is no redeploy: its exits are the failure's.
     failed = WorkerLog(
         "worker-1",
@@ -175,7 +175,7 @@ def test_a_redeploy_round_is_dated_from_its_first_sigkill_in_any_log():
         ),
         (1, 2, 3, 4),
     )
-    assert [e.code for e in observe_all([failed])[0].exits] == [137]
+    assert [e.exit_code for e in observe_all([failed])[0].exits] == [137]
 
 
 # --- stream-cut: a busy machine's slower steps against a kill that did not happen -----
@@ -343,7 +343,7 @@ def test_what_follows_done_is_the_shutdown_not_a_preemption_or_a_heartbeat_timeo
     # packet-corrupt's worker-1 logs, after its done, TF's `... the leader task was
     # preempted/died/restarted unexpectedly ...` (worker-0 had left first)
     workers = observe_all(real(CORRUPT))
-    assert all(e.code == 0 for w in workers for e in w.exits)
+    assert all(e.exit_code == 0 for w in workers for e in w.exits)
     assert not any("preempted" in e.text for w in workers for e, _ in w.flagged)
     ranked = rank(catalogue, workers)
     assert not any(m.entry.from_field for m in tied_first(ranked)), scores(ranked)
@@ -361,7 +361,7 @@ def test_a_failed_exit_after_done_is_dropped_an_exit_0_kept():
     )
     assert observe(log).exits == []
     log = WorkerLog("worker-1", "w", (*log.lines[:2], ev(event="exit", exit_code=0, t=12.0)), (1, 2, 3))
-    assert [e.code for e in observe(log).exits] == [0]
+    assert [e.exit_code for e in observe(log).exits] == [0]
 
 
 # --- a run that shared its cores: step times are no evidence ----------------------

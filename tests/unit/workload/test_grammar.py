@@ -11,6 +11,7 @@ import pytest
 
 from chaos.diagnose.logs import WorkerLog
 from chaos.diagnose.observe import observe
+from chaos.diagnose.read_events import error_cls
 from chaos.events import ErrorEvent
 from chaos.workload.grammar import (
     ExceptionLine,
@@ -42,7 +43,7 @@ def run_errors(lines: list[str]) -> list[tuple[str, str]]:
 def diagnosed_errors(lines: list[str]) -> list[tuple[str, str]]:
     """(class, message) of the errors chaos diagnose reads from these lines."""
     log = WorkerLog("worker-0", "worker-0.log", tuple(lines), tuple(range(1, len(lines) + 1)))
-    return [(e.cls, e.message) for e in observe(log).errors]
+    return [(error_cls(e), e.message) for e in observe(log).errors]
 
 
 # TF 1.x: the session's re-raise (field corpus, tf-17464); the old job-run grammar had no "(see above ...)".
