@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 RUNNER = "runner"
 
 
-@functools.cache
+@functools.lru_cache(maxsize=None)  # noqa: UP033 -- functools.cache is 3.9+; the agent runs in a job's Python, 3.8 too
 def _wire_fields(cls: type) -> tuple[str, ...]:
     """The names of the fields ``cls`` prints, in declaration order."""
     return tuple(f.name for f in fields(cls) if f.metadata.get("wire", True))
@@ -42,8 +42,9 @@ class Event:
     t: float
     source: str
     # The line ``chaos diagnose`` read this event from (None for a worker's or the runner's own):
-    # the reader's, so off the wire, out of equality, and keyword-only (positional fields unmoved).
-    evidence: SourceLine | None = field(default=None, compare=False, kw_only=True, metadata={"wire": False})
+    # the reader's, so off the wire and out of equality. Not kw_only (Python 3.10): the agent runs
+    # in a job's Python, 3.8 too; so an event's own fields are given by keyword.
+    evidence: SourceLine | None = field(default=None, compare=False, metadata={"wire": False})
 
     @property
     def worker(self) -> int | None:
@@ -312,7 +313,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     cls = EVENT_TYPES.get(kind)  # type: ignore[arg-type]
     if cls is None:
         raise ValueError(f"unknown event kind {kind!r}; valid: {sorted(EVENT_TYPES)}")
-    names = {f.name for f in fields(cls) if f.metadata.get("wire", True)}  # a line cannot set a reader's field
+    names = set(_wire_fields(cls))  # a line cannot set a reader's field
     return cls(**{k: v for k, v in data.items() if k in names})
 
 

@@ -36,12 +36,14 @@ def error_cls(error: ErrorEvent) -> str:
 
 def error_read(error_class: str, message: str, t: float | None, evidence: Evidence) -> ErrorEvent:
     """An error a log line states (``error_class`` as qualified as the line gives it)."""
-    return ErrorEvent(_stamp(t), evidence.log, error_class, message, evidence=evidence)
+    return ErrorEvent(t=_stamp(t), source=evidence.log, error_class=error_class, message=message, evidence=evidence)
 
 
 def exit_read(code: int | None, oom_killed: bool, reason: str, t: float | None, evidence: Evidence) -> ExitEvent:
     """An exit a log line states; ``code`` None: it said the worker went away, with no code."""
-    return ExitEvent(_stamp(t), evidence.log, code, oom_killed, reason, evidence=evidence)
+    return ExitEvent(
+        t=_stamp(t), source=evidence.log, exit_code=code, oom_killed=oom_killed, reason=reason, evidence=evidence
+    )
 
 
 def timed(events: Iterable[E]) -> list[tuple[float, E]]:

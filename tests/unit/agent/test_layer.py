@@ -4,9 +4,12 @@ with the standard library alone, and importing neither TensorFlow nor NumPy."""
 from __future__ import annotations
 
 import io
+import os
+import shutil
 import subprocess
 import sys
 import tarfile
+from pathlib import Path
 
 from chaos.agent import layer
 
@@ -62,3 +65,21 @@ def test_environment_turns_the_agent_on_and_keeps_the_images_pythonpath():
         "CHAOS_CHECKPOINT_DIR": "/checkpoints",
     }
     assert layer.environment(0, "/c")["PYTHONPATH"] == "/opt/tfchaos-agent"
+
+
+# The agent runs in the job's own Python: TF 2.12 and 2.13 run on 3.8, so the layer must too.
+OLDEST_JOB_PYTHON = "3.8"
+
+
+def test_every_layered_file_runs_on_the_oldest_python_a_tf_job_has():
+    """vermin reads each file for the Python features and library members it needs
+    (functools.cache is 3.9, dataclasses' kw_only 3.10: both were once in chaos/events.py)."""
+    paths = [str(p) for p in layer.files().values()]
+    vermin = shutil.which("vermin", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
+    assert vermin, "vermin is a test dependency: pip install -e '.[test]'"
+    run = subprocess.run(
+        [vermin, "--no-tips", "--violations", f"-t={OLDEST_JOB_PYTHON}-", *paths],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stdout[-3000:]
