@@ -3,6 +3,7 @@ with the agent on and off, side by side, in alternating pairs of 2-worker runs.
 
     python benchmarks/agent_overhead.py [--pairs 5] [--epochs 6] [--steps 100] [--workers 2]
     python benchmarks/agent_overhead.py --single [--pairs 3] [--steps 3000]
+    python benchmarks/agent_overhead.py --interleaved [--runs 2] [--block 20] [--epochs 8] [--workers 2]
 
 Each run is a container per worker (two by default, each pinned to a core of its own) of the
 example job's agent-layered image on a network of their own (labelled, removed after), CHAOS_AGENT=1 or 0 (off, the agent's
@@ -18,6 +19,14 @@ and the medians on/off. Not a test.
 the same image trains a small Dense model in a tf.function custom loop (about 0.2 ms a step),
 agent on and off in alternating runs; the difference of the step times is what the agent adds
 to every step of any loop.
+
+``--interleaved``: the tutorial loop's cluster with the agent on, its observer switched off
+and on every ``--block`` steps in every worker at once (they step in lockstep), so on and off
+run side by side in one run: between runs of two workers the step time spreads +-40 %, far
+more than the agent costs; between neighbouring blocks of one run it does not. The ratio is
+the median over pairs of neighbouring blocks (on, then off) after the first epoch. What stays
+on in an off block: the wrapper around tf.function's call (a list append and a dict lookup)
+and the event writer's thread; ``--single`` counts them.
 """
 
 from __future__ import annotations
@@ -51,6 +60,25 @@ WRAP = (
     "u = lambda: resource.getrusage(resource.RUSAGE_SELF); "
     "atexit.register(lambda: print('MAXRSS_KB', u().ru_maxrss, 'CPU_S', u().ru_utime + u().ru_stime, flush=True)); "
     "sys.argv = ['train_tutorial_loop.py'] + sys.argv[1:]; runpy.run_path('train_tutorial_loop.py', run_name='__main__')"
+)
+
+# Prepended to WRAP for --interleaved: the custom-loop observer counts and reports only in
+# even blocks of BENCH_BLOCK steps; BLOCKS prints each block's seconds at exit, OWN_US the
+# observer's own time per step it reported (counting, reading, the event's line and write).
+TOGGLE = (
+    "import atexit, os, time; from chaos.agent import loop; "
+    "K = int(os.environ['BENCH_BLOCK']); state = {'n': 0, 'marks': []}; original = loop.LoopObserver.trained\n"
+    "def trained(self, optimizers, result=None, fn=None):\n"
+    "    n = state['n']; state['n'] = n + 1; on = (n // K) % 2 == 0\n"
+    "    if n % K == 0:\n"
+    "        state['marks'].append(time.perf_counter())\n"
+    "        if on: self._last_iterations.clear()  # counted again from a read: no stale count\n"
+    "    if on:\n"
+    "        t0 = time.perf_counter(); original(self, optimizers, result, fn)\n"
+    "        state['own'] = state.get('own', 0.0) + time.perf_counter() - t0; state['on'] = state.get('on', 0) + 1\n"
+    "loop.LoopObserver.trained = trained\n"
+    "atexit.register(lambda: print('BLOCKS', *(f'{b - a:.6f}' for a, b in zip(state['marks'], state['marks'][1:])), flush=True))\n"
+    "atexit.register(lambda: print('OWN_US', state.get('own', 0.0) / max(state.get('on', 0), 1) * 1e6, flush=True))\n"
 )
 
 
@@ -94,8 +122,11 @@ def sh(*args: str, check: bool = True) -> str:
     return subprocess.run(args, check=check, capture_output=True, text=True).stdout
 
 
-def one_run(image: str, agent: bool, epochs: int, steps: int, workers: int = 2) -> tuple[float, int, float]:
-    """(seconds per step over epochs 2.., the chief's peak RSS in kB, its CPU seconds)."""
+def one_run(
+    image: str, agent: bool, epochs: int, steps: int, workers: int = 2, block: int = 0
+) -> tuple[float, int, float, list[float]]:
+    """(seconds per step over epochs 2.., the chief's peak RSS in kB, its CPU seconds, and with
+    ``block`` the seconds of each block of the interleaved run)."""
     tag = uuid.uuid4().hex[:8]
     net = f"agentbench-{tag}"
     names = [f"agentbench-{tag}-w{i}" for i in range(workers)]
@@ -127,10 +158,11 @@ def one_run(image: str, agent: bool, epochs: int, steps: int, workers: int = 2) 
                 "-e",
                 f"TF_CONFIG={tf_config}",
                 *agent_env(agent, i),
+                *(["-e", f"BENCH_BLOCK={block}"] if block else []),
                 image,
                 "python",
                 "-c",
-                WRAP,
+                (TOGGLE + WRAP) if block else WRAP,
                 "--epochs",
                 str(epochs),
                 "--steps-per-epoch",
@@ -148,7 +180,39 @@ def one_run(image: str, agent: bool, epochs: int, steps: int, workers: int = 2) 
     stamps = [datetime.fromisoformat(line.split()[0][:26]) for line in logs.splitlines() if " Epoch: " in line]
     fields = next(line.split() for line in logs.splitlines() if "MAXRSS_KB" in line)
     rss, cpu = int(fields[fields.index("MAXRSS_KB") + 1]), float(fields[fields.index("CPU_S") + 1])
-    return (stamps[-1] - stamps[0]).total_seconds() / ((len(stamps) - 1) * steps), rss, cpu
+    blocks = [float(x) for line in logs.splitlines() if " BLOCKS" in line for x in line.split("BLOCKS", 1)[1].split()]
+    own = [float(line.split("OWN_US", 1)[1]) for line in logs.splitlines() if " OWN_US" in line]
+    return (stamps[-1] - stamps[0]).total_seconds() / ((len(stamps) - 1) * steps), rss, cpu, blocks + own[:1]
+
+
+def interleaved(image: str, runs: int, epochs: int, steps: int, workers: int, block: int) -> int:
+    print(
+        f"image {image}; {runs} interleaved {workers}-worker runs, {epochs} x {steps} steps, "
+        f"the observer on and off every {block} steps"
+    )
+    ratios, on_ms, off_ms, own_us = [], [], [], []
+    for run in range(runs):
+        *blocks, own = one_run(image, True, epochs, steps, workers, block)[3]
+        own_us.append(own)
+        first = -(-steps // block) + (-(-steps // block) % 2)  # the first on block after epoch 1
+        pairs = [(blocks[i], blocks[i + 1]) for i in range(first, len(blocks) - 1, 2)]
+        run_ratios = [on / off for on, off in pairs]
+        ratios += run_ratios
+        on_ms += [on * 1e3 / block for on, _ in pairs]
+        off_ms += [off * 1e3 / block for _, off in pairs]
+        print(
+            f"run {run + 1}: {len(pairs)} pairs of blocks; ratio on/off median {statistics.median(run_ratios):.3f} "
+            f"(min {min(run_ratios):.3f}, max {max(run_ratios):.3f}); step {statistics.median(on_ms[-len(pairs) :]):.2f} ms on "
+            f"/ {statistics.median(off_ms[-len(pairs) :]):.2f} ms off; the chief's observer {own:.0f} us a step"
+        )
+    quartiles = statistics.quantiles(ratios, n=4)
+    print(
+        f"median step-time ratio on/off over {len(ratios)} neighbouring pairs: {statistics.median(ratios):.3f} "
+        f"(quartiles {quartiles[0]:.3f} - {quartiles[2]:.3f}); step {statistics.median(on_ms):.2f} ms on / "
+        f"{statistics.median(off_ms):.2f} ms off; the chief's observer's own time {statistics.median(own_us):.0f} us "
+        f"a step, {statistics.median(own_us) / 1e3 / statistics.median(off_ms) * 100:.1f} % of the step off"
+    )
+    return 0
 
 
 def single_run(image: str, agent: bool, steps: int) -> float:
@@ -190,6 +254,9 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=None, help="steps per epoch (100), or --single's steps (3000)")
     parser.add_argument("--single", action="store_true", help="the agent's own cost per step, in one process")
     parser.add_argument("--workers", type=int, default=2, help="workers of the tutorial loop's cluster (2)")
+    parser.add_argument("--interleaved", action="store_true", help="on and off in blocks of steps of one run")
+    parser.add_argument("--runs", type=int, default=2, help="--interleaved's runs (2)")
+    parser.add_argument("--block", type=int, default=20, help="--interleaved's block of steps (20)")
     args = parser.parse_args()
     ensure_images((DEFAULT_TF_VERSION,), proxy=False, progress=None)  # the example builds FROM the default
     client = docker_client()
@@ -200,12 +267,14 @@ def main() -> int:
     if args.single:
         return single(image, args.pairs, args.steps or 3000)
     args.steps = args.steps or 100
+    if args.interleaved:
+        return interleaved(image, args.runs, max(args.epochs, 2), args.steps, args.workers, args.block)
     ratios, extra_kb, extra_cpu_ms, off_ms = [], [], [], []
     print(f"image {image}; {args.pairs} pairs of {args.workers}-worker runs, {args.epochs} x {args.steps} steps")
     for pair in range(args.pairs):
         order = (True, False) if pair % 2 == 0 else (False, True)
         got = {agent: one_run(image, agent, args.epochs, args.steps, args.workers) for agent in order}
-        (on_s, on_kb, on_cpu), (off_s, off_kb, off_cpu) = got[True], got[False]
+        (on_s, on_kb, on_cpu, _), (off_s, off_kb, off_cpu, _) = got[True], got[False]
         ratios.append(on_s / off_s)
         off_ms.append(off_s * 1e3)
         extra_kb.append(on_kb - off_kb)

@@ -43,6 +43,7 @@ def _on_loop_module(module) -> None:
         tf_patches.FUNCTION_MODULE: tf_patches.patch_function_module,
         tf_patches.CHECKPOINT_MODULE: tf_patches.patch_checkpoint_module,
         tf_patches.MANAGER_MODULE: tf_patches.patch_manager_module,
+        tf_patches.VARIABLE_MODULE: tf_patches.patch_variable_module,
     }.get(module.__name__, tf_patches.patch_optimizer_module)
     patch(module)
 
@@ -53,6 +54,7 @@ def loop_modules() -> tuple[str, ...]:
         "tensorflow.python.eager.polymorphic_function.polymorphic_function",
         "tensorflow.python.checkpoint.checkpoint",
         "tensorflow.python.checkpoint.checkpoint_management",
+        "tensorflow.python.ops.resource_variable_ops",
         "tf_keras.src.optimizers.optimizer",
         "tf_keras.src.optimizers.legacy.optimizer_v2",
         "keras.src.optimizers.optimizer",

@@ -76,6 +76,15 @@ class LoopObserver:
         # Whether to look for an epoch variable again: once per new checkpoint, save or restore (a
         # job may set it on its checkpoint later), not per step (a walk of its children: 24 us).
         self._epoch_search_due = False
+        # The epoch variable's value as last read, None: read it at the next step. A read is an eager
+        # op (about 90 us a step in a 2-worker MWMS, docs/notebook/agent.md), so it is read again only
+        # after an eager assign to it (tf_patches.patch_variable_module tells), a checkpoint's save
+        # or restore, and every VERIFY_EVERY-th step to check; every step once it is assigned inside
+        # a tf.function or a check disagreed.
+        self._epoch_value: int | None = None
+        self._epoch_unread = 0
+        self._epoch_every_step = False
+        self.assign_watch: set[int] = set()  # ids of the epoch variable and the tf.Variables it holds
         self._last_iterations: dict[int, int] = {}  # id(optimizer) -> its iterations, read or counted
         self._unread = 0  # steps counted since the last read (chaos.agent.step_shape)
         self._distrust = False  # a read disagreed with a count: read every step
@@ -104,6 +113,7 @@ class LoopObserver:
             self._checkpoints.append(checkpoint)
             del self._checkpoints[:-16]
             self._epoch_search_due = True
+            self._epoch_value = None
 
     def manager_created(self, manager) -> None:
         if quiet():
@@ -177,6 +187,7 @@ class LoopObserver:
         path = os.fspath(path)
         with _lock:
             self._epoch_search_due = True
+            self._epoch_value = None
             try:
                 checkpoint_steps.record(path, self.step)
             except OSError:
@@ -199,6 +210,7 @@ class LoopObserver:
         path = os.fspath(path)
         with _lock:
             self._epoch_search_due = True
+            self._epoch_value = None  # a restore writes the variable without an assign
             step = self._restored_step(checkpoint, path)
             self.step = step or 0
             self.restored = True
@@ -277,10 +289,37 @@ class LoopObserver:
                 candidate = variables.child_named(checkpoint, "epoch")
                 if candidate is not None and variables.integer_value(candidate) is not None:
                     self.epoch_var = candidate
+                    self.assign_watch = variables.identities(candidate)
                     break
             else:
                 return 0
-        return variables.integer_value(self.epoch_var) or 0
+        checking = self._epoch_unread >= VERIFY_EVERY
+        if self._epoch_value is not None and not checking and not self._epoch_every_step:
+            self._epoch_unread += 1
+            return self._epoch_value
+        value = variables.integer_value(self.epoch_var) or 0
+        if checking and value != self._epoch_value and not self._epoch_every_step:
+            self._epoch_every_step = True
+            self._say_epoch_read_every_step(
+                f"it read {value} where no assign since had moved it from {self._epoch_value}"
+            )
+        self._epoch_value, self._epoch_unread = value, 0
+        return value
+
+    def epoch_assigned(self, eagerly: bool) -> None:
+        """The epoch variable was assigned: eagerly (read it at the next step), or in a tf.function
+        being traced (it changes on the function's calls: read it every step)."""
+        self._epoch_value = None
+        if not eagerly and not self._epoch_every_step:
+            self._epoch_every_step = True
+            self._say_epoch_read_every_step("it is assigned inside a tf.function")
+
+    def _say_epoch_read_every_step(self, why: str) -> None:
+        from chaos.events import NoticeEvent
+
+        self._send(
+            NoticeEvent, topic="agent", text=f"the job's epoch variable is read at every step from now on: {why}"
+        )
 
     def newest_checkpoint(self):
         return self._checkpoints[-1] if self._checkpoints else None

@@ -3,13 +3,15 @@ go (the guard is chaos.agent.guard, re-exported here)."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import threading
 from typing import Any
 
+from chaos.agent.batching import StepBatching
 from chaos.agent.guard import guarded, swallow  # noqa: F401 - re-exported
-from chaos.events import Event
+from chaos.events import Event, StepEvent
 from chaos.worker.emit import Emitter
 
 ENABLE_ENV = "CHAOS_AGENT"  # "1": hooks on; anything else: the agent does nothing
@@ -62,6 +64,8 @@ class LineStart:
         self._pending.append(text)
 
     def flush(self) -> None:
+        if not self._pending:  # a close with nothing held
+            return
         data = ("\n" + "".join(self._pending)).encode("utf-8", "replace")
         self._pending.clear()
         try:
@@ -73,26 +77,59 @@ class LineStart:
 
 
 class AgentEmitter(Emitter):
-    """chaos.worker.emit.Emitter, one event at a time across threads."""
+    """chaos.worker.emit.Emitter, one event at a time across threads, step events
+    several to one write (chaos.agent.batching)."""
 
-    def __init__(self, source: str | None = None, stream=None) -> None:
+    def __init__(self, source: str | None = None, stream=None, batching=None) -> None:
         super().__init__(source, stream or LineStart())
         self._lock = threading.Lock()
+        self._batching = batching(self._write, self._lock) if batching else StepBatching(self._write, self._lock)
 
     def emit(self, cls: type[Event], **fields: Any) -> Event:
         with self._lock:
-            return super().emit(cls, **fields)
+            event = self.event(cls, **fields)
+            self.stream.write(event.to_json() + "\n")  # here, not when written: a bad field fails its own emit
+            if isinstance(event, StepEvent):
+                write = self._batching.now(event.step, event.epoch)
+            else:
+                write = self._batching.now()
+            if write:
+                self._write()
+            return event
+
+    def _write(self) -> None:
+        """Write what is held, in one write (the lock is held)."""
+        self.stream.flush()
+        self._batching.wrote()
+
+    def close(self) -> None:
+        """Write what is held: at the interpreter's exit."""
+        with self._lock:
+            self._write()
 
 
 _emitter: Emitter | None = None
 
 
 def emitter() -> Emitter:
-    """The process's emitter (its source, worker-N, read from the environment once)."""
+    """The process's emitter (its source, worker-N, read from the environment once); what it
+    holds is written at the interpreter's exit."""
     global _emitter
     if _emitter is None:
         _emitter = AgentEmitter()
+        atexit.register(_emitter.close)
     return _emitter
+
+
+def _forget_emitter() -> None:
+    """In a forked child: a fresh emitter, so the parent's held events are not written twice
+    and its lock, perhaps held by a thread the child does not have, is not waited on."""
+    global _emitter
+    _emitter = None
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_forget_emitter)
 
 
 def set_emitter(value: Emitter | None) -> None:

@@ -124,6 +124,19 @@ def _read_handle(var) -> int | None:
     return int(value[0]) if value.shape == (1,) else None
 
 
+def identities(var) -> set[int]:
+    """The ids of ``var``, the tf.Variable it wraps (Keras 3) and a distributed one's component
+    variables: an assign to ``var`` is an assign to one of them (chaos.agent.tf_patches)."""
+    out = {id(var)}
+    try:
+        inner = as_tf_variable(var)
+    except Exception:  # noqa: BLE001 - no TF to ask: the variable itself is watched
+        inner = None
+    for v in (inner, *(getattr(inner, "values", None) or ())) if inner is not None else ():
+        out.add(id(v))
+    return out
+
+
 def child_named(root, name: str):
     return children(root).get(name)
 

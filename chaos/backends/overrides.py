@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from chaos.agent.batching import WATCH_ENV, watch_text
 from chaos.backends.spec import Deployment, WriteLimit
 from chaos.worker.cluster_env import cluster_env
 from chaos.worker.emit import WORKER_INDEX_ENV
@@ -77,6 +78,7 @@ class Overrides(dict):
             **cluster_env(self.cluster_config(index, healthy_tf_config), resolver),
             WORKER_INDEX_ENV: str(index),
             **(settings.to_env() if launch.harness_settings else {}),
+            **({WATCH_ENV: watch_text(self.spec.watched_steps)} if self.spec.watched_steps else {}),
             **launch.env,
             **extra_env,
         }

@@ -56,6 +56,9 @@ class Deployment:
     # "orchestrator" (its own restart policy, up to max_restarts times; Cluster.await_restarts).
     restarted_by: str = "runner"
     max_restarts: int = 1
+    # The steps the runner acts on (the faults' step triggers): the agent writes them at once
+    # and holds the others a moment to write several at a time (chaos.agent.batching).
+    watched_steps: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.topology is not None and self.topology.num_slots != len(self.images):

@@ -115,7 +115,14 @@ def deployment_of(scenario: Scenario, images: Images) -> Deployment:
         and not any(s.at.before_start and getattr(s.fault, "needs_netns_helper", False) for s in scenario.faults),
         restarted_by=c.recovery.by,
         max_restarts=c.recovery.max_restarts,
+        watched_steps=watched_steps(scenario),
     )
+
+
+def watched_steps(scenario: Scenario) -> tuple[int, ...]:
+    """The steps the faults' triggers name (``at`` and ``until``): the runner acts on them."""
+    triggers = [t for s in scenario.faults for t in (s.at, s.until) if t is not None]
+    return tuple(sorted({t.step for t in triggers if t.tag == "step"}))
 
 
 def prepare_images(scenario: Scenario, options: RunOptions, progress: Progress | None) -> Images:

@@ -25,8 +25,11 @@ class Emitter:
         self.source = source or worker_source()
         self.stream = stream or sys.stdout
 
+    def event(self, cls: type[Event], **fields: Any) -> Event:
+        return cls(t=time.time(), source=self.source, **fields)
+
     def emit(self, cls: type[Event], **fields: Any) -> Event:
-        event = cls(t=time.time(), source=self.source, **fields)
+        event = self.event(cls, **fields)
         self.stream.write(event.to_json() + "\n")
         self.stream.flush()
         return event

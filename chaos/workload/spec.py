@@ -27,7 +27,14 @@ from chaos.workload.evidence import AGENT, LOG_ONLY, Evidence
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Set by the runner for every worker: a job may read, never set them.
-RESERVED_ENV = ("TF_CONFIG", "CHAOS_WORKER_INDEX", "CHAOS_AGENT", "CHAOS_CHECKPOINT_DIR", "CHAOS_WORKER_SETTINGS")
+RESERVED_ENV = (
+    "TF_CONFIG",
+    "CHAOS_WORKER_INDEX",
+    "CHAOS_AGENT",
+    "CHAOS_AGENT_WATCH",
+    "CHAOS_CHECKPOINT_DIR",
+    "CHAOS_WORKER_SETTINGS",
+)
 
 
 def check_env(env: dict[str, str]) -> dict[str, str]:

@@ -376,6 +376,7 @@ def test_the_watched_module_names_are_the_patches_own():
         tf_patches.FUNCTION_MODULE,
         tf_patches.CHECKPOINT_MODULE,
         tf_patches.MANAGER_MODULE,
+        tf_patches.VARIABLE_MODULE,
         *tf_patches.OPTIMIZER_CLASSES,
     }
 
@@ -497,3 +498,104 @@ def test_the_counters_ride_on_the_checkpoint_and_restored_events(tmp_path, obs, 
         assert (event.job_counters, event.job_counter_parts) == ({"positives": 5}, {"seen": 2})
     monkeypatch.setattr(loop.variables, "counters", lambda ckpt: 1 / 0)
     assert obs.counters(ckpt) == {}  # an odd graph costs the event its counters, not the event
+
+
+# -- the epoch variable: read again only when something may have moved it -----------------------
+
+
+class CountedVar(Var):
+    """An epoch variable that counts its reads (each an eager op in TF)."""
+
+    reads = 0
+
+    def numpy(self):
+        self.reads += 1
+        return super().numpy()
+
+
+def epochs(captured):
+    return [e.epoch for e in captured.events() if isinstance(e, StepEvent)]
+
+
+def train(obs, opt, n):
+    for _ in range(n):
+        opt.apply_gradients()
+        obs.trained([opt], 1.0)
+
+
+def test_the_epoch_is_read_once_and_again_after_an_eager_assign(obs, captured):
+    epoch, opt = CountedVar(0), Optimizer()
+    obs.checkpoint_created(Checkpoint(epoch=epoch))
+    train(obs, opt, 5)
+    assert epoch.reads == 2  # found (integer_value asks once), then read once for the first step
+    epoch.value = 1
+    obs.epoch_assigned(eagerly=True)  # the patch's call: an eager assign_add(1)
+    train(obs, opt, 3)
+    assert epoch.reads == 3
+    assert epochs(captured) == [0] * 5 + [1] * 3
+    assert not [e for e in captured.events() if isinstance(e, NoticeEvent) and "epoch" in e.text]
+
+
+def test_an_epoch_moved_without_an_assign_is_caught_by_the_check_then_read_every_step(obs, captured):
+    epoch, opt = CountedVar(0), Optimizer()
+    obs.checkpoint_created(Checkpoint(epoch=epoch))
+    train(obs, opt, 3)
+    epoch.value = 4  # written by something the patch does not see
+    train(obs, opt, loop.VERIFY_EVERY)
+    assert epochs(captured)[-1] == 4
+    notice = [e for e in captured.events() if isinstance(e, NoticeEvent) and "epoch variable" in e.text]
+    assert len(notice) == 1 and "read at every step" in notice[0].text
+    before = epoch.reads
+    train(obs, opt, 3)
+    assert epoch.reads == before + 3
+
+
+def test_an_epoch_assigned_inside_a_tf_function_is_read_every_step(obs, captured):
+    epoch, opt = CountedVar(0), Optimizer()
+    obs.checkpoint_created(Checkpoint(epoch=epoch))
+    train(obs, opt, 1)
+    obs.epoch_assigned(eagerly=False)  # traced: the graph assigns it on every call
+    before = epoch.reads
+    for n in range(1, 4):
+        epoch.value = n
+        train(obs, opt, 1)
+    assert epoch.reads == before + 3
+    assert epochs(captured)[-3:] == [1, 2, 3]
+
+
+def test_a_restore_reads_the_epoch_again(tmp_path, obs, captured):
+    epoch, opt = CountedVar(0), Optimizer()
+    ckpt = Checkpoint(epoch=epoch, optimizer=opt)
+    obs.checkpoint_created(ckpt)
+    train(obs, opt, 2)
+    epoch.value = 3  # what the restore wrote
+    (tmp_path / "ckpt-1.index").write_text("")
+    obs.restored_from(ckpt, str(tmp_path / "ckpt-1"))
+    train(obs, opt, 1)
+    assert epochs(captured)[-1] == 3
+
+
+def test_the_variable_patch_tells_the_observer_of_an_assign_to_the_epoch_only(fake_context, monkeypatch):
+    told = []
+    observer = loop.LoopObserver()
+    monkeypatch.setattr(observer, "epoch_assigned", lambda eagerly: told.append(eagerly))
+    monkeypatch.setattr(loop, "_observer", observer)
+
+    class BaseResourceVariable:
+        def __init__(self):
+            self.value = 0
+
+        def assign_add(self, delta):
+            self.value += delta
+            return self
+
+    module = types.ModuleType(tf_patches.VARIABLE_MODULE)
+    module.BaseResourceVariable = BaseResourceVariable
+    tf_patches.patch_variable_module(module)
+    epoch, other = BaseResourceVariable(), BaseResourceVariable()
+    observer.assign_watch = {id(epoch)}
+    assert other.assign_add(1) is other and told == []
+    assert epoch.assign_add(2) is epoch and epoch.value == 2 and told == [True]
+    fake_context["eager"] = False
+    epoch.assign_add(1)
+    assert told == [True, False]
