@@ -18,6 +18,10 @@ from typing import Any, ClassVar
 RUNNER = "runner"
 
 
+# One encoder for every line: json.dumps with options builds a new one per call (a few us an event).
+_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+
+
 @functools.lru_cache(maxsize=None)  # noqa: UP033 -- functools.cache is 3.9+; the agent runs in a job's Python, 3.8 too
 def _wire_fields(cls: type) -> tuple[str, ...]:
     """The names of the fields ``cls`` prints, in declaration order."""
@@ -64,7 +68,7 @@ class Event:
         return out
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return _JSON.encode(self.to_dict())
 
 
 # --- worker events ----------------------------------------------------------

@@ -58,11 +58,13 @@ def loss_of(result) -> float | None:
         value = result[0] if result else None
     if value is None:
         return None
-    shape = getattr(value, "shape", ())
     try:
-        if tuple(shape) not in ((), (1,)):
+        # An EagerTensor's _shape_tuple is its shape without building a TensorShape (a few us a step).
+        shape = value._shape_tuple() if hasattr(value, "_shape_tuple") else tuple(getattr(value, "shape", ()))
+        if shape not in ((), (1,)):
             return None
-        return float(value.numpy() if hasattr(value, "numpy") else value)
+        value = value.numpy() if hasattr(value, "numpy") else value
+        return float(value.reshape(()) if shape == (1,) and hasattr(value, "reshape") else value)
     except (TypeError, ValueError, AttributeError):
         return None
 
@@ -96,11 +98,14 @@ class LoopObserver:
         self._fresh_said = False
         self._exit_hooked = False
         self.exit_code = None  # a sys.exit code the job gave
+        self._enabled: bool | None = None  # CHAOS_AGENT=1, read at the first event
 
     # -- what the patches tell ------------------------------------------------
 
     def active(self) -> bool:
-        return enabled() and not quiet()
+        if self._enabled is None:  # the environment is read once: a step's lookup cost 5-10 us
+            self._enabled = enabled()
+        return self._enabled and not quiet()
 
     def optimizer_applied(self, optimizer) -> None:
         with _lock:

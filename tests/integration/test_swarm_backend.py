@@ -72,10 +72,16 @@ def swarm(docker_client, images):
         yield swarm
 
 
-def run_on_swarm(path, swarm, docker_client, images, monkeypatch, tmp_path):
-    """The scenario's report, each (worker, node) its address events name, and what the run left."""
+def run_on_swarm(path, swarm, docker_client, images, monkeypatch, tmp_path, training=None):
+    """The scenario's report, each (worker, node) its address events name, and what the run left
+    (``training``: fields of the scenario's training changed for this run)."""
     [scenario], errors = load_many([path])
     assert not errors
+    if training:
+        cluster = scenario.cluster
+        scenario = scenario.model_copy(
+            update={"cluster": cluster.model_copy(update={"training": cluster.training.model_copy(update=training)})}
+        )
     # The uninterrupted run on one Docker host (cached when computed before): the swarm's
     # recovered run must end with the same weights digest.
     # (Computed from the scenario without its faults, restarted by the runner: one host refuses a
@@ -165,7 +171,12 @@ def test_a_packet_fault_runs_in_the_tasks_namespace_on_its_node_and_tf_sees_it(
 ):
     """silent_drop on worker-1 (node-3): a helper joins its task's network namespace through
     node-3's engine; the chief's heartbeat error, recovery as on one host, and the helper gone."""
-    report, places, leftovers = run_on_swarm(SILENT_DROP, swarm, docker_client, images, monkeypatch, tmp_path)
+    # Epochs of 1000 steps, not 250: the fault fires at epoch 1 and its helper joins the task's
+    # namespace through node-3's engine, 0.2 s on a quiet machine; with the other integration lanes
+    # beside it that took longer than the 250 steps (1.7 s) left, and the fault found worker-1 done.
+    report, places, leftovers = run_on_swarm(
+        SILENT_DROP, swarm, docker_client, images, monkeypatch, tmp_path, training={"steps_per_epoch": 1000}
+    )
     [notice] = [e.text for e in report.timeline.of(NoticeEvent) if e.topic == "packet_fault"]
     say(f"packet fault: {notice}")
     matched = [int(n) for n in re.findall(r"(\d+) of \d+ packets matched", notice)]

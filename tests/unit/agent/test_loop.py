@@ -215,6 +215,37 @@ def test_the_loss_a_step_returned(result, loss):
     assert loop.loss_of(result) == loss
 
 
+class EagerLike:
+    """What the loss reader asks of an EagerTensor: its shape tuple, then its value."""
+
+    def __init__(self, value):
+        import numpy as np
+
+        self.value = np.asarray(value, dtype=np.float32)
+
+    def _shape_tuple(self):
+        return self.value.shape
+
+    def numpy(self):
+        return self.value
+
+
+@pytest.mark.parametrize(
+    "make, loss",
+    [
+        (lambda np: np.float32(0.5), 0.5),
+        (lambda np: np.array([0.5]), 0.5),
+        (lambda np: np.array([0.5, 1.0]), None),  # a vector: not a loss
+        (lambda np: EagerLike(0.5), 0.5),
+        (lambda np: EagerLike([0.5]), 0.5),
+        (lambda np: EagerLike([[0.5, 1.0]]), None),
+        (lambda np: (EagerLike(0.25), EagerLike([1.0, 2.0])), 0.25),
+    ],
+)
+def test_the_loss_of_arrays_and_tensors(make, loss, numpy_module):
+    assert loop.loss_of(make(numpy_module)) == loss
+
+
 def test_a_step_that_returned_no_loss_is_not_a_nan_loss(obs, captured):
     opt = Optimizer()
     opt.apply_gradients()
