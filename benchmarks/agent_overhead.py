@@ -3,6 +3,7 @@ with the agent on and off, side by side, in alternating pairs of 2-worker runs.
 
     python benchmarks/agent_overhead.py [--pairs 5] [--epochs 6] [--steps 100] [--workers 2]
     python benchmarks/agent_overhead.py --single [--pairs 3] [--steps 3000]
+    python benchmarks/agent_overhead.py --lines [--pairs 3] [--steps 3000]
     python benchmarks/agent_overhead.py --interleaved [--runs 2] [--block 20] [--epochs 8] [--workers 2]
 
 Each run is a container per worker (two by default, each pinned to a core of its own) of the
@@ -19,6 +20,9 @@ and the medians on/off. Not a test.
 the same image trains a small Dense model in a tf.function custom loop (about 0.2 ms a step),
 agent on and off in alternating runs; the difference of the step times is what the agent adds
 to every step of any loop.
+
+``--lines``: the same loop with the agent off, writing nothing, a 150-byte line a step, or
+five lines to a write: what one write to a container's stdout costs (chaos/agent/batching.py).
 
 ``--interleaved``: the tutorial loop's cluster with the agent on, its observer switched off
 and on every ``--block`` steps in every worker at once (they step in lockstep), so on and off
@@ -99,9 +103,20 @@ def step():
 for _ in range(50):
     step()
 n = int(sys.argv[1])
+k = int(os.environ.get("BENCH_LINES", "0"))  # --lines: a 150-byte line a step, k to a write
+line = '{"epoch":0,"event":"step","local_loss":0.5,"loss":0.5,"loss_reported":true,"source":"worker-0","step":1,"t":1.0}' + " " * 30 + "\\n"
 t0 = time.perf_counter()
-for _ in range(n):
-    step()
+if k:
+    held = []
+    for _ in range(n):
+        step()
+        held.append(line)
+        if len(held) >= k:
+            os.write(1, "".join(held).encode())
+            held.clear()
+else:
+    for _ in range(n):
+        step()
 print("STEP_S", (time.perf_counter() - t0) / n, file=sys.stderr, flush=True)
 """
 
@@ -215,12 +230,13 @@ def interleaved(image: str, runs: int, epochs: int, steps: int, workers: int, bl
     return 0
 
 
-def single_run(image: str, agent: bool, steps: int) -> float:
-    """Seconds per step of SINGLE in one container, the agent on or off."""
+def single_run(image: str, agent: bool, steps: int, lines: int = 0) -> float:
+    """Seconds per step of SINGLE in one container, the agent on or off (``lines``: see --lines)."""
     name = f"agentbench-{uuid.uuid4().hex[:8]}"
     try:
         out = subprocess.run(
-            ["docker", "run", "--label", LABEL, "--name", name, "--user", "0", *agent_env(agent, 0), image]
+            ["docker", "run", "--label", LABEL, "--name", name, "--user", "0", *agent_env(agent, 0)]
+            + ["-e", f"BENCH_LINES={lines}", image]
             + ["python", "-c", SINGLE, str(steps)],
             capture_output=True,
             text=True,
@@ -247,12 +263,33 @@ def single(image: str, pairs: int, steps: int) -> int:
     return 0
 
 
+def lines(image: str, pairs: int, steps: int) -> int:
+    """What a write to the container's stdout costs: SINGLE's loop with the agent off, writing
+    nothing, a line a step, or five lines to a write (what the agent's batching does)."""
+    print(f"image {image}; {pairs} rounds of one-process runs, agent off, {steps} steps")
+    extra: dict[int, list[float]] = {1: [], 5: []}
+    for round_ in range(pairs):
+        got = {k: single_run(image, False, steps, lines=k) for k in (0, 1, 5)}
+        for k in extra:
+            extra[k].append(got[k] - got[0])
+        print(
+            f"round {round_ + 1}: step {got[0] * 1e6:.0f} us writing nothing, "
+            f"{got[1] * 1e6:.0f} us a line a write, {got[5] * 1e6:.0f} us five lines a write"
+        )
+    print(
+        f"median extra per step: a line a write {statistics.median(extra[1]) * 1e6:+.0f} us, "
+        f"five lines a write {statistics.median(extra[5]) * 1e6:+.0f} us"
+    )
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--steps", type=int, default=None, help="steps per epoch (100), or --single's steps (3000)")
     parser.add_argument("--single", action="store_true", help="the agent's own cost per step, in one process")
+    parser.add_argument("--lines", action="store_true", help="what a write to the container's stdout costs a step")
     parser.add_argument("--workers", type=int, default=2, help="workers of the tutorial loop's cluster (2)")
     parser.add_argument("--interleaved", action="store_true", help="on and off in blocks of steps of one run")
     parser.add_argument("--runs", type=int, default=2, help="--interleaved's runs (2)")
@@ -266,6 +303,8 @@ def main() -> int:
     image = prepare(client, spec)
     if args.single:
         return single(image, args.pairs, args.steps or 3000)
+    if args.lines:
+        return lines(image, args.pairs, args.steps or 3000)
     args.steps = args.steps or 100
     if args.interleaved:
         return interleaved(image, args.runs, max(args.epochs, 2), args.steps, args.workers, args.block)

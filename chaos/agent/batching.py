@@ -1,9 +1,9 @@
 """When the agent writes its step events: several to one ``write``, not one each.
 
-Each ``write`` to a container's stdout costs the machine about 130 us (the log
-pipeline behind the pipe wakes for it: measured in a one-process TF loop, one
-write per step +130 us a step, the same lines five to a write +10 us;
-docs/notebook/agent.md), more than everything else the agent does in a step. So
+Each ``write`` to a container's stdout costs the machine over 100 us (the log
+pipeline behind the pipe wakes for it: measured in a one-process TF loop, a line
+a write +133 us a step, the same lines five to a write +46 us;
+``benchmarks/agent_overhead.py --lines``), more than the rest the agent does in a step. So
 a step event waits, at most WINDOW_S, and goes out with the ones after it, each
 still its own line with its own time ``t`` (the timeline is ordered by ``t``).
 
@@ -43,8 +43,8 @@ def watched_steps(environ=None) -> tuple[int, ...]:
 
 
 class StepBatching:
-    """Decides, under its owner's lock, whether an event is written now; writes the held ones
-    from a thread of its own when their window ends. ``write()`` writes what is held."""
+    """Decides, under its owner's lock, whether a step event is written now; writes the held
+    ones from a thread of its own when their window ends (``write``, the owner's, with the lock held)."""
 
     def __init__(self, write, lock, steps=None, window_s: float = WINDOW_S, clock=time.monotonic) -> None:
         self._write_held = write
@@ -58,10 +58,9 @@ class StepBatching:
         self._wake = threading.Condition(lock)
         self._thread: threading.Thread | None = None
 
-    def now(self, step: int | None = None, epoch: int | None = None) -> bool:
-        """Whether an event (a step event: its ``step`` and ``epoch``) goes out now; if not, it is held."""
-        if step is None:
-            return True
+    def now(self, step: int, epoch: int) -> bool:
+        """Whether a step event (its ``step`` and ``epoch``) goes out now; if not, it is held.
+        Every other event goes out at once (the owner does not ask)."""
         last, self._last = self._last, (step, epoch)
         if self._due(step, epoch, last):
             return True

@@ -292,12 +292,12 @@ class LoopObserver:
             self._epoch_search_due = False
             for checkpoint in reversed(self._checkpoints):
                 candidate = variables.child_named(checkpoint, "epoch")
-                if candidate is not None and variables.integer_value(candidate) is not None:
-                    self.epoch_var = candidate
+                found = variables.integer_value(candidate) if candidate is not None else None
+                if found is not None:
+                    self.epoch_var, self._epoch_value, self._epoch_unread = candidate, found, 0
                     self.assign_watch = variables.identities(candidate)
-                    break
-            else:
-                return 0
+                    return found
+            return 0
         checking = self._epoch_unread >= VERIFY_EVERY
         if self._epoch_value is not None and not checking and not self._epoch_every_step:
             self._epoch_unread += 1

@@ -80,20 +80,16 @@ class AgentEmitter(Emitter):
     """chaos.worker.emit.Emitter, one event at a time across threads, step events
     several to one write (chaos.agent.batching)."""
 
-    def __init__(self, source: str | None = None, stream=None, batching=None) -> None:
+    def __init__(self, source: str | None = None, stream=None, batching=StepBatching) -> None:
         super().__init__(source, stream or LineStart())
         self._lock = threading.Lock()
-        self._batching = batching(self._write, self._lock) if batching else StepBatching(self._write, self._lock)
+        self._batching = batching(self._write, self._lock)
 
     def emit(self, cls: type[Event], **fields: Any) -> Event:
         with self._lock:
             event = self.event(cls, **fields)
             self.stream.write(event.to_json() + "\n")  # here, not when written: a bad field fails its own emit
-            if isinstance(event, StepEvent):
-                write = self._batching.now(event.step, event.epoch)
-            else:
-                write = self._batching.now()
-            if write:
+            if not isinstance(event, StepEvent) or self._batching.now(event.step, event.epoch):
                 self._write()
             return event
 
