@@ -7,11 +7,12 @@ import atexit
 import os
 import sys
 import threading
+import time
 from typing import Any
 
 from chaos.agent.batching import StepBatching
 from chaos.agent.guard import guarded, swallow  # noqa: F401 - re-exported
-from chaos.events import Event, StepEvent
+from chaos.events import Event, LineTemplate, StepEvent
 from chaos.worker.emit import Emitter
 
 ENABLE_ENV = "CHAOS_AGENT"  # "1": hooks on; anything else: the agent does nothing
@@ -76,22 +77,32 @@ class LineStart:
             data = data[os.write(self.fd, data) :]
 
 
+# What a custom loop's step event says (chaos.agent.loop); its other fields are the defaults.
+STEP_FIELDS = ("t", "epoch", "step", "loss", "local_loss", "loss_reported")
+
+
 class AgentEmitter(Emitter):
     """chaos.worker.emit.Emitter, one event at a time across threads, step events
-    several to one write (chaos.agent.batching)."""
+    several to one write (chaos.agent.batching), and a custom loop's step events
+    printed from a template (``LineTemplate``: no event built)."""
 
     def __init__(self, source: str | None = None, stream=None, batching=StepBatching) -> None:
         super().__init__(source, stream or LineStart())
         self._lock = threading.Lock()
         self._batching = batching(self._write, self._lock)
+        self._step_line = LineTemplate(StepEvent, STEP_FIELDS, source=self.source)
+        self._step_keys = set(STEP_FIELDS) - {"t"}
 
-    def emit(self, cls: type[Event], **fields: Any) -> Event:
+    def emit(self, cls: type[Event], **fields: Any) -> None:
         with self._lock:
-            event = self.event(cls, **fields)
-            self.stream.write(event.to_json() + "\n")  # here, not when written: a bad field fails its own emit
-            if not isinstance(event, StepEvent) or self._batching.now(event.step, event.epoch):
+            if cls is StepEvent and fields.keys() == self._step_keys:
+                fields["t"] = time.time()
+                line = self._step_line.line(fields)
+            else:
+                line = self.event(cls, **fields).to_json()
+            self.stream.write(line + "\n")  # here, not when written: a bad field fails its own emit
+            if cls is not StepEvent or self._batching.now(fields.get("step", 0), fields.get("epoch", 0)):
                 self._write()
-            return event
 
     def _write(self) -> None:
         """Write what is held, in one write (the lock is held)."""

@@ -28,8 +28,6 @@ class Emitter:
     def event(self, cls: type[Event], **fields: Any) -> Event:
         return cls(t=time.time(), source=self.source, **fields)
 
-    def emit(self, cls: type[Event], **fields: Any) -> Event:
-        event = self.event(cls, **fields)
-        self.stream.write(event.to_json() + "\n")
+    def emit(self, cls: type[Event], **fields: Any) -> None:
+        self.stream.write(self.event(cls, **fields).to_json() + "\n")
         self.stream.flush()
-        return event

@@ -30,3 +30,38 @@ def test_to_dict_copies_lists_and_dicts_so_a_reader_cannot_change_the_event():
     saved.to_dict()["job_counters"].clear()
     assert start.fingerprint == {"tf": "2.21"} and saved.job_counters == {"positives": 3}
     assert event_from_dict(json.loads(saved.to_json())) == saved
+
+
+def test_a_line_template_prints_what_the_event_would_for_every_kind_of_value():
+    """The agent prints a custom loop's step events from a template: the line must be the event's own."""
+    import math
+
+    import numpy as np
+
+    from chaos.events import LineTemplate
+
+    varying = ("t", "epoch", "step", "loss", "local_loss", "loss_reported")
+    template = LineTemplate(StepEvent, varying, source='worker-"3"')
+    for loss in (0.5, 0.1 + 0.2, -0.0, 1e-300, 1.5e300, 12345678901234.5, math.nan, math.inf, -math.inf):
+        for value in (loss, np.float64(loss)):  # a NumPy float is a float whose repr names NumPy
+            fields = {"t": 1796490215.8572574, "epoch": 3, "step": 10**12, "loss": value, "local_loss": -value}
+            fields["loss_reported"] = bool(value == value)
+            assert template.line(fields) == StepEvent(source='worker-"3"', **fields).to_json()
+
+
+def test_a_line_template_takes_fixed_fields_and_refuses_a_field_it_cannot_default():
+    from chaos.events import LineTemplate
+
+    template = LineTemplate(
+        StepEvent, ("t", "step"), source="worker-0", weights_finite=True, replica_local_losses=[1.0]
+    )
+    assert (
+        template.line({"t": 2.0, "step": 4})
+        == StepEvent(t=2.0, source="worker-0", step=4, weights_finite=True, replica_local_losses=[1.0]).to_json()
+    )
+    try:
+        LineTemplate(StepEvent, ("step",))
+    except TypeError as error:
+        assert "field t has no default" in str(error)
+    else:
+        raise AssertionError("a template without t was built")

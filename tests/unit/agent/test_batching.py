@@ -133,3 +133,21 @@ def test_the_watch_is_read_from_the_environment_and_bad_text_is_no_watch():
     assert batching.watched_steps({batching.WATCH_ENV: "100,x"}) == ()
     assert batching.watched_steps({}) == ()
     assert batching.watch_text([130, 100, 100]) == "100,130"
+
+
+def test_a_custom_loops_step_event_is_printed_from_its_template_and_read_back_whole():
+    """The loop observer's step events (every field of STEP_FIELDS) skip building an event;
+    what the runner reads is the event it would have been, batched the same."""
+    from chaos.agent.runtime import STEP_FIELDS
+
+    em, stream, _ = emitter(window_s=3600)  # the agent's thread never writes: only what is due does
+    for n in (1, 2):
+        em.emit(StepEvent, epoch=0, step=n, loss=0.25, local_loss=0.25, loss_reported=True)
+    assert stream.writes == [[("step", 1)]]
+    em.emit(StepEvent, epoch=1, step=3, loss=float("nan"), local_loss=float("nan"), loss_reported=False)
+    assert stream.writes[-1] == [("step", 2), ("step", 3)]
+    lines = [line for line in stream.getvalue().splitlines() if line]
+    third = parse_line(lines[-1], "worker-0", 0.0)
+    assert set(STEP_FIELDS) - {"t"} == {"epoch", "step", "loss", "local_loss", "loss_reported"}
+    assert (third.step, third.loss_reported, third.source, third.weights_finite) == (3, False, "worker-0", None)
+    assert abs(third.t - time.time()) < 60
