@@ -84,11 +84,20 @@ STEP_FIELDS = ("t", "epoch", "step", "loss", "local_loss", "loss_reported")
 class AgentEmitter(Emitter):
     """chaos.worker.emit.Emitter, one event at a time across threads, step events
     several to one write (chaos.agent.batching), and a custom loop's step events
-    printed from a template (``LineTemplate``: no event built)."""
+    printed from a template (``LineTemplate``: no event built).
+
+    Two locks: ``_lock`` over what is held and the batching's state, ``_out`` over the
+    stream. A write takes what is held and ``_out`` under ``_lock``, then lets ``_lock``
+    go while it writes: a write to a container's stdout takes about 130 us, and the
+    agent's thread writing held steps must not make the train step's next event wait
+    for it (measured: 25 us a step of the chief's 2-worker step). Writes keep their
+    order: each takes ``_out`` before it lets ``_lock`` go."""
 
     def __init__(self, source: str | None = None, stream=None, batching=StepBatching) -> None:
         super().__init__(source, stream or LineStart())
         self._lock = threading.Lock()
+        self._out = threading.Lock()
+        self._held: list[str] = []
         self._batching = batching(self._write, self._lock)
         self._step_line = LineTemplate(StepEvent, STEP_FIELDS, source=self.source)
         self._step_keys = set(STEP_FIELDS) - {"t"}
@@ -99,15 +108,25 @@ class AgentEmitter(Emitter):
                 fields["t"] = time.time()
                 line = self._step_line.line(fields)
             else:
-                line = self.event(cls, **fields).to_json()
-            self.stream.write(line + "\n")  # here, not when written: a bad field fails its own emit
+                line = self.event(cls, **fields).to_json()  # here, not when written: a bad field fails its own emit
+            self._held.append(line + "\n")
             if cls is not StepEvent or self._batching.now(fields.get("step", 0), fields.get("epoch", 0)):
                 self._write()
 
     def _write(self) -> None:
-        """Write what is held, in one write (the lock is held)."""
-        self.stream.flush()
+        """Write what is held, in one write (called with ``_lock`` held; it is let go while writing)."""
         self._batching.wrote()
+        if not self._held:
+            return
+        text, self._held = "".join(self._held), []
+        self._out.acquire()
+        self._lock.release()
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        finally:
+            self._out.release()
+            self._lock.acquire()
 
     def close(self) -> None:
         """Write what is held: at the interpreter's exit."""

@@ -151,3 +151,39 @@ def test_a_custom_loops_step_event_is_printed_from_its_template_and_read_back_wh
     assert set(STEP_FIELDS) - {"t"} == {"epoch", "step", "loss", "local_loss", "loss_reported"}
     assert (third.step, third.loss_reported, third.source, third.weights_finite) == (3, False, "worker-0", None)
     assert abs(third.t - time.time()) < 60
+
+
+def test_a_step_is_held_while_another_thread_writes_and_the_writes_keep_their_order():
+    """A write lets the emitter's lock go while it writes: the train step's next event does not wait
+    for the agent's thread's write to a slow stdout, and the next write comes after it."""
+    import threading
+
+    class SlowWrites(Writes):
+        def __init__(self) -> None:
+            super().__init__()
+            self.entered, self.go = threading.Event(), threading.Event()
+
+        def flush(self) -> None:
+            if len(self.writes) == 1:  # the second write: the first held steps, from another thread
+                self.entered.set()
+                assert self.go.wait(5)
+            super().flush()
+
+    stream, clock = SlowWrites(), Clock()
+    em = AgentEmitter(
+        source="worker-0",
+        stream=stream,
+        batching=lambda write, lock: batching.StepBatching(write, lock, steps=(), window_s=3600, clock=clock),
+    )
+    step(em, 1)
+    step(em, 2)  # held
+    writer = threading.Thread(target=em.close)
+    writer.start()
+    assert stream.entered.wait(5)
+    done = threading.Event()
+    threading.Thread(target=lambda: (step(em, 3), done.set())).start()
+    assert done.wait(5), "a held step waited for another thread's write"
+    stream.go.set()
+    writer.join(5)
+    em.close()
+    assert stream.writes == [[("step", 1)], [("step", 2)], [("step", 3)]]
