@@ -1,8 +1,9 @@
 """Issue 40: the root worker from what a launcher or a transport says of one task, in one stream
 that names no worker (chaos/diagnose/attribution.py): YARN's container exit statuses as TonY's
 ApplicationMaster logs them (-100 the root, -105 the master's teardown), Open MPI's lost remote
-daemon (its node is the worker), one rank's NCCL error return chain among the others' plain lines.
-Synthetic logs in the formats these tools print."""
+daemon (its node is the worker), one rank's NCCL error return chain among the others' plain lines;
+and a TF 1.x session's wait for a worker alone, which is no confident blocked port. Synthetic logs
+in the formats these tools print."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from chaos.diagnose.attribution import CASCADE, ROOT, TEARDOWN, attribute, blamed, first_failure
 from chaos.diagnose.logs import split_dump
+from chaos.diagnose.match import confident, rank, tied_first
 from chaos.diagnose.observe import observe_all
 from chaos.diagnose.shapes import shapes_in
 from chaos.workload.grammar import YARN_EXIT_STATUS, ExitLine, exit_line
@@ -142,3 +144,19 @@ def test_a_warning_that_says_what_failed_outranks_an_earlier_bare_return_code():
     a = first(text)
     assert a.root_worker == "rank 4" and "WARN" in a.root.what, a
     assert any("passed up the stack" in c.why for c in a.cascade)
+
+
+# --- a TF 1.x session's wait for a worker alone -----------------------------------------------------
+
+WAIT = (
+    "2018-01-10 10:00:{s}.000000: I tensorflow/core/distributed_runtime/master.cc:221] CreateSession still "
+    "waiting for response from worker: /job:worker/replica:0/task:0\n"
+)
+
+
+def test_a_wait_for_a_worker_alone_is_no_confident_blocked_port(catalogue):
+    workers = observe_all(split_dump(WAIT.format(s=10) + WAIT.format(s=20), "master.log", "master"))
+    ranked = rank(catalogue, workers)
+    assert not confident(ranked)
+    families = {m.entry.family for m in tied_first(ranked)}
+    assert {"port_blocked", "hang"} <= families, [(m.entry.name, m.score) for m in ranked[:4]]
