@@ -18,7 +18,7 @@ read as a user would give it (one file), against the shipped catalogue
     python benchmarks/diagnose_accuracy.py --split train-8    # every split but heldout-8
     python benchmarks/diagnose_accuracy.py --split heldout-10 # the tenth held-out split (Q&A pages): measure only
     python benchmarks/diagnose_accuracy.py --split train-10   # every split but heldout-10
-    python benchmarks/diagnose_accuracy.py --split heldout-11 # root workers, gathered blind: measure only
+    python benchmarks/diagnose_accuracy.py --split heldout-11 # root workers: blind until read on 2026-12-05
     python benchmarks/diagnose_accuracy.py --big-log-mb 100  # and time a 100 MB log
 
 Per family and split: top-1 (a confident answer, and its family is the
@@ -40,7 +40,9 @@ per case since), `tune-5` (training cases gathered in round 5), `train-5`
 it; read per case since), `train-6` (every split but heldout-6: what round 6's
 rules may be written on) and `heldout-6` (the sixth held-out set, committed
 before the reader was run on it: it only measures;
-tests/fixtures/diagnose_field/README.md).
+tests/fixtures/diagnose_field/README.md). `heldout-11` (root-worker cases) was
+run blind on 2026-12-03; the rules written on 2026-12-05 were written after
+reading its cases, so its figure after that date is not blind.
 
 ``--big-log-mb N`` writes an N MB log of real TF lines (the corpus's and the
 framework's own runs', repeated with advancing timestamps, one worker per

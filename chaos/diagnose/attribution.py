@@ -42,11 +42,14 @@ from collections import Counter
 from dataclasses import dataclass
 
 from chaos.diagnose.generations import Generation
+from chaos.diagnose.logs import worker_index
 from chaos.diagnose.missing import who_is_missing
 from chaos.diagnose.observations import Evidence, WorkerObservations
 from chaos.diagnose.read_events import error_cls, when
+from chaos.diagnose.shapes import shapes_in
 from chaos.events import ErrorEvent, ExitEvent
 from chaos.fingerprints import diff, ordered
+from chaos.workload.grammar import YARN_EXIT_STATUS, YARN_STOPPED_BY_APP
 
 ROOT, CASCADE, TEARDOWN = "root", "cascade", "teardown"
 EFFECT_CLASSES = frozenset({"UnavailableError", "DeadlineExceededError", "CancelledError", "AbortedError", ""})
@@ -59,8 +62,14 @@ _EFFECT_WORDS = re.compile(
     # Horovod's stall inspector: the others wait for a rank
     r"missing ranks|Stalled ranks|Stalled ops|ready ranks|waiting for remainder of ranks|by subset of ranks|"
     # the coordination service failing every task for another one's state (a duplicate task, a restarted one)
-    r"set to ERROR|different incarnation|unexpectedly tried to connect|Barrier failed"
+    r"set to ERROR|different incarnation|unexpectedly tried to connect|Barrier failed|"
+    # mpirun's daemon lost the daemon of another node (Open MPI's ORTE, PRRTE since Open MPI 5)
+    r"lost communication with a remote daemon"
 )
+# The shapes of an error line that is only a return code passed up the stack, with no message of its own
+# (NCCL's "NCCL INFO init.cc:950 -> 2"): a cause only when no line of the cycle states one (a peer's
+# NCCL WARN says what failed; the other ranks' init then returns the error too).
+WEAK_CAUSE_SHAPES = frozenset({"nccl_error_chain"})
 # TF's words about the coordination leader, not an exit of this worker.
 _NOT_AN_EXIT = re.compile(r"leader task was preempted|Either the leader")
 # An own cause even in a peer-error class: the memory ran out here.
@@ -71,6 +80,9 @@ _TASK_ANY = re.compile(r"/job:(?P<job>\w+)/(?:replica:\d+/)?task:(?P<task>\d+)\b
 _PEER_LINE = re.compile(
     r"remote target /job:|Error reported from /job:|send_device=\"/job:|^\s*/job:\w+/replica:\d+/task:\d+\s*$"
 )
+# ORTE's (PRRTE's) report of the daemon it lost names that daemon's node two lines down, under the
+# HNP's: "  Remote daemon: [[43015,0],20] on node tf-bert-...-worker-19" (within NODE_LINES).
+_DAEMON_NODE = re.compile(r"Remote daemon\s*:\s*\S+ on node (?P<node>[\w.-]+)")
 NEAR_LINES = 1  # TF prints the peer right on the next line; further down is the next record's
 # The op a TF error came from, printed under it (TF 1.x ``[[Node: ... = _Recv[..., send_device="/job:ps/...
 # task:0/cpu:0"]]``, TF 2.x ``[[{{node ...}}]]``): its device is where an own error (an OOM) ran, a
@@ -79,7 +91,11 @@ NEAR_LINES = 1  # TF prints the peer right on the next line; further down is the
 _NODE_LINE = re.compile(r"^\s*\[\[(?:Node:|\{\{node\b)")
 NODE_LINES = 3
 KILL_CODES = (137, 134)
-GONE_REASONS = ("evicted", "preempted")
+# An orchestrator took the worker away (a kill from outside): a kubelet's eviction, a cloud's
+# preemption, a YARN container aborted, lost with its node, preempted or killed for its memory.
+GONE_REASONS = ("evicted", "preempted") + tuple(
+    reason for reason in YARN_EXIT_STATUS.values() if reason not in YARN_STOPPED_BY_APP
+)
 # A kill this long after the cycle's first failure came after the job had failed:
 # the runner notices a peer's exit within a second or two (measured: a peer's error 0.16 s before the killed
 # worker's exit event), its restart kill of a hung job comes after the symptom timeout (30 s).
@@ -147,6 +163,8 @@ class _Line:
     own_error: bool = False  # an exit after an error of the same worker
     hung: bool = False  # an exit of a generation that only waited for its peers
     oom: bool = False  # the kernel's OOM kill: never the runner's teardown
+    stopped: bool = False  # stopped by its own application (YARN's -105): the job's teardown, never a cause
+    weak: bool = False  # a return code with no message of its own (WEAK_CAUSE_SHAPES)
 
 
 def task_name(job: str, task: int) -> str:
@@ -181,6 +199,9 @@ def blamed(text: str, own: int | None) -> tuple[str, ...]:
             continue  # the reporter, or an op's own device
         else:
             weak.append(name)
+    for m in _DAEMON_NODE.finditer(text):  # the node of the daemon mpirun lost: the worker its name says
+        index = worker_index(m["node"])
+        strong.append(m["node"] if index is None else task_name("worker", index))
     return tuple(dict.fromkeys(strong or weak))
 
 
@@ -206,6 +227,8 @@ def exit_text(x: ExitEvent) -> str:
         return "exit 137, killed for memory (OOM)" if code in (137, None) else f"exit {code}, OOM-killed"
     if x.reason and code is None:
         return x.reason
+    if x.reason:  # YARN's status of a container (chaos.workload.grammar.YARN_EXIT_STATUS)
+        return f"exit status {code} ({x.reason})"
     return {137: "exit 137 (SIGKILL)", 134: "exit 134 (SIGABRT)", 143: "exit 143 (SIGTERM)"}.get(code, f"exit {code}")
 
 
@@ -224,7 +247,9 @@ def _after(w: WorkerObservations, evidence: Evidence) -> str:
         o, m = _number(c.where)
         if o != origin or m <= n:
             continue
-        if (m <= n + NEAR_LINES and _PEER_LINE.search(c.text)) or (m <= n + NODE_LINES and _NODE_LINE.match(c.text)):
+        if (m <= n + NEAR_LINES and _PEER_LINE.search(c.text)) or (
+            m <= n + NODE_LINES and (_NODE_LINE.match(c.text) or _DAEMON_NODE.search(c.text))
+        ):
             near.append(c.text)
     return "\n".join(near)
 
@@ -257,7 +282,9 @@ def _lines(w: WorkerObservations, g: Generation) -> list[_Line]:
         what = f"{cls}: {_first(e.message)}" if cls else _first(e.message)
         # gRPC's ":UNKNOWN:Error received from peer" goes on the record before it: its peer is that record's
         continued = e.evidence.text.lstrip().startswith(":UNKNOWN:")
-        out.append(_Line(w, kind, what, e.evidence, when(e), order, () if continued else blamed(text, own), text))
+        weak = kind == "cause" and not cls and not WEAK_CAUSE_SHAPES.isdisjoint(shapes_in(e.message))
+        blames = () if continued else blamed(text, own)
+        out.append(_Line(w, kind, what, e.evidence, when(e), order, blames, text, weak=weak))
     first_error_t = min((t for t in map(when, errors) if t is not None), default=None)
     hung = not g.steps and not g.step_ms and bool(g.hang_lines)
     for x in g.exits:
@@ -277,6 +304,7 @@ def _lines(w: WorkerObservations, g: Generation) -> list[_Line]:
                 own_error=after_error,
                 hung=hung,
                 oom=x.oom_killed,
+                stopped=x.reason in YARN_STOPPED_BY_APP,
             )
         )
     return out
@@ -360,6 +388,15 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
         if line.kind == "effect":
             rest.append(line)
             continue
+        if line.stopped:
+            teardown.append(
+                _label(
+                    TEARDOWN,
+                    line,
+                    "stopped by its own application master: the teardown of a job that had already failed, not a cause",
+                )
+            )
+            continue
         if line.kind in ("kill", "exit") and line.own_error:
             rest.append(line)  # its exit after its own error: the error says it
             continue
@@ -391,6 +428,9 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
             continue
         causes.append(line)
 
+    if any(line.weak for line in causes) and not all(line.weak for line in causes):
+        rest += [line for line in causes if line.weak]  # a return code after a line that says what failed
+        causes = [line for line in causes if not line.weak]
     roots: list[Labelled] = []
     root_worker, sure, no_root = None, False, ""
     if causes:
@@ -484,6 +524,8 @@ def _cascade_why(line: _Line, root_worker: str | None) -> str:
         return "a peer's error: caused by a failure elsewhere" + names
     if line.kind in ("kill", "exit"):
         return "its exit after its error" if line.own_error else "a failed exit with no error of its own"
+    if line.weak:
+        return "an error code passed up the stack, with no message of its own: read as a consequence"
     return f"an error of its own after {root_worker or 'the first failure'}'s: read as a consequence"
 
 
@@ -547,19 +589,23 @@ def _from_causes(causes: list[_Line], workers: list[WorkerObservations]):
 _FROM_TASK = re.compile(r"\bFrom /job:(?P<job>\w+)/(?:replica:\d+/)?task:(?P<task>\d+)")
 _MPI_RANK = re.compile(r"process rank (?P<rank>\d+)\b")
 _RANK_TAG = re.compile(r"^\s*(?:\S+\s+\S+\s+\d+\s+[\d:]+\s+\d{4})?\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:")
+# A launcher's line about one task (TonY's ApplicationMaster: "... for task worker:5 finished with exitStatus
+# -100.", "Job worker:5 exited with -100").
+_LAUNCHER_TASK = re.compile(r"\b(?:for task|Job) (?P<job>[A-Za-z_]+):(?P<task>\d+) (?:finished|exited)\b")
 _DEVICE_TASK = re.compile(
     r"/job:(?P<job>(?!localhost\b)\w+)/(?:replica:\d+/)?task:(?P<task>\d+)/(?:device:)?[A-Za-z]+:\d"
 )
 
 
 def _tagged(line: str, text: str = "") -> str | None:
-    """The worker a line says it is from: mpirun's ``[1,4]<stderr>:`` (rank 4), or the device
-    of the op that failed (``/job:worker/replica:0/task:0/device:GPU:2``: worker-0)."""
+    """The worker a line says it is from: mpirun's ``[1,4]<stderr>:`` (rank 4), a launcher's
+    line about one task (TonY's ``for task worker:5 finished with exitStatus -100``: worker-5), or
+    the device of the op that failed (``/job:worker/replica:0/task:0/device:GPU:2``: worker-0)."""
     text = text or line
     m = _RANK_TAG.match(line) or _MPI_RANK.search(text)
     if m:
         return f"rank {m['rank']}"
-    m = _FROM_TASK.search(text) or _DEVICE_TASK.search(text)
+    m = _LAUNCHER_TASK.search(line) or _FROM_TASK.search(text) or _DEVICE_TASK.search(text)
     return task_name(m["job"], int(m["task"])) if m else None
 
 

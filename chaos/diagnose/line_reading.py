@@ -46,7 +46,7 @@ READER_TOKENS = frozenset(
     "exhausted internal cancelled precondition unknown invalid denied range exit exited kill killed oom oomkilled "
     "memory alloc allocate signal sigkill sigterm evicted preempted preemption backoff crashloopbackoff lame disruption "
     "disruptiontarget started waiting stragglers socket reset refused broken timed timeout heartbeat heartbeats "
-    "statuscode core dumped terminated".split()
+    "statuscode core dumped terminated exitstatus".split()
 )
 GATE_TOKENS = READER_TOKENS | KEY_TOKENS
 GATE_SUBSTRINGS = tuple(

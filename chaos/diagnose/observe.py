@@ -118,7 +118,7 @@ class Observer:
         self.nonblank += 1
         if "oss" in raw or "ntropy" in raw:
             self._loss(number, raw)
-        if "/task:" in raw or "tasks to connect" in raw or "stragglers" in raw:
+        if "/task:" in raw or "tasks to connect" in raw or "stragglers" in raw or "Remote daemon" in raw:
             self.coordination.append(Evidence(f"{self.origin}:{number}", self.name, raw))
             if len(self.coordination) > 2 * MAX_COORDINATION:
                 del self.coordination[:MAX_COORDINATION]

@@ -243,10 +243,15 @@ SHAPES: tuple[Shape, ...] = (
         r"NCCL (?:error|communication aborted)|nccl_\w+\.cc:\d+ ?: ?(?:Internal|Unknown)",
         "",
     ),
+    # NCCL's error return chain (``init.cc:950 -> 2``: a call returned ncclSystemError up the stack), an
+    # error of no class of the rank that prints it: among the others' plain INFO lines, its rank is the root
     _shape(
         "nccl_error_chain",
         ["NCCL INFO", "] INFO "],
-        r"NCCL INFO .* -> [1-9]\d*\b|(?<![\w.-])[\w.-]+:\d+:\d+ \[\d+\] INFO (?:\w+/)*\w+\.(?:h|cu|cc):\d+ -> [1-9]\d*\b",
+        # a source file and line returning a code (not a ring's "Ring 00 : 3 -> 0 [send]": its ranks)
+        r"NCCL INFO \S*\.(?:h|c|cu|cc|cpp):\d+ -> [1-9]\d*\b|"
+        r"(?<![\w.-])[\w.-]+:\d+:\d+ \[\d+\] INFO (?:\w+/)*\w+\.(?:h|c|cu|cc):\d+ -> [1-9]\d*\b",
+        "",
     ),
     _shape("ibv_failed", ["ibv_"], r"\bibv_\w+ failed", ""),
     # --- Open MPI's TCP transport (mpirun under Horovod): the btl connects on an interface the peer
@@ -297,6 +302,14 @@ SHAPES: tuple[Shape, ...] = (
     # Open MPI's daemons cannot connect back to mpirun: "A process or daemon was unable to complete a TCP
     # connection to another process ... usually caused by a firewall on the remote host"
     _shape("mpi_tcp_daemon", ["unable to complete a TCP connection"], r"unable to complete a TCP connection", ""),
+    # mpirun lost the daemon of another node: "ORTE has lost communication with a remote daemon." (PRTE's
+    # since Open MPI 5), the daemon's node named below it; a peer's failure (attribution: its node is blamed)
+    _shape(
+        "orte_lost_daemon",
+        ["lost communication with a remote daemon"],
+        r"(?:ORTE|PRTE) has lost communication with a remote daemon",
+        "",
+    ),
     _shape(
         "orte_daemons",
         ["ORTE was unable", "ORTE does not know"],

@@ -224,10 +224,37 @@ _GONE = [
 ]
 
 
+# YARN's ContainerExitStatus (org.apache.hadoop.yarn.api.records): the negative statuses a container
+# ends with when YARN or its own application took it away, whatever its process would have exited with.
+YARN_EXIT_STATUS = {
+    -100: "aborted by YARN: released, or lost with its node",  # ABORTED
+    -101: "its node's disks failed",  # DISKS_FAILED
+    -102: "preempted",  # PREEMPTED
+    -103: "killed by YARN for its virtual memory",  # KILLED_EXCEEDED_VMEM
+    -104: "killed by YARN for its physical memory",  # KILLED_EXCEEDED_PMEM
+    -105: "stopped by its application master",  # KILLED_BY_APPMASTER
+    -106: "killed by the resource manager",  # KILLED_BY_RESOURCEMANAGER
+    -107: "killed after its application completed",  # KILLED_AFTER_APP_COMPLETION
+    -108: "killed by the container scheduler",  # KILLED_BY_CONTAINER_SCHEDULER
+}
+# The statuses of a container its own application stopped: the teardown of a job, never a cause.
+YARN_STOPPED_BY_APP = frozenset({YARN_EXIT_STATUS[-105], YARN_EXIT_STATUS[-107]})
+# A launcher's line about one task's container, which names the task: TonY's ApplicationMaster
+# ("Container container_e54_..._000011 for task worker:5 finished with exitStatus -100.") and its
+# session ("Job worker:5 exited with -105").
+_TASK_EXIT = re.compile(
+    r"\bfor task \w+:\d+ finished with exitStatus (?P<code>-?\d+)|\bJob \w+:\d+ exited with (?P<c2>-?\d+)\b"
+)
+
+
 def exit_line(text: str) -> ExitLine | None:
     """(exit code, OOM-killed, why it went away) a line states, if any."""
     if not any(word in text for word in _EXIT_WORDS):
         return None
+    match = _TASK_EXIT.search(text) if "xited with" in text or "exitStatus" in text else None
+    if match:
+        code = int(match["code"] or match["c2"])
+        return ExitLine(code, False, YARN_EXIT_STATUS.get(code, ""))
     for pattern in _EXIT_PATTERNS:
         match = pattern.search(text)
         if match:
