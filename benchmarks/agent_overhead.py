@@ -5,6 +5,7 @@ with the agent on and off, side by side, in alternating pairs of 2-worker runs.
     python benchmarks/agent_overhead.py --single [--pairs 3] [--steps 3000]
     python benchmarks/agent_overhead.py --lines [--pairs 3] [--steps 3000]
     python benchmarks/agent_overhead.py --interleaved [--runs 2] [--block 20] [--epochs 8] [--workers 2]
+    python benchmarks/agent_overhead.py --sections [--runs 2] [--epochs 6]
 
 Each run is a container per worker (two by default, each pinned to a core of its own) of the
 example job's agent-layered image on a network of their own (labelled, removed after), CHAOS_AGENT=1 or 0 (off, the agent's
@@ -31,6 +32,10 @@ more than the agent costs; between neighbouring blocks of one run it does not. T
 the median over pairs of neighbouring blocks (on, then off) after the first epoch. What stays
 on in an off block: the wrapper around tf.function's call (a list append and a dict lookup)
 and the event writer's thread; ``--single`` counts them.
+
+``--sections``: the tutorial loop's cluster, agent on, the chief's observer timed part by
+part (the whole, the loss's read, the event's emit and of it the write, the count from the
+traces, the read of ``iterations``, the epoch).
 """
 
 from __future__ import annotations
@@ -83,6 +88,28 @@ TOGGLE = (
     "loop.LoopObserver.trained = trained\n"
     "atexit.register(lambda: print('BLOCKS', *(f'{b - a:.6f}' for a, b in zip(state['marks'], state['marks'][1:])), flush=True))\n"
     "atexit.register(lambda: print('OWN_US', state.get('own', 0.0) / max(state.get('on', 0), 1) * 1e6, flush=True))\n"
+)
+
+# Prepended to WRAP for --sections: the chief's observer's time a step in each of its parts
+# (each part timed on its own: the timers add about 1 us a call).
+SECTIONS = (
+    "import atexit, time; from chaos.agent import loop, runtime, step_shape\n"
+    "acc, calls = {}, [0]\n"
+    "def timed(owner, name, key):\n"
+    "    original = getattr(owner, name)\n"
+    "    def part(*a, **k):\n"
+    "        t0 = time.perf_counter(); r = original(*a, **k); acc[key] = acc.get(key, 0.0) + time.perf_counter() - t0; return r\n"
+    "    setattr(owner, name, part)\n"
+    "for owner, name, key in ((loop.LoopObserver, 'trained', 'observer'), (loop, 'loss_of', 'loss read'),\n"
+    "        (runtime.AgentEmitter, 'emit', 'emit'), (runtime.AgentEmitter, '_write', 'of it the write'),\n"
+    "        (step_shape, 'fixed_advance', 'count from traces'), (loop.LoopObserver, '_read_advance', 'iterations read'),\n"
+    "        (loop.LoopObserver, 'epoch', 'epoch')):\n"
+    "    timed(owner, name, key)\n"
+    "counted = loop.LoopObserver.trained\n"
+    "def trained(self, *a, **k):\n"
+    "    calls[0] += 1; return counted(self, *a, **k)\n"
+    "loop.LoopObserver.trained = trained\n"
+    "atexit.register(lambda: print('SECTIONS', ';'.join(f'{k}={v / max(calls[0], 1) * 1e6:.1f}' for k, v in acc.items()), flush=True))\n"
 )
 
 
@@ -138,10 +165,11 @@ def sh(*args: str, check: bool = True) -> str:
 
 
 def one_run(
-    image: str, agent: bool, epochs: int, steps: int, workers: int = 2, block: int = 0
-) -> tuple[float, int, float, list[float]]:
-    """(seconds per step over epochs 2.., the chief's peak RSS in kB, its CPU seconds, and with
-    ``block`` the seconds of each block of the interleaved run)."""
+    image: str, agent: bool, epochs: int, steps: int, workers: int = 2, block: int = 0, prelude: str = ""
+) -> tuple[float, int, float, list[float], str]:
+    """(seconds per step over epochs 2.., the chief's peak RSS in kB, its CPU seconds, with
+    ``block`` the seconds of each block of the interleaved run, and the chief's log); ``prelude``
+    runs before the job (TOGGLE, SECTIONS)."""
     tag = uuid.uuid4().hex[:8]
     net = f"agentbench-{tag}"
     names = [f"agentbench-{tag}-w{i}" for i in range(workers)]
@@ -177,7 +205,7 @@ def one_run(
                 image,
                 "python",
                 "-c",
-                (TOGGLE + WRAP) if block else WRAP,
+                prelude + WRAP,
                 "--epochs",
                 str(epochs),
                 "--steps-per-epoch",
@@ -197,7 +225,7 @@ def one_run(
     rss, cpu = int(fields[fields.index("MAXRSS_KB") + 1]), float(fields[fields.index("CPU_S") + 1])
     blocks = [float(x) for line in logs.splitlines() if " BLOCKS" in line for x in line.split("BLOCKS", 1)[1].split()]
     own = [float(line.split("OWN_US", 1)[1]) for line in logs.splitlines() if " OWN_US" in line]
-    return (stamps[-1] - stamps[0]).total_seconds() / ((len(stamps) - 1) * steps), rss, cpu, blocks + own[:1]
+    return (stamps[-1] - stamps[0]).total_seconds() / ((len(stamps) - 1) * steps), rss, cpu, blocks + own[:1], logs
 
 
 def interleaved(image: str, runs: int, epochs: int, steps: int, workers: int, block: int) -> int:
@@ -207,7 +235,7 @@ def interleaved(image: str, runs: int, epochs: int, steps: int, workers: int, bl
     )
     ratios, on_ms, off_ms, own_us = [], [], [], []
     for run in range(runs):
-        *blocks, own = one_run(image, True, epochs, steps, workers, block)[3]
+        *blocks, own = one_run(image, True, epochs, steps, workers, block, TOGGLE)[3]
         own_us.append(own)
         first = -(-steps // block) + (-(-steps // block) % 2)  # the first on block after epoch 1
         pairs = [(blocks[i], blocks[i + 1]) for i in range(first, len(blocks) - 1, 2)]
@@ -227,6 +255,17 @@ def interleaved(image: str, runs: int, epochs: int, steps: int, workers: int, bl
         f"{statistics.median(off_ms):.2f} ms off; the chief's observer's own time {statistics.median(own_us):.0f} us "
         f"a step, {statistics.median(own_us) / 1e3 / statistics.median(off_ms) * 100:.1f} % of the step off"
     )
+    return 0
+
+
+def sections(image: str, runs: int, epochs: int, steps: int, workers: int) -> int:
+    """The chief's observer's time a step, part by part, in the tutorial loop's cluster."""
+    print(f"image {image}; {runs} {workers}-worker runs, {epochs} x {steps} steps, the observer's parts timed")
+    for run in range(runs):
+        seconds, *_, logs = one_run(image, True, epochs, steps, workers, prelude=SECTIONS)
+        line = next(line for line in logs.splitlines() if " SECTIONS " in line).split(" SECTIONS ", 1)[1]
+        parts = ", ".join(f"{k} {float(v):.0f} us" for k, v in (p.split("=") for p in line.split(";")))
+        print(f"run {run + 1}: step {seconds * 1e3:.2f} ms; a step's {parts}")
     return 0
 
 
@@ -292,6 +331,7 @@ def main() -> int:
     parser.add_argument("--lines", action="store_true", help="what a write to the container's stdout costs a step")
     parser.add_argument("--workers", type=int, default=2, help="workers of the tutorial loop's cluster (2)")
     parser.add_argument("--interleaved", action="store_true", help="on and off in blocks of steps of one run")
+    parser.add_argument("--sections", action="store_true", help="the observer's time a step, part by part")
     parser.add_argument("--runs", type=int, default=2, help="--interleaved's runs (2)")
     parser.add_argument("--block", type=int, default=20, help="--interleaved's block of steps (20)")
     args = parser.parse_args()
@@ -306,13 +346,15 @@ def main() -> int:
     if args.lines:
         return lines(image, args.pairs, args.steps or 3000)
     args.steps = args.steps or 100
+    if args.sections:
+        return sections(image, args.runs, max(args.epochs, 2), args.steps, args.workers)
     if args.interleaved:
         return interleaved(image, args.runs, max(args.epochs, 2), args.steps, args.workers, args.block)
     ratios, extra_kb, extra_cpu_ms, off_ms = [], [], [], []
     print(f"image {image}; {args.pairs} pairs of {args.workers}-worker runs, {args.epochs} x {args.steps} steps")
     for pair in range(args.pairs):
         order = (True, False) if pair % 2 == 0 else (False, True)
-        got = {agent: one_run(image, agent, args.epochs, args.steps, args.workers) for agent in order}
+        got = {agent: one_run(image, agent, args.epochs, args.steps, args.workers)[:4] for agent in order}
         (on_s, on_kb, on_cpu, _), (off_s, off_kb, off_cpu, _) = got[True], got[False]
         ratios.append(on_s / off_s)
         off_ms.append(off_s * 1e3)
