@@ -1,7 +1,7 @@
 """Ranking the catalogue against the observations of a job's logs.
 
-For each entry, every signature is judged: matched, not matched, or cannot
-tell. Signatures the logs cannot judge are left out of that entry's total
+For each entry, every signature is judged into a ``Verdict``: pass (matched),
+fail (not matched) or unknown (the logs cannot tell). Signatures the logs cannot judge are left out of that entry's total
 (plain logs have no fingerprints; that is no evidence against a skew), and so
 is a matched ``no_error``: silence is no evidence for a failure, but errors
 are evidence against a silent one.
@@ -41,9 +41,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from chaos.checks.verdict import Status, Verdict
 from chaos.diagnose.catalogue import KnownFailure
 from chaos.diagnose.observations import Evidence, WorkerObservations
-from chaos.diagnose.signatures import ExitSignature, Signature, SignatureMatch
+from chaos.diagnose.signatures import ExitSignature, Signature
 
 MIN_STRONG = 1.5
 TIE = 1e-6
@@ -53,7 +54,12 @@ KILL_CODES = (137, 134)
 @dataclass(frozen=True)
 class SignatureResult:
     signature: Signature
-    judged: SignatureMatch
+    verdict: Verdict
+
+    @property
+    def earned(self) -> float:
+        """The weight a passing verdict earns (its signature's credit of it); 0 otherwise."""
+        return self.signature.weight * self.signature.credit(self.verdict) if self.verdict.passed else 0.0
 
 
 @dataclass(frozen=True)
@@ -74,19 +80,19 @@ class Match:
 
     @property
     def matched(self) -> list[SignatureResult]:
-        return [r for r in self.results if r.judged.matched]
+        return [r for r in self.results if r.verdict.status is Status.PASS]
 
     @property
     def missed(self) -> list[SignatureResult]:
-        return [r for r in self.results if r.judged.matched is False]
+        return [r for r in self.results if r.verdict.status is Status.FAIL]
 
     @property
     def untold(self) -> list[SignatureResult]:
-        return [r for r in self.results if r.judged.matched is None]
+        return [r for r in self.results if r.verdict.status is Status.UNKNOWN]
 
     @property
     def candidate(self) -> bool:
-        return sum(r.signature.weight * r.judged.credit for r in self.matched if r.signature.positive) >= MIN_STRONG
+        return sum(r.earned for r in self.matched if r.signature.positive) >= MIN_STRONG
 
 
 def _kill_exits(workers: list[WorkerObservations]) -> list:
@@ -112,9 +118,9 @@ def _exits_known(signature: ExitSignature, workers: list[WorkerObservations]) ->
 
 def judge_entry(entry: KnownFailure, workers: list[WorkerObservations]) -> Match:
     results = tuple(SignatureResult(s, s.judge(workers)) for s in entry.signatures)
-    counted = [r for r in results if r.signature.positive or r.judged.matched is False]
-    earned = sum(r.signature.weight * r.judged.credit for r in counted if r.judged.matched)
-    judged = sum(r.signature.weight for r in counted if r.judged.matched is not None)
+    counted = [r for r in results if r.signature.positive or r.verdict.status is Status.FAIL]
+    earned = sum(r.earned for r in counted)
+    judged = sum(r.signature.weight for r in counted if r.verdict.status is not Status.UNKNOWN)
     coverage = earned / judged if judged else 0.0
     exits = [s for s in entry.signatures if isinstance(s, ExitSignature)]
     unexplained = tuple(
@@ -126,7 +132,7 @@ def judge_entry(entry: KnownFailure, workers: list[WorkerObservations]) -> Match
         r.signature
         for r in results
         if isinstance(r.signature, ExitSignature)
-        and r.judged.matched is False
+        and r.verdict.status is Status.FAIL
         and (r.signature.code in KILL_CODES or r.signature.oom_killed)
         and _exits_known(r.signature, workers)
     )

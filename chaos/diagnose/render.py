@@ -13,6 +13,7 @@ from chaos.diagnose.match import Match, confident, suspicious, tied_first
 from chaos.diagnose.missing import who_is_missing
 from chaos.diagnose.observations import WorkerObservations
 from chaos.diagnose.render_attribution import attribution_lines, family_lines
+from chaos.diagnose.signatures import proof_lines
 
 
 def _indent(text: str, prefix: str = "      ") -> str:
@@ -78,7 +79,7 @@ def _match(rank: int, match: Match, tied_with: list[Match], about: list[str] | N
     out.append("   evidence from your logs:")
     for result in match.matched:
         out.append(f"     + {result.signature.label()}")
-        out.extend(f"         {e.shown()}" for e in result.judged.evidence)
+        out.extend(f"         {e.shown()}" for e in proof_lines(result.verdict))
     for result in match.missed:
         against = (
             " (the logs show how the workers exited: a kill that did not happen counts against it)"

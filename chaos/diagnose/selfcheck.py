@@ -34,12 +34,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from chaos.checks.verdict import Status, Verdict
 from chaos.diagnose.catalogue import KnownFailure
 from chaos.diagnose.logs import WorkerLog, read_logs
 from chaos.diagnose.loops import worker_logs_of
 from chaos.diagnose.match import Match, judge_entry, rank, tied_first
 from chaos.diagnose.observe import observe_all
-from chaos.diagnose.signatures import CANNOT_TELL, Signature, SignatureMatch, SlowdownSignature
+from chaos.diagnose.signatures import Signature, SlowdownSignature
 
 
 def report_logs(report) -> list[WorkerLog]:
@@ -66,8 +67,8 @@ class StepTimesUntold(Signature):
     def label(self) -> str:
         return self.slowdown.label() + " (not judged: the run shared its cores)"
 
-    def judge(self, workers) -> SignatureMatch:
-        return CANNOT_TELL
+    def judge(self, workers) -> Verdict:
+        return self.cannot_tell("the run shared its cores, so its step times are no evidence")
 
 
 def without_step_times(entries: list[KnownFailure]) -> list[KnownFailure]:
@@ -110,7 +111,7 @@ def verdict(
     if not own.diagnosable:
         if not ranked:
             return True, "no match, as expected of a scenario with no symptom in its logs", ranked
-        quiet = all(r.judged.matched is not False for r in judge_entry(own, workers).results)
+        quiet = all(r.verdict.status is not Status.FAIL for r in judge_entry(own, workers).results)
         if quiet and all(_only_slower_steps(m) for m in first):
             # Its symptom is "no error"; slower steps are no error either, and no log tells a
             # packet loss from a throttled CPU or a busy machine: a tie among silent slowdowns

@@ -1,7 +1,10 @@
 """Signatures: one measured symptom each, judged against the observations of
-every worker log. A signature says matched, not matched, or cannot tell (the
-logs lack what it needs: no timestamps for a stall, no exit codes, no
-fingerprints), and carries the lines that prove it.
+every worker log. A signature's judgement is the one result every check of
+this framework gives (``chaos.checks.verdict.Verdict``): pass (the symptom is
+in the logs), fail (the logs show it is not), or unknown (the logs lack what it
+needs: no timestamps for a stall, no exit codes, no fingerprints; the reason
+says which), with the events that prove it, each carrying the line it was read
+from (a line that is no error, exit or step is a ``LogLine`` event).
 
 Weights say how specific a symptom is: an ``UnavailableError`` of any message
 is in half the catalogue, ``Collective instance 112 expected type 1`` in one
@@ -17,12 +20,14 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from chaos.checks.verdict import Status, Verdict
 from chaos.diagnose.missing import missing_tasks
 from chaos.diagnose.observations import MAX_EVIDENCE, Evidence, WorkerObservations
-from chaos.diagnose.read_events import error_cls, timed, when
+from chaos.diagnose.read_events import NO_TIME, error_cls, timed, when
 from chaos.diagnose.servers import only_uninformative_targets
 from chaos.diagnose.shapes import shapes_in
 from chaos.diagnose.watch import required_literals
+from chaos.events import ErrorEvent, Event, LogLine
 from chaos.events_text import short_class
 from chaos.workload.grammar import STATUS_CLASSES
 
@@ -36,15 +41,19 @@ TF_STATUS_CLASSES = frozenset(STATUS_CLASSES.values()) | {
 }
 
 
-@dataclass(frozen=True)
-class SignatureMatch:
-    matched: bool | None  # None: the logs cannot tell
-    evidence: tuple[Evidence, ...] = ()
-    credit: float = 1.0  # share of the weight earned (a partial match earns less)
+Proof = Event | Evidence  # an event read from a line, or the line itself
 
 
-CANNOT_TELL = SignatureMatch(None)
-NO = SignatureMatch(False)
+def as_event(proof: Proof) -> Event:
+    """The event a proof is: itself, or, for a bare line, a ``LogLine`` that carries it."""
+    if isinstance(proof, Event):
+        return proof
+    return LogLine(t=NO_TIME, source=proof.log, text=proof.text, evidence=proof)
+
+
+def proof_lines(verdict: Verdict) -> tuple[Evidence, ...]:
+    """The lines a verdict's events were read from, as the user is shown them."""
+    return tuple(e.evidence for e in verdict.evidence if isinstance(e.evidence, Evidence))
 
 
 def _on(workers: list[WorkerObservations], indices: Iterable[int] | None) -> list[WorkerObservations]:
@@ -66,8 +75,22 @@ class Signature:
     def label(self) -> str:
         raise NotImplementedError
 
-    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
+    def judge(self, workers: list[WorkerObservations]) -> Verdict:
         raise NotImplementedError
+
+    def credit(self, verdict: Verdict) -> float:
+        """The share of the weight a passing verdict earns (a partial match earns less)."""
+        return 1.0
+
+    # The three answers, each about this signature (``Verdict.check`` is its label).
+    def seen(self, proof: Iterable[Proof] = ()) -> Verdict:
+        return Verdict(Status.PASS, "in the logs", tuple(map(as_event, proof)), check=self.label(), role="signature")
+
+    def not_seen(self, why: str = "the logs show it is not there") -> Verdict:
+        return Verdict(Status.FAIL, why, check=self.label(), role="signature")
+
+    def cannot_tell(self, why: str) -> Verdict:
+        return Verdict(Status.UNKNOWN, f"the logs cannot tell: {why}", check=self.label(), role="signature")
 
 
 @dataclass(frozen=True)
@@ -93,7 +116,7 @@ class ErrorSignature(Signature):
             text += f" /{self.message}/"
         return text + _names(self.workers)
 
-    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
+    def judge(self, workers: list[WorkerObservations]) -> Verdict:
         shorts = {short_class(c) for c in self.classes}
         pattern = re.compile(self.message)
         full, partial = [], []
@@ -103,14 +126,17 @@ class ErrorSignature(Signature):
                     continue
                 cls = error_cls(error)
                 if cls in shorts:
-                    full.append(error.evidence)
+                    full.append(error)
                 elif not cls and self.specific:
-                    partial.append(error.evidence)  # the message, on a log line that names no class
-        if full:
-            return SignatureMatch(True, tuple(full[:MAX_EVIDENCE]))
-        if partial:
-            return SignatureMatch(True, tuple(partial[:MAX_EVIDENCE]), credit=0.5)
-        return NO
+                    partial.append(error)  # the message, on a log line that names no class
+        if full or partial:
+            return self.seen((full or partial)[:MAX_EVIDENCE])
+        return self.not_seen("no such error in the logs")
+
+    def credit(self, verdict: Verdict) -> float:
+        """Half, where every line it matched gave the message but no class."""
+        errors = [e for e in verdict.evidence if isinstance(e, ErrorEvent)]
+        return 0.5 if errors and not any(error_cls(e) for e in errors) else 1.0
 
 
 @dataclass(frozen=True)
@@ -137,13 +163,11 @@ class ExitSignature(Signature):
             return bool(self.oom_killed and oom)
         return code != 0 if self.code == "nonzero" else code == self.code
 
-    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
+    def judge(self, workers: list[WorkerObservations]) -> Verdict:
         if not any(w.exits for w in workers):
-            return CANNOT_TELL
-        hits = [
-            e.evidence for w in _on(workers, self.workers) for e in w.exits if self.accepts(e.exit_code, e.oom_killed)
-        ]
-        return SignatureMatch(True, tuple(hits[:MAX_EVIDENCE])) if hits else NO
+            return self.cannot_tell("no log says how a worker exited")
+        hits = [e for w in _on(workers, self.workers) for e in w.exits if self.accepts(e.exit_code, e.oom_killed)]
+        return self.seen(hits[:MAX_EVIDENCE]) if hits else self.not_seen("no worker exited so")
 
 
 @dataclass(frozen=True)
@@ -159,8 +183,8 @@ class HangSignature(Signature):
         text = f"no step for {self.min_s:g}+ s at bring-up, waiting for peers"
         return text + (f" ({', '.join(f'worker-{i}' for i in self.missing)} missing)" if self.missing else "")
 
-    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
-        hits: list[Evidence] = []
+    def judge(self, workers: list[WorkerObservations]) -> Verdict:
+        hits: list[Proof] = []
         named: dict[str, Evidence] = {}
         for w in workers:
             for gen in w.generations:
@@ -179,16 +203,16 @@ class HangSignature(Signature):
                         first and waited_t is not None and first_t is not None and first_t - waited_t >= self.min_s
                     ):
                         continue
-                    hung = [gen.hang_lines[-1][1], first.evidence]
+                    hung = [gen.hang_lines[-1][1], first]
                 hits.extend(hung)
                 named.update(missing_tasks(gen.notable))
         if not hits:
-            return NO
+            return self.not_seen("no worker waited for its peers so long")
         if self.missing and named:
             if {f"worker-{i}" for i in self.missing} != set(named):
-                return NO
+                return self.not_seen("the waiting worker names other tasks missing: " + ", ".join(sorted(named)))
             hits = list(named.values())[:1] + [h for h in hits if h not in named.values()]  # who is missing, first
-        return SignatureMatch(True, tuple(hits[:MAX_EVIDENCE]))
+        return self.seen(hits[:MAX_EVIDENCE])
 
 
 @dataclass(frozen=True)
@@ -207,31 +231,31 @@ class StallSignature(Signature):
         quiet = min(self.min_s, QUIET_BEFORE_ERROR_S)
         return f"no step from any worker for {self.min_s:g}+ s, or {quiet:g}+ s before the first error"
 
-    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
-        timeline: list[tuple[float, int, Evidence]] = []  # (t, kind: 0 break, 1 step, 2 error)
+    def judge(self, workers: list[WorkerObservations]) -> Verdict:
+        timeline: list[tuple[float, int, Proof]] = []  # (t, kind: 0 break, 1 step, 2 error)
         for w in workers:
             for i, gen in enumerate(w.generations):
                 if i and gen.first_t is not None:
                     timeline.append((gen.first_t, 0, gen.start or w.first))
-                timeline += [(t, 1, s.evidence) for t, s in timed(gen.steps)]
-                timeline += [(t, 2, e.evidence) for t, e in timed(gen.errors)]
-                timeline += [(t, 0, x.evidence) for t, x in timed(gen.exits)]
+                timeline += [(t, 1, s) for t, s in timed(gen.steps)]
+                timeline += [(t, 2, e) for t, e in timed(gen.errors)]
+                timeline += [(t, 0, x) for t, x in timed(gen.exits)]
         if sum(1 for _, kind, _ in timeline if kind == 1) < 2:
-            return CANNOT_TELL
-        last_step: tuple[float, Evidence] | None = None
+            return self.cannot_tell("fewer than two steps with a time")
+        last_step: tuple[float, Proof] | None = None
         erred = False
         for t, kind, evidence in sorted(timeline, key=lambda item: (item[0], item[1])):
             if kind == 0:
                 last_step = None
             elif kind == 1:
                 if last_step and not erred and t - last_step[0] >= self.min_s:
-                    return SignatureMatch(True, (last_step[1], evidence))
+                    return self.seen((last_step[1], evidence))
                 last_step, erred = (t, evidence), False
             else:
                 if last_step and not erred and t - last_step[0] >= min(self.min_s, QUIET_BEFORE_ERROR_S):
-                    return SignatureMatch(True, (last_step[1], evidence))
+                    return self.seen((last_step[1], evidence))
                 erred = True
-        return NO
+        return self.not_seen("the steps never paused so long")
 
 
 @dataclass(frozen=True)
@@ -252,10 +276,10 @@ class BringUpStallSignature(Signature):
     def label(self) -> str:
         return f"no step from any worker for {self.min_s:g}+ s after the wait for peers at bring-up"
 
-    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
-        steps = sorted(((t, s.evidence) for w in workers for t, s in timed(w.steps)), key=lambda p: p[0])
+    def judge(self, workers: list[WorkerObservations]) -> Verdict:
+        steps = sorted(((t, s) for w in workers for t, s in timed(w.steps)), key=lambda p: p[0])
         if not steps:
-            return CANNOT_TELL
+            return self.cannot_tell("no step with a time")
         times = [t for t, _ in steps]
         end = max(g.last_t for w in workers for g in w.generations if g.last_t is not None)
         for w in workers:
@@ -266,8 +290,8 @@ class BringUpStallSignature(Signature):
                 after = bisect.bisect_right(times, waited_t)
                 until, proof = (steps[after][0], (waited, steps[after][1])) if after < len(steps) else (end, (waited,))
                 if until - waited_t >= self.min_s:
-                    return SignatureMatch(True, proof)
-        return NO
+                    return self.seen(proof)
+        return self.not_seen("the first steps came soon after the wait for peers")
 
 
 @dataclass(frozen=True)
@@ -286,7 +310,7 @@ class SlowdownSignature(Signature):
     def label(self) -> str:
         return f"steps {self.factor:g}x slower than at the start"
 
-    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
+    def judge(self, workers: list[WorkerObservations]) -> Verdict:
         judged = False
         for w in workers:
             # Within one generation: the load on a shared machine changes between a run's
@@ -301,12 +325,14 @@ class SlowdownSignature(Signature):
                     slow = [t >= self.factor * base and t - base >= self.slack_ms / 1000 for t in times]
                     for i in range(start, len(times) - self.window + 1):
                         if sum(slow[i : i + self.window]) >= self.share * self.window:
-                            return SignatureMatch(True, (steps[i][1].evidence, steps[i + self.window][1].evidence))
+                            return self.seen((steps[i][1], steps[i + self.window][1]))
                 elif len(gen.step_ms) >= 3:  # Keras' per-epoch "Nms/step"
                     judged = True
                     if max(gen.step_ms[1:]) >= self.factor * max(gen.step_ms[0], 1e-3):
-                        return SignatureMatch(True, ())
-        return NO if judged else CANNOT_TELL
+                        return self.seen()
+        if not judged:
+            return self.cannot_tell("too few timed steps to compare with the start")
+        return self.not_seen("the steps kept their speed")
 
 
 @dataclass(frozen=True)
@@ -319,15 +345,15 @@ class SkewSignature(Signature):
     def label(self) -> str:
         return "workers' environments differ in " + ", ".join(self.keys)
 
-    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
+    def judge(self, workers: list[WorkerObservations]) -> Verdict:
         prints = [(w, w.fingerprint) for w in workers if w.fingerprint is not None]
         if len(prints) < 2:
-            return CANNOT_TELL
+            return self.cannot_tell("fewer than two workers print their environment")
         for key in self.keys:
             if len({fp.get(key, "<absent>") for _, fp in prints}) < 2:
-                return NO
+                return self.not_seen(f"every worker has the same {key}")
         starts = [gen.start for w, _ in prints for gen in w.generations[:1] if gen.start is not None]
-        return SignatureMatch(True, tuple(starts[:MAX_EVIDENCE]))
+        return self.seen(starts[:MAX_EVIDENCE])
 
 
 @dataclass(frozen=True)
@@ -340,7 +366,7 @@ class IdenticalBatchesSignature(Signature):
     def label(self) -> str:
         return f"every worker read the same batch on {self.min_steps}+ steps"
 
-    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
+    def judge(self, workers: list[WorkerObservations]) -> Verdict:
         digests = []  # per lane: step -> (digest, evidence); a lane is a worker, or each of its replicas
         for w in workers:
             steps = [s for s in w.steps if s.batch_digest]
@@ -348,22 +374,18 @@ class IdenticalBatchesSignature(Signature):
             if replicas > 1:
                 for r in range(replicas):
                     digests.append(
-                        {
-                            s.step: (s.replica_batch_digests[r], s.evidence)
-                            for s in steps
-                            if len(s.replica_batch_digests) > r
-                        }
+                        {s.step: (s.replica_batch_digests[r], s) for s in steps if len(s.replica_batch_digests) > r}
                     )
             elif steps:
-                digests.append({s.step: (s.batch_digest, s.evidence) for s in steps})
+                digests.append({s.step: (s.batch_digest, s) for s in steps})
         if len(digests) < 2:
-            return CANNOT_TELL
+            return self.cannot_tell("fewer than two workers or replicas print their batch digests")
         same = [
             step for step in digests[0] if all(step in d and d[step][0] == digests[0][step][0] for d in digests[1:])
         ]
         if len(same) < self.min_steps:
-            return NO
-        return SignatureMatch(True, tuple(d[same[0]][1] for d in digests)[:MAX_EVIDENCE])
+            return self.not_seen(f"the workers read the same batch on {len(same)} steps")
+        return self.seen([d[same[0]][1] for d in digests][:MAX_EVIDENCE])
 
 
 @dataclass(frozen=True)
@@ -377,11 +399,11 @@ class NoErrorSignature(Signature):
     def label(self) -> str:
         return "no error and no failed exit"
 
-    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
+    def judge(self, workers: list[WorkerObservations]) -> Verdict:
         failed = any(error_cls(e) for w in workers for e in w.errors) or any(
             e.exit_code not in (None, 0) or e.oom_killed for w in workers for e in w.exits
         )
-        return NO if failed else SignatureMatch(True)
+        return self.not_seen("a worker erred or failed its exit") if failed else self.seen()
 
 
 @dataclass(frozen=True)
@@ -395,7 +417,7 @@ class PatternSignature(Signature):
     def label(self) -> str:
         return f"a line matching /{self.pattern}/" + (f" ({self.why})" if self.why else "")
 
-    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
+    def judge(self, workers: list[WorkerObservations]) -> Verdict:
         search = re.compile(self.pattern).search
         needed = required_literals(self.pattern)
         hits: list[Evidence] = []
@@ -403,7 +425,7 @@ class PatternSignature(Signature):
             if w.watched is not None and self.pattern in w.watched:  # searched while the log was read
                 hits += w.watched[self.pattern][: MAX_EVIDENCE - len(hits)]
                 if len(hits) >= MAX_EVIDENCE:
-                    return self._verdict(hits, workers)
+                    return self._found(hits, workers)
                 continue
             for i, text in enumerate(w.texts):
                 if needed is not None and not needed.found_in(text.lower() if needed.fold else text):
@@ -411,18 +433,20 @@ class PatternSignature(Signature):
                 if search(text):
                     hits.append(w.evidence(i))
                     if len(hits) >= MAX_EVIDENCE:
-                        return self._verdict(hits, workers)
-        return self._verdict(hits, workers) if hits else NO
+                        return self._found(hits, workers)
+        return self._found(hits, workers) if hits else self.not_seen("no line matches")
 
-    @staticmethod
-    def _verdict(hits: list[Evidence], workers: list[WorkerObservations]) -> SignatureMatch:
+    def _found(self, hits: list[Evidence], workers: list[WorkerObservations]) -> Verdict:
         # A TF that names every server localhost says nothing of TF_CONFIG (chaos.diagnose.servers).
-        return CANNOT_TELL if only_uninformative_targets(hits, workers) else SignatureMatch(True, tuple(hits))
+        if only_uninformative_targets(hits, workers):
+            return self.cannot_tell("this TF names every server localhost")
+        return self.seen(hits)
 
 
 # --- signatures of the entries known from the field (chaos.diagnose.field) ---------
 # Users post excerpts: a line that is not there is no evidence against a
 # failure, so these judge "cannot tell", never "not seen", when they find nothing.
+EXCERPT = "no such line, and a log posted in the field may be an excerpt"
 
 
 @dataclass(frozen=True)
@@ -436,9 +460,9 @@ class ShapeSignature(Signature):
     def label(self) -> str:
         return self.why or "a line like " + " | ".join(self.shapes)
 
-    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
+    def judge(self, workers: list[WorkerObservations]) -> Verdict:
         hits = [e for w in workers for e in w.shaped(self.shapes)]
-        return SignatureMatch(True, tuple(hits[:MAX_EVIDENCE])) if hits else CANNOT_TELL
+        return self.seen(hits[:MAX_EVIDENCE]) if hits else self.cannot_tell(EXCERPT)
 
 
 @dataclass(frozen=True)
@@ -450,6 +474,6 @@ class FieldExitSignature(ExitSignature):
     def weight(self) -> float:  # type: ignore[override]
         return 0.0
 
-    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
+    def judge(self, workers: list[WorkerObservations]) -> Verdict:
         judged = super().judge(workers)
-        return judged if judged.matched else CANNOT_TELL
+        return judged if judged.passed else self.cannot_tell(EXCERPT)

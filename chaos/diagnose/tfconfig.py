@@ -18,8 +18,9 @@ import json
 import re
 from dataclasses import dataclass
 
+from chaos.checks.verdict import Verdict
 from chaos.diagnose.observations import Evidence, WorkerObservations
-from chaos.diagnose.signatures import CANNOT_TELL, MAX_EVIDENCE, Signature, SignatureMatch
+from chaos.diagnose.signatures import MAX_EVIDENCE, Signature
 
 JOBS = {"chief", "worker", "ps", "evaluator", "master", "local", "controller"}
 _ADDRESS = re.compile(r"^\[?[\w.:-]+\]?:\d{1,5}$")
@@ -202,16 +203,16 @@ class TfConfigMistakeSignature(Signature):
     def label(self) -> str:
         return "a printed TF_CONFIG or cluster spec that is wrong by itself"
 
-    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
+    def judge(self, workers: list[WorkerObservations]) -> Verdict:
         found = mistakes(printed(workers))
         if not found:
-            return CANNOT_TELL
+            return self.cannot_tell("no printed TF_CONFIG or cluster spec shows a mistake of its own")
         seen, evidence = set(), []
         for what, ev in found:
             if what not in seen:
                 seen.add(what)
                 evidence.append(Evidence(ev.where, ev.log, f"{what}: {ev.text.strip()}"))
-        return SignatureMatch(True, tuple(evidence[:MAX_EVIDENCE]))
+        return self.seen(evidence[:MAX_EVIDENCE])
 
 
 @dataclass(frozen=True)
@@ -226,11 +227,11 @@ class SingleHostClusterSignature(Signature):
             "a printed cluster with every task on localhost or a Docker bridge address, and peers that cannot connect"
         )
 
-    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
+    def judge(self, workers: list[WorkerObservations]) -> Verdict:
         lines = single_host(printed(workers))
         if not lines:
-            return CANNOT_TELL
+            return self.cannot_tell("no printed cluster puts every task on one host")
         failing = [e for w in workers for e in w.shaped(_CONNECTIVITY)]
         if not failing:
-            return CANNOT_TELL
-        return SignatureMatch(True, tuple((lines[:2] + failing[:2])[:MAX_EVIDENCE]))
+            return self.cannot_tell("no line says the peers cannot connect")
+        return self.seen((lines[:2] + failing[:2])[:MAX_EVIDENCE])

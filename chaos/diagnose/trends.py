@@ -21,8 +21,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from chaos.checks.verdict import Verdict
 from chaos.diagnose.observations import Evidence, WorkerObservations
-from chaos.diagnose.signatures import CANNOT_TELL, Signature, SignatureMatch
+from chaos.diagnose.signatures import EXCERPT, Signature
 
 MIN_VALUES = 4
 GROWTH = 100.0
@@ -70,7 +71,7 @@ class LossExplodesSignature(Signature):
             "the loss grows a hundredfold or more over the logged steps, or one replica's is a hundredfold the others'"
         )
 
-    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
+    def judge(self, workers: list[WorkerObservations]) -> Verdict:
         hits: list[Evidence] = []
         for w in workers:
             for series in w.losses.values():
@@ -79,7 +80,7 @@ class LossExplodesSignature(Signature):
                     hits.append(where)
                     break
         hits += apart(workers)
-        return SignatureMatch(True, tuple(hits[:2])) if hits else CANNOT_TELL
+        return self.seen(hits[:2]) if hits else self.cannot_tell("no loss grows so, or stands so far apart")
 
 
 def _line(evidence: Evidence) -> tuple[str, int] | None:
@@ -108,7 +109,7 @@ class BringUpShapeSignature(Signature):
     def label(self) -> str:
         return self.why or "a line like " + " | ".join(self.shapes) + " before training began"
 
-    def judge(self, workers: list[WorkerObservations]) -> SignatureMatch:
+    def judge(self, workers: list[WorkerObservations]) -> Verdict:
         hits = []
         for w in workers:
             began = training_began(w)
@@ -116,4 +117,4 @@ class BringUpShapeSignature(Signature):
                 at = _line(e)
                 if began is None or at is None or at[0] != began[0] or at[1] < began[1]:
                     hits.append(e)
-        return SignatureMatch(True, tuple(hits[:4])) if hits else CANNOT_TELL
+        return self.seen(hits[:4]) if hits else self.cannot_tell(EXCERPT)

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import pytest
 
+from chaos.checks.verdict import Status
 from chaos.diagnose import watch_for
 from chaos.diagnose.match import confident, rank
 from chaos.diagnose.observe import observe_files
 from chaos.diagnose.servers import target_host
 from chaos.diagnose.shapes import shapes_in
-from chaos.diagnose.signatures import PatternSignature
+from chaos.diagnose.signatures import PatternSignature, proof_lines
 from chaos.diagnose.watch import Watch
+
+PASS, UNKNOWN = Status.PASS, Status.UNKNOWN
 
 LOCALHOST_SIGNATURE = PatternSignature(r"Started server with target: grpc://(localhost|127\.0\.0\.1):")
 
@@ -58,7 +61,7 @@ def test_the_server_target_line_names_the_host(line, host):
 
 def test_a_localhost_server_target_alone_is_no_evidence_of_a_localhost_tf_config(tmp_path):
     workers = _observe(tmp_path, {"worker-0.log": TF20_HANG})
-    assert LOCALHOST_SIGNATURE.judge(workers).matched is None  # cannot tell: TF <= 2.3 prints localhost anyway
+    assert LOCALHOST_SIGNATURE.judge(workers).status is UNKNOWN  # cannot tell: TF <= 2.3 prints localhost anyway
 
 
 def test_a_localhost_target_beside_a_configured_host_is_evidence(tmp_path):
@@ -71,7 +74,7 @@ def test_a_localhost_target_beside_a_configured_host_is_evidence(tmp_path):
         },
     )
     judged = LOCALHOST_SIGNATURE.judge(workers)
-    assert judged.matched is True and "localhost:23601" in judged.evidence[0].text
+    assert judged.status is PASS and "localhost:23601" in proof_lines(judged)[0].text
 
 
 def test_a_tf20_hang_with_its_own_localhost_server_is_no_confident_tf_config_mistake(tmp_path, catalogue):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from chaos.checks.verdict import Status
 from chaos.diagnose import build, read_logs
 from chaos.diagnose.catalogue import KnownFailure
 from chaos.diagnose.logs import WorkerLog
@@ -32,7 +33,10 @@ from chaos.diagnose.signatures import (
     ExitSignature,
     NoErrorSignature,
     SlowdownSignature,
+    proof_lines,
 )
+
+PASS, FAIL, UNKNOWN = Status.PASS, Status.FAIL, Status.UNKNOWN
 
 ROOT = Path(__file__).resolve().parents[3]
 LOGS = Path(__file__).parent / "logs"
@@ -215,11 +219,11 @@ def test_stream_cut_with_a_busy_machines_slower_steps_is_not_a_straggler_then_ki
     holds, why, ranked = verdict(STREAM_CUT, busy, shipped)
     assert holds and "tied with connection-reset-mid-training-aborts-then-recovers, port-refused" in why, why
     straggler = next(m for m in ranked if m.entry.name == STRAGGLER_KILLED)
-    assert [r.judged.matched for r in straggler.results] == [
-        True,
-        False,
-        True,
-        False,
+    assert [r.verdict.status for r in straggler.results] == [
+        PASS,
+        FAIL,
+        PASS,
+        FAIL,
     ]  # slower, no_error, error, exit 137
     # Both workers exited 1: the kill it expects did not happen, and that counts against it
     # as an unexpected kill counts against an entry (CI: 3.33 against 3.00 before).
@@ -260,10 +264,10 @@ def test_mtu_blackhole_at_bring_up_is_itself_first_by_its_bring_up_stall(shipped
     assert holds and why == f"diagnosed as {MTU}", why
     assert scores(ranked, 2) == [(MTU, 6.0), ("port-refused-mid-training-fails-fast-then-recovers", 3.0)]
     stall = ranked[0].results[0]
-    assert isinstance(stall.signature, BringUpStallSignature) and stall.judged.matched
+    assert isinstance(stall.signature, BringUpStallSignature) and stall.verdict.passed
     # from the chief's `Waiting for 0/2 tasks to connect.` to the restarted generation's first step
-    assert "Waiting for 0/2 tasks to connect" in stall.judged.evidence[0].text
-    assert "step 1 " in stall.judged.evidence[1].text
+    assert "Waiting for 0/2 tasks to connect" in proof_lines(stall.verdict)[0].text
+    assert "step 1 " in proof_lines(stall.verdict)[1].text
 
 
 def test_syn_drop_at_bring_up_ties_the_other_silent_bring_up_hangs(shipped):
@@ -287,9 +291,9 @@ def test_bring_up_stall_needs_steps_and_a_late_first_step():
     late = WorkerLog("worker-0", "w", (wait, ev(event="step", step=1, t=1795741003.0)), (1, 2))
     no_steps = WorkerLog("worker-0", "w", (wait, "2026-11-27 00:57:26.000000: I something later"), (1, 2))
     sig = BringUpStallSignature(15)
-    assert sig.judge([observe(healthy)]).matched is False  # 4.6 s: a healthy bring-up
-    assert sig.judge([observe(late)]).matched is True  # 16.7 s
-    assert sig.judge([observe(no_steps)]).matched is None  # no step lines: cannot tell
+    assert sig.judge([observe(healthy)]).status is FAIL  # 4.6 s: a healthy bring-up
+    assert sig.judge([observe(late)]).status is PASS  # 16.7 s
+    assert sig.judge([observe(no_steps)]).status is UNKNOWN  # no step lines: cannot tell
 
 
 def test_a_stall_check_of_a_bring_up_fault_becomes_a_bring_up_stall(shipped):
@@ -390,7 +394,7 @@ def test_a_shared_runs_slower_steps_no_longer_lift_a_straggler_above_its_own_sce
         if any(m.entry.name == STRAGGLER_KILLED for m in ranked)
         else None
     )
-    assert straggler is None or straggler.results[0].judged.matched is None  # slower steps: not judged
+    assert straggler is None or straggler.results[0].verdict.status is UNKNOWN  # slower steps: not judged
 
 
 def test_a_shared_quiet_runs_slower_steps_are_no_match_at_all(shipped):
