@@ -33,11 +33,20 @@ class Clock:
         return self.now
 
 
+class NoWriterThread(batching.StepBatching):
+    """Batching driven by a test's clock: the agent's own writer thread would wait real seconds
+    for a window counted on that clock, and on a busy machine write the held steps between two
+    of the test's lines. Here only what is due writes; the thread has tests of its own (real clock)."""
+
+    def _start(self) -> None:
+        pass
+
+
 def emitter(steps=(), window_s=0.05):
     stream, clock = Writes(), Clock()
 
     def make(write, lock):
-        return batching.StepBatching(write, lock, steps=steps, window_s=window_s, clock=clock)
+        return NoWriterThread(write, lock, steps=steps, window_s=window_s, clock=clock)
 
     return AgentEmitter(source="worker-0", stream=stream, batching=make), stream, clock
 
@@ -140,7 +149,7 @@ def test_a_custom_loops_step_event_is_printed_from_its_template_and_read_back_wh
     what the runner reads is the event it would have been, batched the same."""
     from chaos.agent.runtime import STEP_FIELDS
 
-    em, stream, _ = emitter(window_s=3600)  # the agent's thread never writes: only what is due does
+    em, stream, _ = emitter()
     for n in (1, 2):
         em.emit(StepEvent, epoch=0, step=n, loss=0.25, local_loss=0.25, loss_reported=True)
     assert stream.writes == [[("step", 1)]]
