@@ -157,18 +157,18 @@ def _catalogue(item):
 
 def _self_diagnosis(item, report) -> None:
     """Each run's worker logs must diagnose as its scenario (rule: chaos.diagnose.selfcheck)."""
+    from chaos.checks.verdict import Status
     from chaos.diagnose.attribution_check import judge
     from chaos.diagnose.selfcheck import report_logs, verdict
 
     # Only the timing-sensitive scenarios run alone; the others' step times carry their neighbours' load.
     shared = not any(check.timing_sensitive for check in item.scenario.checks)
     logs = report_logs(report)
-    holds, why, _ = verdict(report.scenario, logs, _catalogue(item), shared_cores=shared)
-    item.user_properties.append(("diagnose", why))
+    diagnosed, _ = verdict(report.scenario, logs, _catalogue(item), shared_cores=shared)
     # Root, cascade, teardown, retry outlook, restart loop (rule: chaos.diagnose.attribution_check).
-    attributed, said = judge(report, logs)
-    item.user_properties.append(("attribution", said))
-    misses = [text for ok, text in ((holds, why), (attributed, said)) if ok is False]
+    attributed = judge(report, logs)
+    item.user_properties += [(v.check, v.reason) for v in (diagnosed, attributed)]
+    misses = [v.reason for v in (diagnosed, attributed) if v.status is Status.FAIL]
     if misses:
         where = report.artifacts.get("worker-0 log")
         command = (

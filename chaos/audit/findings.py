@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 
 from chaos.audit.measure import RunMeasures
+from chaos.checks.verdict import Status
 
 OK = "ok"
 FINDING = "finding"
@@ -234,11 +235,11 @@ def _verdict_criterion(
 ) -> Callable:
     def criterion(runs: list[RunMeasures], context: Context) -> Finding:
         base = dict(id=id, area=area, title=title, why=why, setting=setting)
-        judged = [r for r in _judged(runs, kinds) if r.verdict(check).status in ("pass", "fail")]
+        judged = [r for r in _judged(runs, kinds) if r.verdict(check).status in (Status.PASS, Status.FAIL)]
         unknown = [
             f"{r.title}: {r.verdict(check).reason}"
             for r in _judged(runs, kinds)
-            if r.verdict(check).status not in ("pass", "fail")
+            if r.verdict(check).status not in (Status.PASS, Status.FAIL)
         ]
         if not judged:
             why_not = "; ".join(unknown) or _skipped(runs, kinds) or "no such run in this battery"
@@ -294,7 +295,9 @@ def bit_exact(runs: list[RunMeasures], context: Context) -> Finding:
         setting="tf.keras.utils.set_random_seed, tf.config.experimental.enable_op_determinism(); the input "
         "position restored with the model (BackupAndRestore restores model, optimizer and epoch only)",
     )
-    judged = [r for r in _judged(runs, FAILURES) if r.verdict("matches_uninterrupted").status in ("pass", "fail")]
+    judged = [
+        r for r in _judged(runs, FAILURES) if r.verdict("matches_uninterrupted").status in (Status.PASS, Status.FAIL)
+    ]
     if not judged:
         reasons = "; ".join(f"{r.title}: {r.verdict('matches_uninterrupted').reason}" for r in _judged(runs, FAILURES))
         why = reasons or _skipped(runs, FAILURES) or "no such run in this battery"

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import re
 import statistics
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from chaos.audit.battery import BatteryEntry
 from chaos.audit.noticing import how_noticed
 from chaos.checks.select import first_by_worker
-from chaos.checks.verdict import Status, Verdict
+from chaos.checks.verdict import Verdict, unknown
 from chaos.compare.metrics import steps_lost
 from chaos.events import (
     CheckpointEvent,
@@ -60,24 +60,9 @@ class Figure:
         return cls(None, why)
 
 
-@dataclass(frozen=True)
-class Reading:
-    """One verdict the audit reads: pass / fail / unknown and its reason; or
-    ``absent`` when the run has no such check (the entry did not ask it, or the run broke)."""
-
-    status: str
-    reason: str
-
-    @property
-    def passed(self) -> bool:
-        return self.status == Status.PASS.value
-
-    @property
-    def failed(self) -> bool:
-        return self.status == Status.FAIL.value
-
-
-ABSENT = Reading("absent", "not asked in this run")
+# What ``RunMeasures.verdict`` says of a check the run has not (the entry did not ask it, or the
+# run broke): it could not be judged.
+ABSENT = unknown("not asked in this run")
 
 
 @dataclass(frozen=True)
@@ -122,7 +107,9 @@ class RunMeasures:
     target_done: bool = False  # the fault's target reported done before it exited (training ended first)
     resumed_step: int | None = None  # first step after the restart
     start_after_heal_s: Figure = Figure.missing("no heal")
-    verdicts: dict[str, Reading] = field(default_factory=dict)
+    # The report's verdicts of the checks the battery lists, by check (their status and reason:
+    # the evidence stays in the run's report).
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
     drift: Figure = Figure.missing("not compared")
     backup_dirs: dict[str, str] = field(default_factory=dict)  # worker -> the backup dir its plan event named
 
@@ -130,11 +117,14 @@ class RunMeasures:
     def measured(self) -> bool:
         return self.status == MEASURED
 
-    def verdict(self, check: str) -> Reading:
+    def verdict(self, check: str) -> Verdict:
         return self.verdicts.get(check, ABSENT)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            **asdict(self),
+            "verdicts": {k: {"status": v.status.value, "reason": v.reason} for k, v in self.verdicts.items()},
+        }
 
 
 def not_measured(entry: BatteryEntry, why: str, scenario: str = "", report: str = "") -> RunMeasures:
@@ -444,14 +434,14 @@ def save_interval(timeline: Timeline) -> int:
     return plans[0] if plans else 0
 
 
-def _verdicts(report: Report) -> dict[str, Reading]:
-    out: dict[str, Reading] = {}
+def _verdicts(report: Report) -> dict[str, Verdict]:
+    out: dict[str, Verdict] = {}
     for v in report.verdicts:
-        out.setdefault(v.check, Reading(v.status.value, v.reason))
+        out.setdefault(v.check, replace(v, evidence=()))
     return out
 
 
-def drift(timeline: Timeline, judged: Reading) -> Figure:
+def drift(timeline: Timeline, judged: Verdict) -> Figure:
     if judged.passed:
         return Figure.of(0.0, judged.reason)
     reference = timeline.info.reference_final_loss

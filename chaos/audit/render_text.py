@@ -75,7 +75,7 @@ def run_rows(card: Card) -> list[list[str]]:
                 + (f"the job exited {seconds(answer.value)} later" if answer.known else answer.note)
             )
         lost = "-" if not r.steps_lost.known else f"{r.steps_lost.value:g} / {r.save_interval_steps or '?'}"
-        exact = r.verdict("matches_uninterrupted")
+        exact = r.verdicts.get("matches_uninterrupted")
         rows.append(
             [
                 r.title,
@@ -84,7 +84,7 @@ def run_rows(card: Card) -> list[list[str]]:
                 "-" if not r.detect_s.known or r.kind not in FAILURES else seconds(r.detect_s.value),
                 "-" if not r.restart_s.known else seconds(r.restart_s.value),
                 lost,
-                "-" if exact.status == "absent" else exact.status,
+                "-" if exact is None else exact.status.value,
             ]
         )
     return rows

@@ -35,6 +35,10 @@ class Verdict:
     def passed(self) -> bool:
         return self.status is Status.PASS
 
+    @property
+    def failed(self) -> bool:
+        return self.status is Status.FAIL
+
     def about(self, check: str, role: str, params: dict[str, Any]) -> Verdict:
         return replace(self, check=check, role=role, params=params)
 

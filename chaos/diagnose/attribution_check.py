@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from chaos.checks.verdict import Verdict, failed, passed, unknown
 from chaos.diagnose.attribution import Attribution, attribute, first_failure
 from chaos.diagnose.families import scenario_family
 from chaos.diagnose.logs import WorkerLog
@@ -66,6 +67,7 @@ VERIFIED: dict[str, str] = {
 }
 
 
+CHECK = "attribution"  # the self-diagnosis check's name in its verdict
 _TASK_NAME = re.compile(r"^(?:worker|ps|chief|evaluator)(?:-\d+)?$")
 
 
@@ -108,10 +110,10 @@ def _expects_loop(report) -> bool:
     )
 
 
-def judge(report, logs: list[WorkerLog]) -> tuple[bool | None, str]:
-    """(holds, one line): holds is None when the root worker is not judged (``VERIFIED``) and
-    nothing else is amiss; False on a sure wrong root, a recovered run called a loop, a loop
-    missed, or an outlook that disagrees with the recovery."""
+def judge(report, logs: list[WorkerLog]) -> Verdict:
+    """The attribution of a scenario's own logs, judged, in one line: unknown when the root
+    worker is not judged (``VERIFIED``) and nothing else is amiss; fail on a sure wrong root, a
+    recovered run called a loop, a loop missed, or an outlook that disagrees with the recovery."""
     cycles = attribute(observe_all(logs))
     loop: Loop | None = restart_loop(cycles)
     first = first_failure(cycles)
@@ -142,10 +144,11 @@ def judge(report, logs: list[WorkerLog]) -> tuple[bool | None, str]:
         + (f"loop: {loop.said()}" if loop else "no restart loop")
     )
     if problems:
-        return False, line + " -- " + "; ".join(problems)
+        return failed(line + " -- " + "; ".join(problems)).about(CHECK, "self-diagnosis", {})
     if not verified:
-        return None, line + " (root worker and loop recorded, not judged: this scenario's logs were not read yet)"
-    return True, line
+        why = line + " (root worker and loop recorded, not judged: this scenario's logs were not read yet)"
+        return unknown(why).about(CHECK, "self-diagnosis", {})
+    return passed(line).about(CHECK, "self-diagnosis", {})
 
 
 def _redeployed(report) -> bool:

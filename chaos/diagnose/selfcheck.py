@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from chaos.checks.verdict import Status, Verdict
+from chaos.checks.verdict import Status, Verdict, failed, passed, unknown
 from chaos.diagnose.catalogue import KnownFailure
 from chaos.diagnose.logs import WorkerLog, read_logs
 from chaos.diagnose.loops import worker_logs_of
@@ -55,6 +55,9 @@ def report_logs(report) -> list[WorkerLog]:
         return read_logs(files)[0]
     # as the report writes them: with the runner's teardown line, so its kill is not read as the failure's
     return worker_logs_of(list(report.timeline), report.scenario)
+
+
+CHECK = "diagnose"  # the self-diagnosis check's name in its verdict
 
 
 @dataclass(frozen=True)
@@ -92,41 +95,43 @@ def _only_slower_steps(match: Match) -> bool:
 
 def verdict(
     name: str, logs: list[WorkerLog], entries: list[KnownFailure], *, shared_cores: bool = False
-) -> tuple[bool | None, str, list[Match]]:
-    """(holds, one line saying why, the ranking) for scenario ``name``'s logs;
-    holds is None when the rule cannot judge (part of the symptom is in no log).
+) -> tuple[Verdict, list[Match]]:
+    """Whether scenario ``name``'s logs diagnose as that scenario (the verdict, its reason one
+    line), and the ranking; unknown when the rule cannot judge (part of the symptom is in no log).
     ``shared_cores``: the run shared the machine with other runs, so its step times are no evidence."""
     if shared_cores:
         entries = without_step_times(entries)
     own = next((e for e in entries if e.name == name), None)
     if own is None:
-        return False, f"{name} is not in the catalogue", []
+        return _said(failed(f"{name} is not in the catalogue")), []
     workers = observe_all(logs)
     ranked = rank(entries, workers)
     first = tied_first(ranked)
     shown = ", ".join(f"{m.entry.name} ({m.score:.2f})" for m in ranked[:4]) or "nothing"
     if own.unseen:
         # Part of its symptom is not in any log: its rank says nothing either way.
-        return None, (f"not judged: {', '.join(own.unseen)} cannot be seen in a log; the logs rank {shown}"), ranked
+        why = f"not judged: {', '.join(own.unseen)} cannot be seen in a log; the logs rank {shown}"
+        return _said(unknown(why)), ranked
     if not own.diagnosable:
         if not ranked:
-            return True, "no match, as expected of a scenario with no symptom in its logs", ranked
+            return _said(passed("no match, as expected of a scenario with no symptom in its logs")), ranked
         quiet = all(r.verdict.status is not Status.FAIL for r in judge_entry(own, workers).results)
         if quiet and all(_only_slower_steps(m) for m in first):
             # Its symptom is "no error"; slower steps are no error either, and no log tells a
             # packet loss from a throttled CPU or a busy machine: a tie among silent slowdowns
             # it is not ranked in (it states no slowdown), said so, not a mismatch.
             slow = ", ".join(m.entry.name for m in first)
-            return (
-                True,
-                (
-                    f"no error in its logs, as expected; they show only slower steps, tied first with the silent "
-                    f"slowdowns {slow} ({first[0].ranked_at:.2f}); {name} itself is not ranked: it states no symptom a log shows"
-                ),
-                ranked,
+            why = (
+                f"no error in its logs, as expected; they show only slower steps, tied first with the silent "
+                f"slowdowns {slow} ({first[0].ranked_at:.2f}); {name} itself is not ranked: it states no symptom a log shows"
             )
-        return False, f"{name} has no symptom a log shows, but its logs diagnose as {shown}", ranked
+            return _said(passed(why)), ranked
+        return _said(failed(f"{name} has no symptom a log shows, but its logs diagnose as {shown}")), ranked
     if any(m.entry.name == name for m in first):
         tied = [m.entry.name for m in first if m.entry.name != name]
-        return True, f"diagnosed as {name}" + (f" (tied with {', '.join(tied)})" if tied else ""), ranked
-    return False, f"its own logs do not diagnose as {name}: ranked {shown}", ranked
+        return _said(passed(f"diagnosed as {name}" + (f" (tied with {', '.join(tied)})" if tied else ""))), ranked
+    return _said(failed(f"its own logs do not diagnose as {name}: ranked {shown}")), ranked
+
+
+def _said(verdict: Verdict) -> Verdict:
+    return verdict.about(CHECK, "self-diagnosis", {})

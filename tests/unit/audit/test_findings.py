@@ -3,9 +3,10 @@
 import pytest
 
 from chaos.audit.findings import FINDING, NOT_MEASURED, OK, Context, evaluate
-from chaos.audit.measure import MEASURED, Figure, Reading, RunMeasures
+from chaos.audit.measure import MEASURED, Figure, RunMeasures
+from chaos.checks.verdict import failed, passed, unknown
 
-PASS, FAIL, UNKNOWN = Reading("pass", "ok"), Reading("fail", "it failed"), Reading("unknown", "no weights digest")
+PASS, FAIL, UNKNOWN = passed("ok"), failed("it failed"), unknown("no weights digest")
 
 
 def run(kind="crash", key=None, **fields):

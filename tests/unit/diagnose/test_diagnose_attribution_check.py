@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from chaos.checks.verdict import passed
+from chaos.checks.verdict import Status, passed
 from chaos.diagnose.attribution_check import VERIFIED, faulted, judge
 from chaos.diagnose.logs import read_logs
 from chaos.diagnose.loops import worker_logs_of
@@ -18,6 +18,8 @@ from chaos.timeline import RunInfo, Timeline
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_diagnose_loops import T0, corrupt_checkpoint_run, killed_worker_recovers  # noqa: E402
+
+FAIL, UNKNOWN = Status.FAIL, Status.UNKNOWN
 
 LOGS = Path(__file__).parent / "logs"
 ROOT = Path(__file__).resolve().parents[3]
@@ -70,53 +72,53 @@ def test_every_verified_scenario_holds_on_its_logs():
         ]
         r = Report(r.scenario, r.file, "", {}, r.verdicts, Timeline.from_events(INFO, [*r.timeline.events, *heals]))
         folder = LOGS / name if (LOGS / name).is_dir() else RUNS / name
-        holds, said = judge(r, read_logs([folder])[0])
-        assert holds is True, f"{name}: {said}"
+        judged = judge(r, read_logs([folder])[0])
+        assert judged.passed, f"{name}: {judged.reason}"
 
 
 def test_a_sure_root_on_another_worker_than_the_faulted_one_is_a_miss():
     name = "killed-worker-recovers-from-checkpoint"
-    holds, said = judge(report(name, "worker-0"), read_logs([LOGS / name])[0])
-    assert holds is False and "named worker-1 the root, but the fault acts on worker-0" in said
+    judged = judge(report(name, "worker-0"), read_logs([LOGS / name])[0])
+    assert judged.status is FAIL and "named worker-1 the root, but the fault acts on worker-0" in judged.reason
 
 
 def test_a_sure_root_where_the_fault_acts_on_every_worker_is_a_miss():
     name = "killed-worker-recovers-from-checkpoint"
-    holds, said = judge(report(name, "cluster"), read_logs([LOGS / name])[0])
-    assert holds is False and "acts on every worker" in said
+    judged = judge(report(name, "cluster"), read_logs([LOGS / name])[0])
+    assert judged.status is FAIL and "acts on every worker" in judged.reason
 
 
 def test_an_unverified_scenario_is_recorded_not_judged():
     name = "killed-worker-recovers-from-checkpoint"
-    holds, said = judge(report("killed-in-some-new-way", "worker-1"), read_logs([LOGS / name])[0])
-    assert holds is None and "not judged" in said and "root worker-1" in said
+    judged = judge(report("killed-in-some-new-way", "worker-1"), read_logs([LOGS / name])[0])
+    assert judged.status is UNKNOWN and "not judged" in judged.reason and "root worker-1" in judged.reason
     # even where the root it names is not the faulted one: not read, not judged
-    holds, said = judge(report("killed-in-some-new-way", "worker-0"), read_logs([LOGS / name])[0])
-    assert holds is None and "root worker-1" in said
+    judged = judge(report("killed-in-some-new-way", "worker-0"), read_logs([LOGS / name])[0])
+    assert judged.status is UNKNOWN and "root worker-1" in judged.reason
 
 
 def test_a_likely_root_is_never_a_miss():
     name = "paused-worker-times-out-then-recovers"
-    holds, said = judge(report(name, "worker-0"), read_logs([LOGS / name])[0])
-    assert holds is True and "(likely)" in said
+    judged = judge(report(name, "worker-0"), read_logs([LOGS / name])[0])
+    assert judged.passed and "(likely)" in judged.reason
 
 
 def test_the_corrupt_checkpoint_loop_must_be_flagged_and_a_recovery_never(monkeypatch):
     events = corrupt_checkpoint_run()
     name = "corrupt-checkpoint-fails-every-restore-until-restarts-run-out"
     r = report(name, "worker-1", events=events, checks=("restore_failed", "restarts_exhausted"))
-    holds, said = judge(r, worker_logs_of(events, name))
-    assert holds is not False and "stop retrying: restart loop" in said
+    judged = judge(r, worker_logs_of(events, name))
+    assert judged.status is not FAIL and "stop retrying: restart loop" in judged.reason
     one = corrupt_checkpoint_run(restarts=1)
     monkeypatch.setitem(VERIFIED, name, "this test")  # a loop missed counts where the logs were read
-    holds, said = judge(
+    judged = judge(
         report(name, "worker-1", events=one, checks=("restore_failed", "restarts_exhausted")), worker_logs_of(one, name)
     )
-    assert holds is False and "no restart loop was flagged" in said
+    assert judged.status is FAIL and "no restart loop was flagged" in judged.reason
     events = killed_worker_recovers()
     name = "killed-worker-recovers-from-checkpoint"
-    holds, said = judge(report(name, "worker-1", events=events), worker_logs_of(events, name))
-    assert holds is True and "no restart loop" in said and "restart helps" in said
+    judged = judge(report(name, "worker-1", events=events), worker_logs_of(events, name))
+    assert judged.passed and "no restart loop" in judged.reason and "restart helps" in judged.reason
 
 
 def test_the_faulted_workers_come_from_the_inject_events():
@@ -140,8 +142,8 @@ def test_one_restart_that_ran_out_is_not_expected_to_be_a_loop():
         [v if v.check != "restarts_exhausted" else v.about(v.check, v.role, {"restarts": 1}) for v in r.verdicts],
         r.timeline,
     )
-    holds, said = judge(r, worker_logs_of(one, name))
-    assert holds is not False, said
+    judged = judge(r, worker_logs_of(one, name))
+    assert judged.status is not FAIL, judged.reason
 
 
 def test_a_failure_restart_that_healed_a_fault_applied_at_create_is_the_change():
@@ -151,8 +153,8 @@ def test_a_failure_restart_that_healed_a_fault_applied_at_create_is_the_change()
     name = "version-skew-tf215-aborts-first-collective-then-recovers"
     logs = read_logs([LOGS / "killed-worker-recovers-from-checkpoint"])[0]  # any failed first run
     r = report(name, "worker-1")
-    holds, said = judge(r, logs)
-    assert holds is False and "recovered after a restart, but the outlook says" in said
+    judged = judge(r, logs)
+    assert judged.status is FAIL and "recovered after a restart, but the outlook says" in judged.reason
     healed = Report(
         r.scenario,
         r.file,
@@ -163,5 +165,5 @@ def test_a_failure_restart_that_healed_a_fault_applied_at_create_is_the_change()
             INFO, [*r.timeline.events, HealEvent(t=T0 + 8, source="runner", fault="version_skew", target="worker-1")]
         ),
     )
-    holds, said = judge(healed, logs)
-    assert "recovered after a restart" not in said
+    judged = judge(healed, logs)
+    assert "recovered after a restart" not in judged.reason

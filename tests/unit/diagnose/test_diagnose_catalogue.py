@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from chaos.checks.verdict import Status
 from chaos.diagnose import build, diagnose_logs
 from chaos.diagnose.catalogue import findings_sections, signatures_of
 from chaos.diagnose.logs import DiagnoseError, WorkerLog
@@ -13,6 +14,8 @@ from chaos.diagnose.signatures import ErrorSignature, ExitSignature, HangSignatu
 from chaos.errors import ScenarioError
 from chaos.resources import builtin_scenarios_dir
 from chaos.scenario.loader import load_scenario
+
+UNKNOWN = Status.UNKNOWN
 
 SCENARIO = """\
 name: {name}
@@ -129,8 +132,8 @@ def test_symptoms_no_log_can_show_are_named_and_the_selfcheck_does_not_judge_the
     assert by_name["slow-checkpoint-storage-stretches-every-save-then-recovers"].unseen == ("slowdown",)
     # a throttle injected mid-run is seen in the log
     assert by_name["cpu-throttled-worker-slows-every-worker"].unseen == ()
-    holds, why, _ = verdict("tf-config-set-after-strategy-trains-apart-silently", [], entries)
-    assert holds is None and why.startswith("not judged: weights_diverged")
+    judged, _ = verdict("tf-config-set-after-strategy-trains-apart-silently", [], entries)
+    assert judged.status is UNKNOWN and judged.reason.startswith("not judged: weights_diverged")
     # a custom loop's counters are the agent's reading at each save and restore, in no log a user has
     # (the on-read count's run diagnosed as killed-worker-recovers: its only other symptom, the kill)
     count = "killed-worker-restores-a-count-kept-on-read-short-by-its-remainder"
@@ -138,4 +141,4 @@ def test_symptoms_no_log_can_show_are_named_and_the_selfcheck_does_not_judge_the
     assert by_name["count-in-a-plain-variable-differs-per-worker-until-aggregated-with-sum"].unseen == (
         "job_counters_differ",
     )
-    assert verdict(count, [], entries)[0] is None
+    assert verdict(count, [], entries)[0].status is Status.UNKNOWN

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from chaos.checks.verdict import Status
 from chaos.diagnose import diagnose, read_logs, watch_for
 from chaos.diagnose.families import FAMILIES, scenario_family
 from chaos.diagnose.generations import MAX_KEPT
@@ -34,6 +35,8 @@ from chaos.diagnose.shapes import SHAPES, shapes_in
 from chaos.diagnose.tfconfig import mistakes, parse, single_host
 from chaos.diagnose.watch import required_literals
 from chaos.workload.grammar import WAITING, exception_line, exit_line, status_line, unwrap
+
+FAIL = Status.FAIL
 
 ROOT = Path(__file__).resolve().parents[3]
 CORPUS = ROOT / "tests" / "fixtures" / "diagnose_field" / "corpus.yaml"
@@ -354,8 +357,8 @@ def test_a_big_log_is_read_in_bounded_memory(tmp_path, catalogue):
 @pytest.mark.parametrize("run", RUNS)
 def test_each_runs_logs_still_diagnose_as_its_scenario_next_to_the_field_entries(run, catalogue):
     logs, _ = read_logs([LOGS / run])
-    holds, why, _ = verdict(run, logs, catalogue)
-    assert holds is not False, why
+    judged, _ = verdict(run, logs, catalogue)
+    assert judged.status is not FAIL, judged.reason
 
 
 def test_field_entries_are_marked_and_cite_dev_threads_only(catalogue):

@@ -62,8 +62,8 @@ def ev(**data) -> str:
 @pytest.mark.parametrize("run", RUNS)
 def test_each_runs_logs_diagnose_as_its_scenario(run, shipped):
     logs, _ = read_logs([LOGS / run])
-    holds, why, ranked = verdict(run, logs, shipped)
-    assert holds, why
+    judged, ranked = verdict(run, logs, shipped)
+    assert judged.passed, judged.reason
     assert ranked[0].score == max(m.score for m in ranked)
 
 

@@ -102,18 +102,23 @@ def test_a_run_beside_others_is_judged_without_its_step_times(monkeypatch, timin
 
     import chaos.diagnose.selfcheck as selfcheck
     import chaos.pytest_plugin as plugin
+    from chaos.checks.verdict import passed, unknown
 
     seen = {}
 
     def fake_verdict(name, logs, entries, *, shared_cores=False):
         seen["shared"] = shared_cores
-        return True, "diagnosed as x", []
+        return passed("diagnosed as x").about("diagnose", "self-diagnosis", {}), []
 
     import chaos.diagnose.attribution_check as attribution_check
 
     monkeypatch.setattr(selfcheck, "verdict", fake_verdict)
     monkeypatch.setattr(selfcheck, "report_logs", lambda report: [])
-    monkeypatch.setattr(attribution_check, "judge", lambda report, logs: (None, "attribution: recorded"))
+    monkeypatch.setattr(
+        attribution_check,
+        "judge",
+        lambda report, logs: unknown("attribution: recorded").about("attribution", "self-diagnosis", {}),
+    )
     monkeypatch.setattr(plugin, "_catalogue", lambda item: [])
     item = SimpleNamespace(
         scenario=SimpleNamespace(checks=[SimpleNamespace(timing_sensitive=timing_sensitive)]), user_properties=[]

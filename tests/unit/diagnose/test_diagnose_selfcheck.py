@@ -4,6 +4,7 @@ gives no match. Each branch is shown failing where it should."""
 
 from __future__ import annotations
 
+from chaos.checks.verdict import Status
 from chaos.diagnose.catalogue import KnownFailure
 from chaos.diagnose.logs import WorkerLog
 from chaos.diagnose.selfcheck import report_logs, verdict
@@ -12,6 +13,8 @@ from chaos.events import ErrorEvent, ExitEvent, LogLine, StepEvent
 from chaos.report import build_report
 from chaos.scenario.loader import scenario_from_dict
 from chaos.timeline import Timeline
+
+FAIL = Status.FAIL
 
 
 def entry(name, *signatures):
@@ -28,30 +31,32 @@ LOGS = [
 
 
 def test_own_logs_ranked_first_hold():
-    holds, why, _ = verdict("killed", LOGS, [RESET, KILLED])
-    assert holds and why == "diagnosed as killed"
+    judged, _ = verdict("killed", LOGS, [RESET, KILLED])
+    assert judged.passed and judged.reason == "diagnosed as killed"
 
 
 def test_ranked_below_another_fails_naming_the_ranking():
     louder = entry("louder", *KILLED.signatures, PatternSignature("Socket closed"))
-    holds, why, _ = verdict("killed", LOGS, [KILLED, louder])
-    assert not holds and "do not diagnose as killed: ranked louder" in why
+    judged, _ = verdict("killed", LOGS, [KILLED, louder])
+    assert judged.status is FAIL and "do not diagnose as killed: ranked louder" in judged.reason
 
 
 def test_tied_first_holds_and_says_with_whom():
     twin = entry("twin", *KILLED.signatures)
-    holds, why, _ = verdict("killed", LOGS, [twin, KILLED])
-    assert holds and "tied with twin" in why
+    judged, _ = verdict("killed", LOGS, [twin, KILLED])
+    assert judged.passed and "tied with twin" in judged.reason
 
 
 def test_a_scenario_with_no_log_symptom_must_give_no_match():
-    assert verdict("quiet", [WorkerLog("worker-0", "w", ("Epoch 1/1",), (1,))], [QUIET, KILLED])[0]
-    holds, why, _ = verdict("quiet", LOGS, [QUIET, KILLED])
-    assert not holds and "no symptom a log shows" in why
+    assert verdict("quiet", [WorkerLog("worker-0", "w", ("Epoch 1/1",), (1,))], [QUIET, KILLED])[0].passed
+    judged, _ = verdict("quiet", LOGS, [QUIET, KILLED])
+    assert judged.status is FAIL and "no symptom a log shows" in judged.reason
 
 
 def test_a_scenario_missing_from_the_catalogue_fails():
-    assert verdict("other", LOGS, [KILLED])[:2] == (False, "other is not in the catalogue")
+    judged, ranked = verdict("other", LOGS, [KILLED])
+    assert judged.status is FAIL and judged.reason == "other is not in the catalogue" and ranked == []
+    assert (judged.check, judged.role) == ("diagnose", "self-diagnosis")
 
 
 def report(artifacts=None):
@@ -77,7 +82,7 @@ def test_report_logs_rebuilt_from_the_timeline_without_artifacts():
     logs = report_logs(report())
     assert [log.name for log in logs] == ["worker-0", "worker-1"]
     assert logs[0].lines[1] == "a plain line" and '"exit_code":137' in logs[1].lines[0]
-    assert verdict("killed", logs, [RESET, KILLED])[0]
+    assert verdict("killed", logs, [RESET, KILLED])[0].passed
 
 
 def test_report_logs_read_from_the_artifact_files(tmp_path):

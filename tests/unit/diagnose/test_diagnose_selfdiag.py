@@ -105,12 +105,14 @@ def restart_later(log: WorkerLog, dt: float) -> WorkerLog:
 
 def test_ld_library_path_redeploy_under_load_is_itself_not_a_kill(shipped):
     logs = real(LD_PATH)
-    assert verdict(LD_PATH, logs, shipped)[0]  # as it ran here: 0.6 s and 1.7 s from the stops to the restart lines
+    assert verdict(LD_PATH, logs, shipped)[
+        0
+    ].passed  # as it ran here: 0.6 s and 1.7 s from the stops to the restart lines
     # Worker-1 recreated 2 s later (a loaded machine): its `Socket closed` (when worker-0 was
     # stopped) and its own stop's exit 137 come 3.7 and 3.3 s before its restart line.
     loaded = [logs[0], restart_later(logs[1], 2.0)]
-    holds, why, ranked = verdict(LD_PATH, loaded, shipped)
-    assert holds and why == f"diagnosed as {LD_PATH}", why
+    judged, ranked = verdict(LD_PATH, loaded, shipped)
+    assert judged.passed and judged.reason == f"diagnosed as {LD_PATH}", judged.reason
     assert scores(ranked, 1) == [(LD_PATH, 3.0)]
     # Each log read alone (the rules before this change: 3 s before its own restart line) keeps
     # them: a kill, ranked above the skew; CI printed straggler-then-killed (2.13),
@@ -119,8 +121,8 @@ def test_ld_library_path_redeploy_under_load_is_itself_not_a_kill(shipped):
     assert [e.exit_code for e in alone[1].exits] == [137, 0]
     assert alone[1].errors and all("Socket closed" in e.message for e in alone[1].errors)
     # Every restart line 4 s later: the same.
-    holds, why, _ = verdict(LD_PATH, [restart_later(log, 4.0) for log in logs], shipped)
-    assert holds and why == f"diagnosed as {LD_PATH}", why
+    judged, _ = verdict(LD_PATH, [restart_later(log, 4.0) for log in logs], shipped)
+    assert judged.passed and judged.reason == f"diagnosed as {LD_PATH}", judged.reason
 
 
 def test_a_redeploy_round_is_dated_from_its_first_sigkill_in_any_log():
@@ -216,8 +218,10 @@ def steps_slower(log: WorkerLog, first: int, last: int, factor: float) -> Worker
 def test_stream_cut_with_a_busy_machines_slower_steps_is_not_a_straggler_then_killed(shipped):
     logs = real(STREAM_CUT)
     busy = [steps_slower(log, 40, 80, 2.5) for log in logs]
-    holds, why, ranked = verdict(STREAM_CUT, busy, shipped)
-    assert holds and "tied with connection-reset-mid-training-aborts-then-recovers, port-refused" in why, why
+    judged, ranked = verdict(STREAM_CUT, busy, shipped)
+    assert (
+        judged.passed and "tied with connection-reset-mid-training-aborts-then-recovers, port-refused" in judged.reason
+    ), judged.reason
     straggler = next(m for m in ranked if m.entry.name == STRAGGLER_KILLED)
     assert [r.verdict.status for r in straggler.results] == [
         PASS,
@@ -260,8 +264,8 @@ def test_a_kill_expected_and_absent_costs_one_only_where_the_exits_are_known():
 
 
 def test_mtu_blackhole_at_bring_up_is_itself_first_by_its_bring_up_stall(shipped):
-    holds, why, ranked = verdict(MTU, real(MTU), shipped)
-    assert holds and why == f"diagnosed as {MTU}", why
+    judged, ranked = verdict(MTU, real(MTU), shipped)
+    assert judged.passed and judged.reason == f"diagnosed as {MTU}", judged.reason
     assert scores(ranked, 2) == [(MTU, 6.0), ("port-refused-mid-training-fails-fast-then-recovers", 3.0)]
     stall = ranked[0].results[0]
     assert isinstance(stall.signature, BringUpStallSignature) and stall.verdict.passed
@@ -271,8 +275,8 @@ def test_mtu_blackhole_at_bring_up_is_itself_first_by_its_bring_up_stall(shipped
 
 
 def test_syn_drop_at_bring_up_ties_the_other_silent_bring_up_hangs(shipped):
-    holds, why, ranked = verdict(SYN_DROP, real(SYN_DROP), shipped)
-    assert holds and "tied with port-blocked-at-bring-up-hangs-until-unblocked" in why, why
+    judged, ranked = verdict(SYN_DROP, real(SYN_DROP), shipped)
+    assert judged.passed and "tied with port-blocked-at-bring-up-hangs-until-unblocked" in judged.reason, judged.reason
     assert {m.entry.name for m in tied_first(ranked)} >= {SYN_DROP, "port-blocked-at-bring-up-hangs-until-unblocked"}
     assert ranked[0].score == pytest.approx(3.0)
 
@@ -309,13 +313,13 @@ def test_a_stall_check_of_a_bring_up_fault_becomes_a_bring_up_stall(shipped):
 
 @pytest.mark.parametrize("run", [REORDER, CORRUPT])
 def test_a_no_error_scenario_whose_logs_show_only_slower_steps_holds_and_says_so(run, shipped):
-    holds, why, ranked = verdict(run, real(run), shipped)
-    assert holds, why
-    assert why.startswith(
+    judged, ranked = verdict(run, real(run), shipped)
+    assert judged.passed, judged.reason
+    assert judged.reason.startswith(
         "no error in its logs, as expected; they show only slower steps, tied first with the silent "
         "slowdowns cpu-throttled-worker-slows-every-worker, latency-slows-steps-then-training-completes"
     )
-    assert f"{run} itself is not ranked: it states no symptom a log shows" in why
+    assert f"{run} itself is not ranked: it states no symptom a log shows" in judged.reason
 
 
 def entry(name, *signatures) -> KnownFailure:
@@ -331,13 +335,13 @@ def test_a_silent_scenario_still_mismatches_when_its_logs_show_more_than_slower_
         for i in range(1, 80)
     ]
     slow_log = WorkerLog("worker-0", "w", tuple(steps), tuple(range(1, 80)))
-    holds, why, _ = verdict("quiet", [slow_log], [quiet, slow])
-    assert holds and "tied first with the silent slowdowns slow (2.00)" in why
+    judged, _ = verdict("quiet", [slow_log], [quiet, slow])
+    assert judged.passed and "tied first with the silent slowdowns slow (2.00)" in judged.reason
     killed_log = WorkerLog(
         "worker-0", "w", (*steps, json.dumps({"event": "exit", "exit_code": 137, "t": 200.0})), tuple(range(1, 81))
     )
-    holds, why, _ = verdict("quiet", [killed_log], [quiet, slow, killed])
-    assert holds is False and "has no symptom a log shows, but its logs diagnose as killed" in why
+    judged, _ = verdict("quiet", [killed_log], [quiet, slow, killed])
+    assert judged.status is FAIL and "has no symptom a log shows, but its logs diagnose as killed" in judged.reason
 
 
 # --- after "done": the shutdown is no symptom ------------------------------------------
@@ -385,10 +389,12 @@ def test_a_shared_runs_slower_steps_no_longer_lift_a_straggler_above_its_own_sce
     logs (connection-reset's excerpts keep too few steps), and judged as the suite ran
     it, beside other scenarios, its step times are no evidence."""
     busy = [without_exits(steps_slower(log, 40, 80, 2.5)) for log in real(STREAM_CUT)]
-    holds, why, ranked = verdict(STREAM_CUT, busy, shipped)
-    assert not holds and scores(ranked, 1) == [(STRAGGLER_KILLED, 4.55)], why  # slower + error, exit untold
-    holds, why, ranked = verdict(STREAM_CUT, busy, shipped, shared_cores=True)
-    assert holds and tied_first(ranked)[0].score == pytest.approx(3.0), why
+    judged, ranked = verdict(STREAM_CUT, busy, shipped)
+    assert judged.status is FAIL and scores(ranked, 1) == [(STRAGGLER_KILLED, 4.55)], (
+        judged.reason
+    )  # slower + error, exit untold
+    judged, ranked = verdict(STREAM_CUT, busy, shipped, shared_cores=True)
+    assert judged.passed and tied_first(ranked)[0].score == pytest.approx(3.0), judged.reason
     straggler = (
         next(m for m in ranked if m.entry.name == STRAGGLER_KILLED)
         if any(m.entry.name == STRAGGLER_KILLED for m in ranked)
@@ -399,12 +405,16 @@ def test_a_shared_runs_slower_steps_no_longer_lift_a_straggler_above_its_own_sce
 
 def test_a_shared_quiet_runs_slower_steps_are_no_match_at_all(shipped):
     busy = [steps_slower(log, 40, 80, 3.0) for log in real(REORDER)]
-    holds, why, _ = verdict(REORDER, busy, shipped, shared_cores=True)
-    assert holds and why == "no match, as expected of a scenario with no symptom in its logs", why
+    judged, _ = verdict(REORDER, busy, shipped, shared_cores=True)
+    assert judged.passed and judged.reason == "no match, as expected of a scenario with no symptom in its logs", (
+        judged.reason
+    )
 
 
 def test_a_run_alone_keeps_its_step_times_as_evidence(shipped):
     """The timing-sensitive scenarios run alone: their slowdowns stay evidence."""
     busy = [steps_slower(log, 40, 80, 3.0) for log in real(REORDER)]
-    holds, why, _ = verdict(REORDER, busy, shipped)
-    assert holds and "they show only slower steps, tied first with the silent slowdowns" in why, why
+    judged, _ = verdict(REORDER, busy, shipped)
+    assert judged.passed and "they show only slower steps, tied first with the silent slowdowns" in judged.reason, (
+        judged.reason
+    )
