@@ -16,12 +16,18 @@ Vocabulary of the helpers:
   restart round (consecutive ``restart`` events with no ``step`` between them).
   ``after_recovery()`` is everything from there on.
 
+Events of no time: a log line read by ``chaos diagnose`` may give none (its event holds
+``t = NaN``, ``chaos.diagnose.read_events.NO_TIME``). Such an event keeps its place right after
+the event it came after (it is ordered at the last time before it), and falls in no time
+window (``between`` compares times).
+
 Serializable to and from JSON for the report (``to_dict`` / ``from_dict``).
 """
 
 from __future__ import annotations
 
 import bisect
+import operator
 import statistics
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -47,6 +53,20 @@ E = TypeVar("E", bound=Event)
 
 # Everything a workload can report (a run record without the list: the built-in harness).
 ALL_EVIDENCE = tuple(e.value for e in Evidence)
+
+
+_time = operator.attrgetter("t")
+
+
+def _order_keys(events: list[Event]) -> list[float]:
+    """The time each event is ordered at: its own, or, for one of no time (NaN), the last time
+    before it in the list (-inf when there is none)."""
+    keys, last = [], float("-inf")
+    for e in events:
+        if e.t == e.t:  # only NaN differs from itself
+            last = e.t
+        keys.append(last)
+    return keys
 
 
 def finished_workers(events: list[Event], started: float, reached: float, final_step: int = 0) -> set[int]:
@@ -133,18 +153,24 @@ class Timeline:
 
     def __post_init__(self) -> None:
         # Stable sort: events with equal times keep their arrival order.
-        self.events = sorted(self.events, key=lambda e: e.t)
+        if any(e.t != e.t for e in self.events):  # an event of no time (NaN) is ordered by the one before it
+            keys = _order_keys(self.events)
+            order = sorted(range(len(self.events)), key=keys.__getitem__)
+            self.events = [self.events[i] for i in order]
+        else:
+            self.events = sorted(self.events, key=_time)
 
     @classmethod
     def from_events(cls, info: RunInfo, events: Iterable[Event]) -> Timeline:
         return cls(info=info, events=list(events))
 
     def append(self, event: Event) -> None:
-        """Insert in time order (after any event with the same time)."""
-        if not self.events or event.t >= self.events[-1].t:  # the usual case
+        """Insert in time order (after any event with the same time); one of no time goes last
+        (it came after the last one)."""
+        if not self.events or event.t != event.t or event.t >= self.events[-1].t:  # the usual case
             self.events.append(event)
             return
-        index = bisect.bisect_right([e.t for e in self.events], event.t)
+        index = bisect.bisect_right(_order_keys(self.events), event.t)
         self.events.insert(index, event)
 
     def __len__(self) -> int:

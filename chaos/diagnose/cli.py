@@ -29,9 +29,32 @@ def cmd_diagnose(args) -> int:
             f"--findings {findings}: no such file",
             hint="give the Markdown file of measurements the catalogue cites (default: docs/findings.md)",
         )
+    timeline = Path(args.timeline) if args.timeline else None
+    if timeline is not None and not timeline.parent.is_dir():
+        raise DiagnoseError(
+            f"--timeline {timeline}: no folder {timeline.parent}",
+            hint="give a file in an existing folder; it gets the events read from the logs as JSON",
+        )
     workers, ranked, notes = diagnose(args.logs, args.scenarios or None, findings)
+    if timeline is not None:
+        _write_timeline(timeline, workers)
     print(render(workers, ranked, args.top, notes))
     return 0 if confident(ranked) else 1
+
+
+def _write_timeline(path: Path, workers) -> None:
+    import json
+
+    from chaos.diagnose import DiagnoseError
+    from chaos.diagnose.history import timeline_json, timeline_of
+
+    try:
+        path.write_text(json.dumps(timeline_json(timeline_of(workers)), indent=1) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise DiagnoseError(
+            f"--timeline {path}: cannot write it ({exc.strerror or exc})",
+            hint="give a file you can write; it gets the events read from the logs as JSON",
+        ) from exc
 
 
 def register(subparsers) -> None:
@@ -60,5 +83,11 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--top", type=_top, default=3, metavar="N", help="show this many failures (default 3; ties are all shown)"
+    )
+    p.add_argument(
+        "--timeline",
+        metavar="FILE",
+        help="also write the events read from the logs (errors, exits, steps, each with its line) to FILE, "
+        "as the JSON timeline a run's report holds",
     )
     p.set_defaults(func=cmd_diagnose)

@@ -52,6 +52,23 @@ def test_append_keeps_time_order_and_events_with_equal_times_in_arrival_order():
     assert [e.step for e in timeline.of(StepEvent)] == [1, 2, 3]
 
 
+def test_an_event_of_no_time_stays_after_the_one_before_it_and_falls_in_no_window():
+    """A log line that gave no time (chaos diagnose reads some: NaN) keeps its place."""
+    nan = float("nan")
+    events = [
+        StepEvent(t=2.0, source="worker-0", step=2),
+        StepEvent(t=nan, source="worker-0", step=3),
+        StepEvent(t=1.0, source="worker-1", step=1),
+    ]
+    timeline = Timeline(TimelineBuilder().info, events)
+    assert [e.step for e in timeline.of(StepEvent)] == [1, 2, 3]
+    timeline.append(StepEvent(t=nan, source="worker-1", step=4))  # after the last one
+    timeline.append(StepEvent(t=1.5, source="worker-1", step=5))  # before step 2, at its time
+    timeline.append(StepEvent(t=2.0, source="worker-1", step=6))  # after everything ordered at 2.0
+    assert [e.step for e in timeline.of(StepEvent)] == [1, 5, 2, 3, 4, 6]
+    assert [e.step for e in timeline.between(0.0, 10.0).of(StepEvent)] == [1, 5, 2, 6]
+
+
 def test_json_round_trip():
     timeline = killed_and_recovered(TimelineBuilder(reference_digest="abc"))
     again = Timeline.from_dict(json.loads(json.dumps(timeline.to_dict())))

@@ -1,0 +1,77 @@
+"""What ``chaos diagnose`` read, as the runner's own history: one ``Timeline`` of the events
+(``chaos.events``) it found in every worker's log, each with the line it came from.
+
+The signatures judge the observations (``chaos.diagnose.observations``), which hold these
+same events and what no event says: the lines a worker waited at, the shapes of lines, the
+loss values a log printed. This is the part a run's timeline holds too, so a run's own events
+and what diagnose reads back from its logs can be set side by side (``chaos diagnose
+--timeline``; tests/unit/diagnose/test_diagnose_history.py).
+
+Within a log, events keep the log's order; across logs they are ordered by time, and an event
+of no time (``NO_TIME``: its line and every line before it gave none) stays right after the
+one its log printed before it (``chaos.timeline``).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+
+from chaos.diagnose.observations import WorkerObservations
+from chaos.events import Event
+from chaos.timeline import RunInfo, Timeline
+
+WORKLOAD = "the logs chaos diagnose read"
+
+
+def _line_number(event: Event) -> int:
+    where = event.evidence.where if event.evidence is not None else ""
+    number = where.rpartition(":")[2]
+    return int(number) if number.isdecimal() else 0
+
+
+def _in_log_order(worker: WorkerObservations) -> list[Event]:
+    """The worker's events, generation by generation, each generation's in the order of its lines."""
+    out: list[Event] = []
+    for gen in worker.generations:
+        out += sorted([*gen.steps, *gen.errors, *gen.exits], key=_line_number)
+    return out
+
+
+def _keyed(events: list[Event]) -> Iterator[tuple[float, int, Event]]:
+    """Each event with the time it is ordered at: its own, or the last one before it in its log."""
+    last = float("-inf")
+    for i, e in enumerate(events):
+        if e.t == e.t:  # only NaN (no time) differs from itself
+            last = e.t
+        yield last, i, e
+
+
+def timeline_of(workers: list[WorkerObservations]) -> Timeline:
+    """One timeline of every error, exit and step diagnose read from these logs (as it counts
+    them: not the lines after a worker said it was done, nor the runner's teardown kills).
+    Its run info knows only how many workers the logs name; what a job would train is not in
+    its logs, so nothing is claimed of it (no evidence, no steps per epoch)."""
+    indexed = [w.index for w in workers if w.index is not None]
+    info = RunInfo(
+        num_workers=max(indexed) + 1 if indexed else len(workers),
+        steps_per_epoch=0,
+        epochs=0,
+        save_interval_steps=0,
+        evidence=(),
+        workload=WORKLOAD,
+    )
+    merged = heapq.merge(*(_keyed(_in_log_order(w)) for w in workers), key=lambda item: item[0])
+    return Timeline(info, [e for _, _, e in merged])
+
+
+def timeline_json(timeline: Timeline) -> dict:
+    """``Timeline.to_dict`` with an event of no time written as ``"t": null`` (JSON has no NaN),
+    and each event's line (file:line, and its text) beside it."""
+    data = timeline.to_dict()
+    for event, out in zip(timeline.events, data["events"]):
+        if event.t != event.t:
+            out["t"] = None
+        if event.evidence is not None:
+            out["line"] = {"where": event.evidence.where, "text": event.evidence.text}
+    return data

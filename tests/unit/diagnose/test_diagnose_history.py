@@ -1,0 +1,79 @@
+"""What `chaos diagnose` reads is the runner's own history (chaos/diagnose/history.py): on the
+recorded runs of a whole audit battery, the timeline read back from a run's worker logs holds
+the run's own step and exit events, equal and in the same order, and every error event the run
+recorded (issue 39, one history)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from chaos.cli import main
+from chaos.diagnose.history import WORKLOAD, timeline_json, timeline_of
+from chaos.diagnose.logs import WorkerLog
+from chaos.diagnose.observe import observe_all
+from chaos.diagnose.selfcheck import report_logs
+from chaos.events import ErrorEvent, ExitEvent, StepEvent
+from chaos.events_text import short_class
+from chaos.report.model import Report
+
+ROOT = Path(__file__).resolve().parents[3]
+RECORDED = sorted((ROOT / "tests" / "fixtures" / "audit_example").glob("*.json.gz"))
+LOGS = ROOT / "tests" / "unit" / "diagnose" / "logs"
+
+
+def _report(path: Path) -> Report:
+    return Report.from_dict(json.loads(gzip.decompress(path.read_bytes())))
+
+
+def _workers_events(timeline, kinds) -> list:
+    return [e for e in timeline if isinstance(e, kinds) and e.worker is not None]
+
+
+@pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.name.split(".")[0])
+def test_a_runs_logs_read_back_into_its_own_steps_exits_and_errors(path):
+    report = _report(path)
+    read = timeline_of(observe_all(report_logs(report)))
+    own = _workers_events(report.timeline, (StepEvent, ExitEvent))
+    assert len(own) > 500
+    assert _workers_events(read, (StepEvent, ExitEvent)) == own  # equal events, in the run's order
+    read_errors = {(e.source, short_class(e.error_class), e.message) for e in read.of(ErrorEvent)}
+    for e in _workers_events(report.timeline, (ErrorEvent,)):
+        assert (e.source, short_class(e.error_class), e.message) in read_errors
+    assert all(e.evidence is not None for e in read)  # each with the line it was read from
+    assert read.info.num_workers == 2 and read.info.workload == WORKLOAD and read.info.evidence == ()
+
+
+def test_a_log_of_no_time_keeps_its_order_and_writes_null_times():
+    lines = (
+        "Epoch 1/2",
+        "tensorflow.python.framework.errors_impl.UnavailableError: Socket closed",
+        "worker-0 exited with code 1",
+    )
+    timeline = timeline_of(observe_all([WorkerLog("worker-0", "w0.log", lines, (1, 2, 3))]))
+    assert [type(e) for e in timeline] == [ErrorEvent, ExitEvent]
+    data = timeline_json(timeline)
+    assert [e["t"] for e in data["events"]] == [None, None]
+    assert [e["line"]["where"] for e in data["events"]] == ["w0.log:2", "w0.log:3"]
+    json.dumps(data, allow_nan=False)  # valid JSON: no NaN
+
+
+def test_diagnose_writes_the_timeline_it_read(tmp_path, capsys):
+    out = tmp_path / "read.json"
+    code = main(["diagnose", "--timeline", str(out), str(LOGS / "killed-worker-recovers-from-checkpoint")])
+    assert code == 0 and "killed-worker-recovers-from-checkpoint" in capsys.readouterr().out
+    data = json.loads(out.read_text())
+    assert data["info"]["workload"] == WORKLOAD
+    kinds = [e["event"] for e in data["events"]]
+    assert kinds.count("step") == 12 and kinds.count("exit") == 2 and "error" in kinds
+
+
+@pytest.mark.parametrize("where, said", [("no-such-folder/read.json", "no folder"), ("", "cannot write it")])
+def test_a_timeline_file_that_cannot_be_written_is_bad_input(tmp_path, capsys, where, said):
+    target = tmp_path / where if where else tmp_path  # a folder is no file
+    code = main(["diagnose", "--timeline", str(target), str(LOGS / "killed-worker-recovers-from-checkpoint")])
+    err = capsys.readouterr().err
+    assert code == 2 and f"--timeline {target}" in err and said in err and "hint:" in err
