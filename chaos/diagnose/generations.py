@@ -60,7 +60,8 @@ class Generation:
         `Socket closed`), or the old process's last words after the runner's
         redeploy stopped it (they reach the log after the restart line on a busy
         machine). Neither says anything of the failure the run was about."""
-        after_done = self.done_t is not None and t is not None and t > self.done_t
+        # at or after it: a line of no stamp is dated by the line before it, the done event itself
+        after_done = self.done_t is not None and t is not None and t >= self.done_t
         return after_done or (self.redeployed and self.start is None) or self._torn_down(t)
 
     def add_error(self, error: ErrorEvent) -> None:
@@ -99,7 +100,7 @@ class Generation:
         kept (it says the job ended)."""
         failed = exit_.exit_code != 0 or exit_.oom_killed  # code None: a line saying it went away ("preempted")
         t = when(exit_)
-        return failed and self.done_t is not None and t is not None and t > self.done_t
+        return failed and self.done_t is not None and t is not None and t >= self.done_t
 
     def add_hang(self, t: float | None, evidence: Evidence) -> None:
         self.hang_lines.append((t, evidence))

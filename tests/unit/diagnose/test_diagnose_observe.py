@@ -215,3 +215,15 @@ def test_an_error_after_the_worker_said_done_is_its_shutdown_not_a_symptom():
     assert errors(step, done, restart, json.dumps({**json.loads(late), "t": 25.0})) == [
         ("UnavailableError", "Socket closed")
     ]
+
+
+def test_lines_of_no_stamp_right_after_done_are_its_shutdown_too():
+    """Seen in a passing connection-reset run: worker-1 printed TF's untimed `ERROR:tensorflow:Couldn't
+    match files for checkpoint /backup/chief/ckpt-5` after its done event (the chief had cleared its
+    backup); dated by the line before it, the done event itself, it is no failure of the run."""
+    done = json.dumps({"event": "done", "step": 100, "epoch": 4, "t": 10.0, "source": "worker-1"})
+    shutdown = "ERROR:tensorflow:Couldn't match files for checkpoint /backup/chief/ckpt-5"
+    worker = observe(log(done, shutdown, "tensorflow.python.framework.errors_impl.NotFoundError: gone"))
+    assert worker.errors == [] and worker.flagged == []
+    before = observe(log(shutdown, done))
+    assert [names for _, names in before.flagged] != []  # the same line before done is a shape
