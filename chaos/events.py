@@ -289,6 +289,16 @@ class ExitEvent(Event):
 
 
 @dataclass(frozen=True)
+class StopEvent(Event):
+    """The runner is stopping a worker's container that is still running, to restart it
+    (``source`` is the worker): its exit, and what it prints from now on, are the runner's doing,
+    not a failure's. A reader of its log alone (``chaos diagnose``) can tell them apart by it."""
+
+    kind: ClassVar[str] = "stop"
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class RestartEvent(Event):
     """A worker container was (re)started (``source`` is the worker): by the runner, or by the
     orchestrator's own restart policy (``by``: ``runner`` / ``orchestrator``; scenario field
@@ -361,6 +371,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         InjectEvent,
         HealEvent,
         ExitEvent,
+        StopEvent,
         RestartEvent,
         NoticeEvent,
         AddressEvent,

@@ -342,13 +342,16 @@ def _steps(gens) -> tuple[int, int | None]:
 
 
 def _torn(gens) -> list[Labelled]:
-    """Exits after this framework's own teardown line: its kill of a job that was done or failed."""
+    """Exits after this framework's own teardown line, or its stop of a worker the failure left
+    running (to restart it): its kill of a job that was done or failed."""
     return [
         Labelled(
             TEARDOWN,
             w.name,
             exit_text(x),
-            "after the runner's teardown line: its kill, not the failure's",
+            "after the runner's stop line (to restart it): its stop, not the failure's"
+            if g.stopped_for_restart
+            else "after the runner's teardown line: its kill, not the failure's",
             x.evidence,
             when(x),
         )

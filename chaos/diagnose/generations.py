@@ -12,7 +12,17 @@ from dataclasses import dataclass, field, replace
 
 from chaos.diagnose.observations import MAX_EVIDENCE, Evidence, WorkerObservations
 from chaos.diagnose.read_events import error_cls, when
-from chaos.events import DoneEvent, ErrorEvent, Event, ExitEvent, PhaseEvent, RestartEvent, StartEvent, StepEvent
+from chaos.events import (
+    DoneEvent,
+    ErrorEvent,
+    Event,
+    ExitEvent,
+    PhaseEvent,
+    RestartEvent,
+    StartEvent,
+    StepEvent,
+    StopEvent,
+)
 from chaos.events_text import short_class
 
 # What a worker's observations keep, whatever the log's length: a long log
@@ -49,8 +59,10 @@ class Generation:
     # log (its SIGKILL exit, 137), for ``settle`` to date the whole redeploy from.
     stopped_t: float | None = None
     more_errors: int = 0  # errors past MAX_KEPT: counted, not kept
-    # This framework's runner began its teardown (its line in the log): what follows is its kill.
+    # This framework's runner began its teardown (its line in the log), or stopped this worker,
+    # still running, to restart it (its stop event): what follows is its kill.
     torn_down_t: float | None = None
+    stopped_for_restart: bool = False  # by its stop event: then an exit of any code is the stop's
     teardown_exits: int = 0  # exits by that kill: counted, not read as the failure's
     torn: list[ExitEvent] = field(default_factory=list)  # the first of them, for attribution to label (MAX_EVIDENCE)
 
@@ -80,8 +92,10 @@ class Generation:
             return
         if self._after_done_failed(exit_):
             return
-        if self._torn_down(t) and exit_.exit_code == STOP_CODE:
-            self.teardown_exits += 1  # the runner's kill of a worker that outlived the failed run
+        if self._torn_down(t) and (exit_.exit_code == STOP_CODE or self.stopped_for_restart):
+            # the runner's kill of a worker that outlived the failed run (its stop sends SIGTERM first:
+            # a job that handles it exits 0, 1 or 143, one that trains through it 137)
+            self.teardown_exits += 1
             if len(self.torn) < MAX_EVIDENCE:
                 self.torn.append(exit_)
             return
@@ -130,10 +144,13 @@ def _forget_redeploy(gen: Generation, restart_t: float) -> None:
 
 
 def _stop_exit_t(gen: Generation, restart_t: float) -> float | None:
-    """When the runner's redeploy stopped this worker, as its log shows it: the
-    generation's last exit, if a SIGKILL shortly before the restart line."""
+    """When the runner's redeploy stopped this worker, as its log shows it: its stop event
+    (a runner that writes one), else the generation's last exit, if a SIGKILL shortly before
+    the restart line."""
     last = gen.exits[-1] if gen.exits else None
     t = None if last is None or last.exit_code != STOP_CODE else when(last)
+    if gen.stopped_for_restart:
+        t = gen.torn_down_t
     if t is None or not 0 <= restart_t - t <= REDEPLOY_STOP_S:
         return None
     return t
@@ -196,4 +213,7 @@ def add_event(event: Event, evidence: Evidence, generations: list[Generation]) -
     elif isinstance(event, DoneEvent):
         gen.done_t = event.t
     elif isinstance(event, PhaseEvent) and event.phase == "teardown":
-        gen.torn_down_t = event.t
+        gen.torn_down_t = event.t if gen.torn_down_t is None else min(gen.torn_down_t, event.t)
+    elif isinstance(event, StopEvent):
+        gen.torn_down_t = event.t if gen.torn_down_t is None else min(gen.torn_down_t, event.t)
+        gen.stopped_for_restart = True

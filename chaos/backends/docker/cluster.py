@@ -56,7 +56,7 @@ from chaos.backends.proxy_client import ProxyClient
 from chaos.backends.spec import Deployment, WriteLimit
 from chaos.errors import InfrastructureError
 from chaos.eventlog import EventLog
-from chaos.events import RUNNER, AddressEvent, ExitEvent, NoticeEvent, RestartEvent
+from chaos.events import RUNNER, AddressEvent, ExitEvent, NoticeEvent, RestartEvent, StopEvent
 from chaos.images.engine import engine_address, published_on
 from chaos.topology import PROXY_ALIAS, PROXY_API_PORT
 from chaos.worker.control import CONTROL_DIR
@@ -413,6 +413,8 @@ class DockerCluster(
     def restart(self, indices: list[int], reason: str, grace_s: float = STOP_GRACE_S) -> None:
         for i in indices:
             old = self.workers[i]
+            if old.watcher.is_alive():  # still running: what it does from here on is this stop's
+                self.record(StopEvent(t=time.time(), source=self.worker_name(i), reason=reason))
             docker_api.stop(old.container, grace_s=grace_s)
             old.watcher.join(timeout=10)
             old.follower.join(timeout=5)

@@ -79,7 +79,7 @@ from chaos.backends.swarm.plan import STORE_IN_NODE
 from chaos.backends.swarm.tasks import Task, current, has_container, run_once, wait_next_task, wait_task
 from chaos.errors import InfrastructureError
 from chaos.eventlog import EventLog
-from chaos.events import RUNNER, AddressEvent, ExitEvent, NoticeEvent, RestartEvent
+from chaos.events import RUNNER, AddressEvent, ExitEvent, NoticeEvent, RestartEvent, StopEvent
 from chaos.topology import PROXY_ALIAS, PROXY_API_PORT, STOP_GRACE_S
 
 BACKEND = "swarm"
@@ -876,6 +876,8 @@ class SwarmCluster(
                 old.replaced = True  # its exit is the runner's doing: no orchestrator restart awaited
             lost = self._out_of_use.get(old.node) == "lost"  # nothing is left to stop
             if not lost and old.attached.wait(10) and old.container is not None:
+                if old.watcher is not None and old.watcher.is_alive():  # still running: the stop's from here on
+                    self.record(StopEvent(t=time.time(), source=self.worker_name(i), reason=reason))
                 docker_api.stop(old.container, grace_s=grace_s)
             if old.watcher is not None:
                 old.watcher.join(timeout=10)

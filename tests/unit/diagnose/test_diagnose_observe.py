@@ -227,3 +227,27 @@ def test_lines_of_no_stamp_right_after_done_are_its_shutdown_too():
     assert worker.errors == [] and worker.flagged == []
     before = observe(log(shutdown, done))
     assert [names for _, names in before.flagged] != []  # the same line before done is a shape
+
+
+def test_after_the_runners_stop_event_the_exit_and_the_lines_are_the_stop_not_the_failure():
+    """The runner stops a worker the failure left running, to restart it (SIGTERM, then SIGKILL):
+    its stop event says so, so the SIGTERM's lines and the exit of any code are its teardown,
+    never a kill or a preemption of the job's own (a CI run read one as preempted-worker)."""
+    from chaos.diagnose.attribution import TEARDOWN, attribute
+    from chaos.diagnose.observe import observe_all
+
+    step = json.dumps({"event": "step", "step": 5, "epoch": 0, "t": 10.0, "source": "worker-0", "loss": 0.5})
+    stop = json.dumps({"event": "stop", "reason": "worker-1 failed", "t": 30.0, "source": "worker-0"})
+    sigterm = "2026-01-01 00:00:31.000000: W tensorflow/core/x.cc:1] PreemptionCheckpointHandler: received SIGTERM"
+    gone = json.dumps({"event": "exit", "exit_code": 143, "t": 31.0, "source": "worker-0"})
+    stopped = observe_all([log(step, stop, sigterm, gone)])
+    (gen,) = stopped[0].generations
+    assert gen.exits == [] and gen.teardown_exits == 1 and [e.exit_code for e in gen.torn] == [143]
+    assert stopped[0].flagged == []
+    (cycle,) = attribute(stopped)
+    assert [(x.role, x.why) for x in cycle.teardown] == [
+        (TEARDOWN, "after the runner's stop line (to restart it): its stop, not the failure's")
+    ]
+    # The control: with no stop event, the same exit is the worker's own.
+    (own,) = observe_all([log(step, sigterm, gone)])[0].generations
+    assert [e.exit_code for e in own.exits] == [143] and own.teardown_exits == 0

@@ -16,7 +16,7 @@ from chaos.backends.docker import limits as docker_limits
 from chaos.backends.docker.cluster import DockerCluster
 from chaos.backends.spec import Deployment, Limits, WriteLimit
 from chaos.errors import InfrastructureError
-from chaos.events import RestartEvent
+from chaos.events import RestartEvent, StopEvent
 from chaos.worker.control import MemoryDemand, control_file_script
 from chaos.worker.settings import ENV_VAR, WorkerSettings
 
@@ -100,10 +100,11 @@ def cluster():
     return c
 
 
-def attach(cluster, index, container):
-    cluster.workers[index] = dc._Worker(
-        index, 0, container, SimpleNamespace(join=lambda timeout: None), SimpleNamespace(join=lambda timeout: None)
-    )
+def attach(cluster, index, container, running=False):
+    """A worker on a fake container; ``running``: its watcher has not seen it exit."""
+    watcher = SimpleNamespace(join=lambda timeout: None, is_alive=lambda: running)
+    follower = SimpleNamespace(join=lambda timeout: None)
+    cluster.workers[index] = dc._Worker(index, 0, container, follower=follower, watcher=watcher)
     return container
 
 
@@ -183,6 +184,19 @@ def test_restart_with_zero_grace_stops_at_once_and_records_restarts(cluster, mon
     other = attach(cluster, 0, FakeContainer("other"))
     cluster.restart([0], reason="failed")
     assert other.calls[0] == ("stop", dc.STOP_GRACE_S)  # the default grace for a failure restart
+
+
+def test_a_restart_says_which_workers_it_stops_while_they_still_run(cluster, monkeypatch):
+    """Only a running worker's stop is the runner's doing: its stop event comes before its exit,
+    so a reader of its log (chaos diagnose) does not take the SIGTERM/SIGKILL for the failure's."""
+    monkeypatch.setattr(docker_api, "create_container", lambda client, image, **kw: FakeContainer(kw["name"]))
+    attach(cluster, 0, FakeContainer("exited"), running=False)
+    attach(cluster, 1, FakeContainer("lingering"), running=True)
+    cluster.restart([0, 1], reason="worker-0 failed")
+    kinds = [(e.kind, e.source) for e in cluster.events.snapshot() if isinstance(e, (StopEvent, RestartEvent))]
+    assert kinds == [("stop", "worker-1"), ("restart", "worker-0"), ("restart", "worker-1")]
+    (stop,) = [e for e in cluster.events.snapshot() if isinstance(e, StopEvent)]
+    assert stop.reason == "worker-0 failed"
 
 
 # --- commands, resources, state -------------------------------------------------------
