@@ -58,7 +58,7 @@ ALL_EVIDENCE = tuple(e.value for e in Evidence)
 _time = operator.attrgetter("t")
 
 
-def _order_keys(events: list[Event]) -> list[float]:
+def order_keys(events: list[Event]) -> list[float]:
     """The time each event is ordered at: its own, or, for one of no time (NaN), the last time
     before it in the list (-inf when there is none)."""
     keys, last = [], float("-inf")
@@ -154,7 +154,7 @@ class Timeline:
     def __post_init__(self) -> None:
         # Stable sort: events with equal times keep their arrival order.
         if any(e.t != e.t for e in self.events):  # an event of no time (NaN) is ordered by the one before it
-            keys = _order_keys(self.events)
+            keys = order_keys(self.events)
             order = sorted(range(len(self.events)), key=keys.__getitem__)
             self.events = [self.events[i] for i in order]
         else:
@@ -170,7 +170,7 @@ class Timeline:
         if not self.events or event.t != event.t or event.t >= self.events[-1].t:  # the usual case
             self.events.append(event)
             return
-        index = bisect.bisect_right(_order_keys(self.events), event.t)
+        index = bisect.bisect_right(order_keys(self.events), event.t)
         self.events.insert(index, event)
 
     def __len__(self) -> int:

@@ -24,6 +24,7 @@ from chaos.diagnose.families import scenario_family
 from chaos.diagnose.logs import WorkerLog
 from chaos.diagnose.loops import LOOP_CYCLES, Loop, restart_loop, retry_outlook
 from chaos.diagnose.observe import observe_all
+from chaos.diagnose.selfcheck import self_diagnosis
 from chaos.events import HealEvent, InjectEvent, RestartEvent
 from chaos.faults import FAULTS
 
@@ -144,11 +145,11 @@ def judge(report, logs: list[WorkerLog]) -> Verdict:
         + (f"loop: {loop.said()}" if loop else "no restart loop")
     )
     if problems:
-        return failed(line + " -- " + "; ".join(problems)).about(CHECK, "self-diagnosis", {})
+        return self_diagnosis(failed(line + " -- " + "; ".join(problems)), CHECK)
     if not verified:
         why = line + " (root worker and loop recorded, not judged: this scenario's logs were not read yet)"
-        return unknown(why).about(CHECK, "self-diagnosis", {})
-    return passed(line).about(CHECK, "self-diagnosis", {})
+        return self_diagnosis(unknown(why), CHECK)
+    return self_diagnosis(passed(line), CHECK)
 
 
 def _redeployed(report) -> bool:

@@ -147,10 +147,11 @@ def _stop_exit_t(gen: Generation, restart_t: float) -> float | None:
     """When the runner's redeploy stopped this worker, as its log shows it: its stop event
     (a runner that writes one), else the generation's last exit, if a SIGKILL shortly before
     the restart line."""
-    last = gen.exits[-1] if gen.exits else None
-    t = None if last is None or last.exit_code != STOP_CODE else when(last)
     if gen.stopped_for_restart:
         t = gen.torn_down_t
+    else:
+        last = gen.exits[-1] if gen.exits else None
+        t = None if last is None or last.exit_code != STOP_CODE else when(last)
     if t is None or not 0 <= restart_t - t <= REDEPLOY_STOP_S:
         return None
     return t
@@ -212,8 +213,6 @@ def add_event(event: Event, evidence: Evidence, generations: list[Generation]) -
         gen.add_exit(replace(event, evidence=evidence))
     elif isinstance(event, DoneEvent):
         gen.done_t = event.t
-    elif isinstance(event, PhaseEvent) and event.phase == "teardown":
+    elif isinstance(event, StopEvent) or (isinstance(event, PhaseEvent) and event.phase == "teardown"):
         gen.torn_down_t = event.t if gen.torn_down_t is None else min(gen.torn_down_t, event.t)
-    elif isinstance(event, StopEvent):
-        gen.torn_down_t = event.t if gen.torn_down_t is None else min(gen.torn_down_t, event.t)
-        gen.stopped_for_restart = True
+        gen.stopped_for_restart = gen.stopped_for_restart or isinstance(event, StopEvent)

@@ -15,11 +15,10 @@ one its log printed before it (``chaos.timeline``).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
 
 from chaos.diagnose.observations import WorkerObservations
 from chaos.events import Event
-from chaos.timeline import RunInfo, Timeline
+from chaos.timeline import RunInfo, Timeline, order_keys
 
 WORKLOAD = "the logs chaos diagnose read"
 
@@ -38,15 +37,6 @@ def _in_log_order(worker: WorkerObservations) -> list[Event]:
     return out
 
 
-def _keyed(events: list[Event]) -> Iterator[tuple[float, int, Event]]:
-    """Each event with the time it is ordered at: its own, or the last one before it in its log."""
-    last = float("-inf")
-    for i, e in enumerate(events):
-        if e.t == e.t:  # only NaN (no time) differs from itself
-            last = e.t
-        yield last, i, e
-
-
 def timeline_of(workers: list[WorkerObservations]) -> Timeline:
     """One timeline of every error, exit and step diagnose read from these logs (as it counts
     them: not the lines after a worker said it was done, nor the runner's teardown kills).
@@ -61,8 +51,10 @@ def timeline_of(workers: list[WorkerObservations]) -> Timeline:
         evidence=(),
         workload=WORKLOAD,
     )
-    merged = heapq.merge(*(_keyed(_in_log_order(w)) for w in workers), key=lambda item: item[0])
-    return Timeline(info, [e for _, _, e in merged])
+    logs = [_in_log_order(w) for w in workers]
+    # each event at its time, or the last time before it in its own log (not another log's)
+    merged = heapq.merge(*(zip(order_keys(events), events) for events in logs), key=lambda item: item[0])
+    return Timeline(info, [e for _, e in merged])
 
 
 def timeline_json(timeline: Timeline) -> dict:

@@ -134,4 +134,9 @@ def verdict(
 
 
 def _said(verdict: Verdict) -> Verdict:
-    return verdict.about(CHECK, "self-diagnosis", {})
+    return self_diagnosis(verdict, CHECK)
+
+
+def self_diagnosis(verdict: Verdict, check: str) -> Verdict:
+    """A verdict of the suite's self-diagnosis (role ``self-diagnosis``), as check ``check``."""
+    return verdict.about(check, "self-diagnosis", {})
