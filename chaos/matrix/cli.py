@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from chaos.checks.verdict import Status
 from chaos.errors import ScenarioError
 from chaos.matrix.cells import DIRECTIONS, TARGETS, TOXICS, WHENS, Cell, select
-from chaos.matrix.outcome import CellOutcome, classify
+from chaos.matrix.outcome import bit_exact, first_sign_s, judge_cell, outcome
+from chaos.report.model import Report
 
 BOUND_HINT = {
     "mid_training": "bound it: a collective timeout (CommunicationOptions(timeout_seconds=N); scenario: "
@@ -18,38 +20,40 @@ BOUND_HINT = {
 }
 
 
-def table(rows: list[tuple[Cell, CellOutcome]]) -> str:
+def table(rows: list[tuple[Cell, Report]]) -> str:
+    """A row per cell: its verdict's outcome, first sign and reason, and whether its run recovered bit-exact."""
     out = [
         "| toxic | direction | target | when | outcome | first sign s | bit-exact recovery | detail |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for cell, o in rows:
-        sign = f"{o.first_sign_s:.1f}" if o.first_sign_s is not None else "-"
-        detail = o.detail.replace("|", "\\|")
+    for cell, report in rows:
+        verdict = judge_cell(report)
+        sign = first_sign_s(verdict)
+        detail = verdict.reason.replace("|", "\\|")
         out.append(
             f"| {cell.toxic} | {cell.direction} | {cell.target} | {cell.when.replace('_', ' ')} | "
-            f"**{o.kind}** | {sign} | {o.bit_exact} | {detail} |"
+            f"**{outcome(verdict)}** | {'-' if sign is None else f'{sign:.1f}'} | {bit_exact(report)} | {detail} |"
         )
     return "\n".join(out)
 
 
-def run_cells(cells: list[Cell], jobs: int, report_dir: Path | None) -> list[tuple[Cell, CellOutcome]]:
+def run_cells(cells: list[Cell], jobs: int, report_dir: Path | None) -> list[tuple[Cell, Report]]:
     from chaos.runner.run import RunOptions
     from chaos.runner.suite import SuiteEntry, run_suite
 
     entries = [SuiteEntry(c.scenario(), f"<matrix {c.name}>") for c in cells]
     reports = run_suite(entries, RunOptions(report_dir=report_dir), jobs=jobs)
     by_name = {r.scenario: r for r in reports}
-    return [(c, classify(by_name[c.name])) for c in cells]
+    return [(c, by_name[c.name]) for c in cells]
 
 
-def rows_from_reports(cells: list[Cell], folders: list[Path]) -> tuple[list[tuple[Cell, CellOutcome]], list[Cell]]:
+def rows_from_reports(cells: list[Cell], folders: list[Path]) -> tuple[list[tuple[Cell, Report]], list[Cell]]:
     """The selected cells that have a report in ``folders`` (earlier runs' --report-dir),
-    classified; and the selected cells that have none (said, never dropped silently)."""
+    read; and the selected cells that have none (said, never dropped silently)."""
     from chaos.report import read_json
 
     found = {path.stem: path for folder in folders for path in folder.glob("matrix-*.json")}
-    rows = [(c, classify(read_json(found[c.name]))) for c in cells if c.name in found]
+    rows = [(c, read_json(found[c.name])) for c in cells if c.name in found]
     return rows, [c for c in cells if c.name not in found]
 
 
@@ -84,13 +88,14 @@ def cmd_matrix(args) -> int:
         rows = run_cells(cells, args.jobs, Path(args.report_dir) if args.report_dir else None)
     text = table(rows)
     print(text)
-    hangs = [c for c, o in rows if o.silent_hang]
+    verdicts = [(c, judge_cell(r)) for c, r in rows]
+    hangs = [c for c, v in verdicts if v.failed]
     for cell in hangs:
         print(f"FINDING: {cell.name} hangs silently for the whole fault window; {BOUND_HINT[cell.when]}")
     if args.markdown:
         Path(args.markdown).write_text(text + "\n", encoding="utf-8")
         print(f"written: {args.markdown}")
-    if any(o.kind == "not judged" for _, o in rows):
+    if any(v.status is Status.UNKNOWN for _, v in verdicts):
         return 3
     return 1 if hangs else 0
 

@@ -1,11 +1,23 @@
-"""What one cell's timeline shows inside its fault window."""
+"""What one cell's timeline shows inside its fault window, judged as every check of this
+framework is (``chaos.checks.verdict.Verdict``): does the job stay bounded under the
+cell's fault, or hang silently?
+
+* pass: it is bounded. It erred or exited (``outcome`` ``error``), or trained on, at its
+  speed (``normal``), slowed (``slowed``), or with no fault-free steps to compare with
+  (``progress``);
+* fail: a silent hang (``outcome`` ``hang``), no step and no error for ``HANG_S``;
+* unknown: not judged (``outcome`` ``not judged``): the run broke, or the fault was
+  never injected.
+
+The verdict's evidence is the inject, then the first sign (the first error, failed exit or
+step after the fault landed) or, for a hang, the last step before the quiet.
+"""
 
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
 
-from chaos.checks.verdict import Status
+from chaos.checks.verdict import Status, Verdict
 from chaos.events import DoneEvent, ErrorEvent, ExitEvent, HealEvent, InjectEvent, LogLine, StepEvent
 from chaos.report.model import Report
 from chaos.stragglers import describe_stragglers
@@ -14,16 +26,33 @@ SLOWED = 1.5  # median step time in the window / before: at or above, "slowed"
 HANG_S = 10.0  # no step and no error this long inside the window: a hang (a heartbeat timeout is 10 s)
 
 
-@dataclass(frozen=True)
-class CellOutcome:
-    kind: str  # error | normal | slowed | progress (speed unknown) | hang | not judged
-    detail: str  # the error class and first line, the factor, or why not judged
-    first_sign_s: float | None  # inject -> first error, exit or step in the window
-    bit_exact: str  # yes | no | unknown
+CHECK = "bounded"  # the matrix's one question of a cell
+OUTCOMES = ("error", "normal", "slowed", "progress", "hang", "not judged")
 
-    @property
-    def silent_hang(self) -> bool:
-        return self.kind == "hang"
+
+def _judged(outcome: str, detail: str, evidence: tuple = ()) -> Verdict:
+    """The cell's verdict: ``detail`` (the error class and first line, the factor, or why
+    not judged) is its reason; ``outcome`` its ``params``."""
+    status = {"hang": Status.FAIL, "not judged": Status.UNKNOWN}.get(outcome, Status.PASS)
+    return Verdict(status, detail, tuple(evidence), check=CHECK, role="matrix", params={"outcome": outcome})
+
+
+def outcome(verdict: Verdict) -> str:
+    return verdict.params["outcome"]
+
+
+def first_sign_s(verdict: Verdict) -> float | None:
+    """Inject -> the first error, exit or step in the window; a hang or an unjudged cell has none."""
+    if outcome(verdict) in ("hang", "not judged") or len(verdict.evidence) < 2:
+        return None
+    inject, sign = verdict.evidence[:2]
+    return sign.t - inject.t
+
+
+def bit_exact(report: Report) -> str:
+    """yes | no | unknown: the run's own ``matches_uninterrupted`` verdict, when it has one."""
+    status = next((v.status for v in report.verdicts if v.check == "matches_uninterrupted"), None)
+    return {Status.PASS: "yes", Status.FAIL: "no"}.get(status, "unknown")
 
 
 NOISE = (
@@ -58,15 +87,14 @@ def missing_party(window: list, steps: list[StepEvent], workers: int) -> str:
     return f"no task named missing in the logs; last steps: {shown}"
 
 
-def classify(report: Report) -> CellOutcome:
+def judge_cell(report: Report) -> Verdict:
+    """The cell's verdict (see the module's text) from its run's report."""
     timeline = report.timeline
-    bit_exact = {"pass": "yes", "fail": "no"}.get(
-        next((v.status.value for v in report.verdicts if v.check == "matches_uninterrupted"), ""), "unknown"
-    )
     injects = timeline.of(InjectEvent)
     if report.status is Status.ERROR or not injects:
-        return CellOutcome("not judged", report.error or "the fault was never injected", None, bit_exact)
-    t0 = injects[0].t
+        return _judged("not judged", report.error or "the fault was never injected")
+    inject = injects[0]
+    t0 = inject.t
     heals = [h.t for h in timeline.of(HealEvent) if h.t >= t0]
     t1 = heals[0] if heals else timeline.end
     done = {e.worker: e.t for e in timeline.of(DoneEvent) if t0 <= e.t <= t1}
@@ -76,13 +104,13 @@ def classify(report: Report) -> CellOutcome:
     errors = [e for e in window if isinstance(e, ErrorEvent)]
     if errors:
         first = errors[0]
-        return CellOutcome(
-            "error", f"{first.error_class.rsplit('.', 1)[-1]}: {_first_line(first.message)}", first.t - t0, bit_exact
+        return _judged(
+            "error", f"{first.error_class.rsplit('.', 1)[-1]}: {_first_line(first.message)}", (inject, first)
         )
     exits = [e for e in window if isinstance(e, ExitEvent) and e.exit_code != 0]
     if exits:
-        return CellOutcome(
-            "error", f"worker-{exits[0].worker} exited {exits[0].exit_code} with no error", exits[0].t - t0, bit_exact
+        return _judged(
+            "error", f"worker-{exits[0].worker} exited {exits[0].exit_code} with no error", (inject, exits[0])
         )
     durations = timeline.step_durations()
     # The fault-free step time: before the fault; for a fault applied at bring-up, after its heal.
@@ -99,21 +127,20 @@ def classify(report: Report) -> CellOutcome:
         # the window going quiet after them, with no error.
         missing = missing_party(window, [e for e in timeline.of(StepEvent) if e.t <= t1], timeline.info.num_workers)
         if not steps:
-            return CellOutcome("hang", f"no step and no error for {t1 - t0:.0f} s; {missing}", None, bit_exact)
-        return CellOutcome(
+            return _judged("hang", f"no step and no error for {t1 - t0:.0f} s; {missing}", (inject,))
+        return _judged(
             "hang",
             f"no error; last step {last - t0:+.1f} s after the inject, then none for {t1 - last:.0f} s; {missing}",
-            None,
-            bit_exact,
+            (inject, max(steps, key=lambda e: e.t)),
+        )
+    if not steps:
+        return _judged(
+            "not judged", f"no step and no error in a window of {t1 - t0:.0f} s, under the {HANG_S:g} s a hang needs"
         )
     if not during or not before:
         # Trained on (to the end, here) with no fault-free steps in this run to compare with.
-        return CellOutcome(
-            "progress",
-            f"{len(steps)} step events in the window, no fault-free steps to compare",
-            steps[0].t - t0,
-            bit_exact,
+        return _judged(
+            "progress", f"{len(steps)} step events in the window, no fault-free steps to compare", (inject, steps[0])
         )
     factor = statistics.median(d for _, d in during) / statistics.median(before)
-    kind = "slowed" if factor >= SLOWED else "normal"
-    return CellOutcome(kind, f"step time x{factor:.1f}", during[0][0].t - t0, bit_exact)
+    return _judged("slowed" if factor >= SLOWED else "normal", f"step time x{factor:.1f}", (inject, during[0][0]))
