@@ -43,6 +43,7 @@ from dataclasses import dataclass, replace
 
 from chaos.checks.verdict import Status, Verdict
 from chaos.diagnose.catalogue import KnownFailure
+from chaos.diagnose.history import LogHistory
 from chaos.diagnose.observations import Evidence, WorkerObservations
 from chaos.diagnose.signatures import ExitSignature, Signature
 
@@ -116,8 +117,9 @@ def _exits_known(signature: ExitSignature, workers: list[WorkerObservations]) ->
     return bool(targets) and all(w.exits for w in targets)
 
 
-def judge_entry(entry: KnownFailure, workers: list[WorkerObservations]) -> Match:
-    results = tuple(SignatureResult(s, s.judge(workers)) for s in entry.signatures)
+def judge_entry(entry: KnownFailure, logs: LogHistory) -> Match:
+    results = tuple(SignatureResult(s, s.judge(logs)) for s in entry.signatures)
+    workers = logs.workers
     counted = [r for r in results if r.signature.positive or r.verdict.status is Status.FAIL]
     earned = sum(r.earned for r in counted)
     judged = sum(r.signature.weight for r in counted if r.verdict.status is not Status.UNKNOWN)
@@ -151,7 +153,8 @@ def rank(entries: list[KnownFailure], workers: list[WorkerObservations]) -> list
     own score). Where the field entry scored more, the family's best scenario
     is ranked at the field entry's score (``lifted_to``): a family ranks by its
     strongest evidence, its measured scenario first."""
-    matches = [judge_entry(e, workers) for e in entries if e.diagnosable]
+    logs = LogHistory(workers)
+    matches = [judge_entry(e, logs) for e in entries if e.diagnosable]
     candidates = [m for m in matches if m.candidate and m.score > 0]
     best_scenario: dict[str, float] = {}
     best_field: dict[str, float] = {}

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from chaos.checks.verdict import Status, Verdict, failed, passed, unknown
 from chaos.diagnose.catalogue import KnownFailure
+from chaos.diagnose.history import LogHistory
 from chaos.diagnose.logs import WorkerLog, read_logs
 from chaos.diagnose.loops import worker_logs_of
 from chaos.diagnose.match import Match, judge_entry, rank, tied_first
@@ -70,7 +71,7 @@ class StepTimesUntold(Signature):
     def label(self) -> str:
         return self.slowdown.label() + " (not judged: the run shared its cores)"
 
-    def judge(self, workers) -> Verdict:
+    def judge(self, logs: LogHistory) -> Verdict:
         return self.cannot_tell("the run shared its cores, so its step times are no evidence")
 
 
@@ -115,7 +116,7 @@ def verdict(
     if not own.diagnosable:
         if not ranked:
             return _said(passed("no match, as expected of a scenario with no symptom in its logs")), ranked
-        quiet = all(r.verdict.status is not Status.FAIL for r in judge_entry(own, workers).results)
+        quiet = all(r.verdict.status is not Status.FAIL for r in judge_entry(own, LogHistory(workers)).results)
         if quiet and all(_only_slower_steps(m) for m in first):
             # Its symptom is "no error"; slower steps are no error either, and no log tells a
             # packet loss from a throttled CPU or a busy machine: a tie among silent slowdowns

@@ -1,5 +1,8 @@
-"""Signatures: one measured symptom each, judged against the observations of
-every worker log. A signature's judgement is the one result every check of
+"""Signatures: one measured symptom each, judged against the history of every worker
+log (``chaos.diagnose.history.LogHistory``): the timeline of the events the logs state,
+read by the signatures of errors, exits and batches, and each log's observations, read
+by those of what no event states (waits, stalls, speed, environments, line shapes and
+patterns). A signature's judgement is the one result every check of
 this framework gives (``chaos.checks.verdict.Verdict``): pass (the symptom is
 in the logs), fail (the logs show it is not), or unknown (the logs lack what it
 needs: no timestamps for a stall, no exit codes, no fingerprints; the reason
@@ -21,13 +24,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from chaos.checks.verdict import Status, Verdict
+from chaos.diagnose.history import LogHistory
 from chaos.diagnose.missing import missing_tasks
 from chaos.diagnose.observations import MAX_EVIDENCE, Evidence, WorkerObservations
 from chaos.diagnose.read_events import NO_TIME, error_cls, timed, when
 from chaos.diagnose.servers import only_uninformative_targets
 from chaos.diagnose.shapes import shapes_in
 from chaos.diagnose.watch import required_literals
-from chaos.events import ErrorEvent, Event, LogLine
+from chaos.events import ErrorEvent, Event, ExitEvent, LogLine, StepEvent
 from chaos.events_text import short_class
 from chaos.workload.grammar import STATUS_CLASSES
 
@@ -56,14 +60,6 @@ def proof_lines(verdict: Verdict) -> tuple[Evidence, ...]:
     return tuple(e.evidence for e in verdict.evidence if isinstance(e.evidence, Evidence))
 
 
-def _on(workers: list[WorkerObservations], indices: Iterable[int] | None) -> list[WorkerObservations]:
-    """The logs of those workers; a log whose name gives no index may be any of them."""
-    if indices is None:
-        return workers
-    wanted = set(indices)
-    return [w for w in workers if w.index is None or w.index in wanted]
-
-
 def _names(indices: Iterable[int] | None) -> str:
     return "" if indices is None else " on " + ", ".join(f"worker-{i}" for i in indices)
 
@@ -75,7 +71,7 @@ class Signature:
     def label(self) -> str:
         raise NotImplementedError
 
-    def judge(self, workers: list[WorkerObservations]) -> Verdict:
+    def judge(self, logs: LogHistory) -> Verdict:
         raise NotImplementedError
 
     def credit(self, verdict: Verdict) -> float:
@@ -116,19 +112,18 @@ class ErrorSignature(Signature):
             text += f" /{self.message}/"
         return text + _names(self.workers)
 
-    def judge(self, workers: list[WorkerObservations]) -> Verdict:
+    def judge(self, logs: LogHistory) -> Verdict:
         shorts = {short_class(c) for c in self.classes}
         pattern = re.compile(self.message)
         full, partial = [], []
-        for w in _on(workers, self.workers):
-            for error in w.errors:
-                if not pattern.search(error.message):
-                    continue
-                cls = error_cls(error)
-                if cls in shorts:
-                    full.append(error)
-                elif not cls and self.specific:
-                    partial.append(error)  # the message, on a log line that names no class
+        for error in logs.events(ErrorEvent, on=self.workers):
+            if not pattern.search(error.message):
+                continue
+            cls = error_cls(error)
+            if cls in shorts:
+                full.append(error)
+            elif not cls and self.specific:
+                partial.append(error)  # the message, on a log line that names no class
         if full or partial:
             return self.seen((full or partial)[:MAX_EVIDENCE])
         return self.not_seen("no such error in the logs")
@@ -163,10 +158,10 @@ class ExitSignature(Signature):
             return bool(self.oom_killed and oom)
         return code != 0 if self.code == "nonzero" else code == self.code
 
-    def judge(self, workers: list[WorkerObservations]) -> Verdict:
-        if not any(w.exits for w in workers):
+    def judge(self, logs: LogHistory) -> Verdict:
+        if not logs.events(ExitEvent):
             return self.cannot_tell("no log says how a worker exited")
-        hits = [e for w in _on(workers, self.workers) for e in w.exits if self.accepts(e.exit_code, e.oom_killed)]
+        hits = [e for e in logs.events(ExitEvent, on=self.workers) if self.accepts(e.exit_code, e.oom_killed)]
         return self.seen(hits[:MAX_EVIDENCE]) if hits else self.not_seen("no worker exited so")
 
 
@@ -183,7 +178,8 @@ class HangSignature(Signature):
         text = f"no step for {self.min_s:g}+ s at bring-up, waiting for peers"
         return text + (f" ({', '.join(f'worker-{i}' for i in self.missing)} missing)" if self.missing else "")
 
-    def judge(self, workers: list[WorkerObservations]) -> Verdict:
+    def judge(self, logs: LogHistory) -> Verdict:
+        workers = logs.workers
         hits: list[Proof] = []
         named: dict[str, Evidence] = {}
         for w in workers:
@@ -231,7 +227,8 @@ class StallSignature(Signature):
         quiet = min(self.min_s, QUIET_BEFORE_ERROR_S)
         return f"no step from any worker for {self.min_s:g}+ s, or {quiet:g}+ s before the first error"
 
-    def judge(self, workers: list[WorkerObservations]) -> Verdict:
+    def judge(self, logs: LogHistory) -> Verdict:
+        workers = logs.workers
         timeline: list[tuple[float, int, Proof]] = []  # (t, kind: 0 break, 1 step, 2 error)
         for w in workers:
             for i, gen in enumerate(w.generations):
@@ -276,7 +273,8 @@ class BringUpStallSignature(Signature):
     def label(self) -> str:
         return f"no step from any worker for {self.min_s:g}+ s after the wait for peers at bring-up"
 
-    def judge(self, workers: list[WorkerObservations]) -> Verdict:
+    def judge(self, logs: LogHistory) -> Verdict:
+        workers = logs.workers
         steps = sorted(((t, s) for w in workers for t, s in timed(w.steps)), key=lambda p: p[0])
         if not steps:
             return self.cannot_tell("no step with a time")
@@ -310,7 +308,8 @@ class SlowdownSignature(Signature):
     def label(self) -> str:
         return f"steps {self.factor:g}x slower than at the start"
 
-    def judge(self, workers: list[WorkerObservations]) -> Verdict:
+    def judge(self, logs: LogHistory) -> Verdict:
+        workers = logs.workers
         judged = False
         for w in workers:
             # Within one generation: the load on a shared machine changes between a run's
@@ -345,7 +344,8 @@ class SkewSignature(Signature):
     def label(self) -> str:
         return "workers' environments differ in " + ", ".join(self.keys)
 
-    def judge(self, workers: list[WorkerObservations]) -> Verdict:
+    def judge(self, logs: LogHistory) -> Verdict:
+        workers = logs.workers
         prints = [(w, w.fingerprint) for w in workers if w.fingerprint is not None]
         if len(prints) < 2:
             return self.cannot_tell("fewer than two workers print their environment")
@@ -366,10 +366,10 @@ class IdenticalBatchesSignature(Signature):
     def label(self) -> str:
         return f"every worker read the same batch on {self.min_steps}+ steps"
 
-    def judge(self, workers: list[WorkerObservations]) -> Verdict:
+    def judge(self, logs: LogHistory) -> Verdict:
         digests = []  # per lane: step -> (digest, evidence); a lane is a worker, or each of its replicas
-        for w in workers:
-            steps = [s for s in w.steps if s.batch_digest]
+        for logged in logs.per_log(StepEvent):
+            steps = [s for s in logged if s.batch_digest]
             replicas = max((len(s.replica_batch_digests) for s in steps), default=0)
             if replicas > 1:
                 for r in range(replicas):
@@ -399,9 +399,9 @@ class NoErrorSignature(Signature):
     def label(self) -> str:
         return "no error and no failed exit"
 
-    def judge(self, workers: list[WorkerObservations]) -> Verdict:
-        failed = any(error_cls(e) for w in workers for e in w.errors) or any(
-            e.exit_code not in (None, 0) or e.oom_killed for w in workers for e in w.exits
+    def judge(self, logs: LogHistory) -> Verdict:
+        failed = any(error_cls(e) for e in logs.events(ErrorEvent)) or any(
+            e.exit_code not in (None, 0) or e.oom_killed for e in logs.events(ExitEvent)
         )
         return self.not_seen("a worker erred or failed its exit") if failed else self.seen()
 
@@ -417,7 +417,8 @@ class PatternSignature(Signature):
     def label(self) -> str:
         return f"a line matching /{self.pattern}/" + (f" ({self.why})" if self.why else "")
 
-    def judge(self, workers: list[WorkerObservations]) -> Verdict:
+    def judge(self, logs: LogHistory) -> Verdict:
+        workers = logs.workers
         search = re.compile(self.pattern).search
         needed = required_literals(self.pattern)
         hits: list[Evidence] = []
@@ -460,7 +461,8 @@ class ShapeSignature(Signature):
     def label(self) -> str:
         return self.why or "a line like " + " | ".join(self.shapes)
 
-    def judge(self, workers: list[WorkerObservations]) -> Verdict:
+    def judge(self, logs: LogHistory) -> Verdict:
+        workers = logs.workers
         hits = [e for w in workers for e in w.shaped(self.shapes)]
         return self.seen(hits[:MAX_EVIDENCE]) if hits else self.cannot_tell(EXCERPT)
 
@@ -474,6 +476,6 @@ class FieldExitSignature(ExitSignature):
     def weight(self) -> float:  # type: ignore[override]
         return 0.0
 
-    def judge(self, workers: list[WorkerObservations]) -> Verdict:
-        judged = super().judge(workers)
+    def judge(self, logs: LogHistory) -> Verdict:
+        judged = super().judge(logs)
         return judged if judged.passed else self.cannot_tell(EXCERPT)

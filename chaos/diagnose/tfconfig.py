@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from chaos.checks.verdict import Verdict
+from chaos.diagnose.history import LogHistory
 from chaos.diagnose.observations import Evidence, WorkerObservations
 from chaos.diagnose.signatures import MAX_EVIDENCE, Signature
 
@@ -203,7 +204,8 @@ class TfConfigMistakeSignature(Signature):
     def label(self) -> str:
         return "a printed TF_CONFIG or cluster spec that is wrong by itself"
 
-    def judge(self, workers: list[WorkerObservations]) -> Verdict:
+    def judge(self, logs: LogHistory) -> Verdict:
+        workers = logs.workers
         found = mistakes(printed(workers))
         if not found:
             return self.cannot_tell("no printed TF_CONFIG or cluster spec shows a mistake of its own")
@@ -227,7 +229,8 @@ class SingleHostClusterSignature(Signature):
             "a printed cluster with every task on localhost or a Docker bridge address, and peers that cannot connect"
         )
 
-    def judge(self, workers: list[WorkerObservations]) -> Verdict:
+    def judge(self, logs: LogHistory) -> Verdict:
+        workers = logs.workers
         lines = single_host(printed(workers))
         if not lines:
             return self.cannot_tell("no printed cluster puts every task on one host")

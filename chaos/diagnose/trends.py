@@ -22,6 +22,7 @@ import statistics
 from dataclasses import dataclass
 
 from chaos.checks.verdict import Verdict
+from chaos.diagnose.history import LogHistory
 from chaos.diagnose.observations import Evidence, WorkerObservations
 from chaos.diagnose.signatures import EXCERPT, Signature
 
@@ -71,7 +72,8 @@ class LossExplodesSignature(Signature):
             "the loss grows a hundredfold or more over the logged steps, or one replica's is a hundredfold the others'"
         )
 
-    def judge(self, workers: list[WorkerObservations]) -> Verdict:
+    def judge(self, logs: LogHistory) -> Verdict:
+        workers = logs.workers
         hits: list[Evidence] = []
         for w in workers:
             for series in w.losses.values():
@@ -109,7 +111,8 @@ class BringUpShapeSignature(Signature):
     def label(self) -> str:
         return self.why or "a line like " + " | ".join(self.shapes) + " before training began"
 
-    def judge(self, workers: list[WorkerObservations]) -> Verdict:
+    def judge(self, logs: LogHistory) -> Verdict:
+        workers = logs.workers
         hits = []
         for w in workers:
             began = training_began(w)

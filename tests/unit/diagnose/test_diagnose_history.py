@@ -1,7 +1,7 @@
 """What `chaos diagnose` reads is the runner's own history (chaos/diagnose/history.py): on the
 recorded runs of a whole audit battery, the timeline read back from a run's worker logs holds
 the run's own step and exit events, equal and in the same order, and every error event the run
-recorded (issue 39, one history)."""
+recorded (issue 39, one history); the signatures of errors, exits and batches judge that timeline."""
 
 from __future__ import annotations
 
@@ -11,14 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from chaos.checks.verdict import Status
 from chaos.cli import main
-from chaos.diagnose.history import WORKLOAD, timeline_json, timeline_of
+from chaos.diagnose.history import WORKLOAD, LogHistory, timeline_json, timeline_of
 from chaos.diagnose.logs import WorkerLog
+from chaos.diagnose.observations import Evidence
 from chaos.diagnose.observe import observe_all
 from chaos.diagnose.selfcheck import report_logs
+from chaos.diagnose.signatures import ErrorSignature, ExitSignature, NoErrorSignature
 from chaos.events import ErrorEvent, ExitEvent, StepEvent
 from chaos.events_text import short_class
 from chaos.report.model import Report
+from chaos.timeline import Timeline
 
 ROOT = Path(__file__).resolve().parents[3]
 RECORDED = sorted((ROOT / "tests" / "fixtures" / "audit_example").glob("*.json.gz"))
@@ -77,3 +81,38 @@ def test_a_timeline_file_that_cannot_be_written_is_bad_input(tmp_path, capsys, w
     code = main(["diagnose", "--timeline", str(target), str(LOGS / "killed-worker-recovers-from-checkpoint")])
     err = capsys.readouterr().err
     assert code == 2 and f"--timeline {target}" in err and said in err and "hint:" in err
+
+
+def _logged(name: str, *lines: str) -> WorkerLog:
+    return WorkerLog(name, f"{name}.log", lines, tuple(range(1, len(lines) + 1)))
+
+
+def test_the_history_gives_each_logs_events_in_its_lines_order_whatever_its_clock():
+    """A log of two runs goes back in time; the timeline orders by time, a signature's proof
+    reads log by log, each in its lines' order (as the user reads the file)."""
+    reset = "E tensorflow/core/common_runtime/ring_alg.cc:291] Aborting RingReduce with UNAVAILABLE: reset {}"
+    chief = _logged(
+        "chief",
+        "2026-11-25 10:00:05.000000: " + reset.format("late"),
+        "2026-11-25 10:00:01.000000: " + reset.format("early"),
+    )
+    other = _logged("worker-1", "2026-11-25 10:00:03.000000: " + reset.format("w1"))
+    anon = _logged("job", "2026-11-25 10:00:04.000000: " + reset.format("job"))
+    logs = LogHistory(observe_all([chief, other, anon]))
+    by_time = [e.message.rsplit(" ", 1)[-1] for e in logs.timeline.of(ErrorEvent)]
+    assert by_time == ["early", "w1", "job", "late"]
+    assert [e.message.rsplit(" ", 1)[-1] for e in logs.events(ErrorEvent)] == ["late", "early", "w1", "job"]
+    # on: the logs of those tasks ("chief" is task 0), and a log whose name gives no index
+    assert [e.evidence.log for e in logs.events(ErrorEvent, on=(1,))] == ["worker-1", "job"]
+    assert [len(events) for events in logs.per_log(ErrorEvent)] == [2, 1, 1]
+    proof = ErrorSignature(("UnavailableError",), "reset").judge(logs)
+    assert [e.evidence.where for e in proof.evidence] == ["chief.log:1", "chief.log:2", "worker-1.log:1", "job.log:1"]
+
+
+def test_the_error_exit_and_batch_signatures_judge_the_timeline_alone():
+    """What they read is the history's timeline: an event put there is judged, with no line behind it."""
+    logs = LogHistory(observe_all([_logged("worker-0", "Epoch 1/2")]))
+    assert ExitSignature(137).judge(logs).status is Status.UNKNOWN and NoErrorSignature().judge(logs).passed
+    killed = ExitEvent(t=1.0, source="worker-0", exit_code=137, evidence=Evidence("w.log:9", "worker-0", "x"))
+    logs = LogHistory(logs.workers, Timeline(logs.timeline.info, [*logs.timeline.events, killed]))
+    assert ExitSignature(137).judge(logs).passed and NoErrorSignature().judge(logs).failed

@@ -14,6 +14,7 @@ import pytest
 from chaos.checks.verdict import Status
 from chaos.diagnose import build, diagnose_logs, read_logs, split_dump
 from chaos.diagnose.catalogue import KnownFailure
+from chaos.diagnose.history import LogHistory
 from chaos.diagnose.logs import WorkerLog
 from chaos.diagnose.match import judge_entry, rank, tied_first
 from chaos.diagnose.observe import observe
@@ -120,14 +121,14 @@ def test_signatures_the_logs_cannot_judge_do_not_count_against():
         "skew", SkewSignature(("tf_version",)), ErrorSignature(("InternalError",), "Collective instance", None)
     )
     workers = [observe(text_log("worker-0", "InternalError: Collective instance 112 expected type 1"))]
-    match = judge_entry(skew, workers)
+    match = judge_entry(skew, LogHistory(workers))
     assert match.coverage == 1.0 and [r.verdict.status for r in match.results] == [UNKNOWN, PASS]
 
 
 def test_class_less_line_earns_half():
     e = entry("x", ErrorSignature(("UnavailableError",), "failed to connect to all addresses", None))
     workers = [observe(text_log("w", "E0101 00:00:00.000001  1 x.cc:1] failed to connect to all addresses"))]
-    match = judge_entry(e, workers)
+    match = judge_entry(e, LogHistory(workers))
     assert match.results[0].earned == 3.0 * 0.5 and match.score == pytest.approx(1.5 * 0.5)
     assert rank([e], workers)[0].score == pytest.approx(0.75)  # a candidate still: it earned 1.5
 
@@ -245,10 +246,10 @@ def test_stall_is_quiet_before_the_first_error_or_a_long_gap_between_steps():
             )
         )
     ]
-    assert stall.judge(frozen).status is PASS and stall.judge(gap).status is PASS
-    assert stall.judge(at_once).status is FAIL and stall.judge(reset).status is FAIL
-    assert stall.judge(restarted).status is FAIL
-    assert stall.judge([observe(text_log("w", "Epoch 1/5"))]).status is UNKNOWN
+    assert stall.judge(LogHistory(frozen)).status is PASS and stall.judge(LogHistory(gap)).status is PASS
+    assert stall.judge(LogHistory(at_once)).status is FAIL and stall.judge(LogHistory(reset)).status is FAIL
+    assert stall.judge(LogHistory(restarted)).status is FAIL
+    assert stall.judge(LogHistory([observe(text_log("w", "Epoch 1/5"))])).status is UNKNOWN
 
 
 def steps(intervals_ms, name="worker-0"):
@@ -263,11 +264,11 @@ def test_slowdown_needs_most_steps_of_a_window_slower():
     slowdown = SlowdownSignature(2.0)
     throttled = [5.0] * 20 + [25.0] * 20 + [5.0] * 10
     noisy = [8.0] * 20 + [8.0, 40.0] * 10 + [8.0] * 10  # every other step slow: a busy machine
-    assert slowdown.judge([steps(throttled)]).status is PASS
-    assert slowdown.judge([steps(noisy)]).status is FAIL
-    assert slowdown.judge([steps([5.0] * 10)]).status is UNKNOWN  # too few steps to judge
+    assert slowdown.judge(LogHistory([steps(throttled)])).status is PASS
+    assert slowdown.judge(LogHistory([steps(noisy)])).status is FAIL
+    assert slowdown.judge(LogHistory([steps([5.0] * 10)])).status is UNKNOWN  # too few steps to judge
     small = [5.0] * 20 + [12.0] * 20  # 2.4x, but 7 ms: within what a busy core does
-    assert slowdown.judge([steps(small)]).status is FAIL
+    assert slowdown.judge(LogHistory([steps(small)])).status is FAIL
 
 
 def test_identical_batches_and_skew_from_the_event_lines():
@@ -283,11 +284,11 @@ def test_identical_batches_and_skew_from_the_event_lines():
 
     same = [worker(0, lambda s: f"d{s}", "2.20.0"), worker(1, lambda s: f"d{s}", "2.18.1")]
     differ = [worker(0, lambda s: f"a{s}", "2.20.0"), worker(1, lambda s: f"b{s}", "2.20.0")]
-    assert IdenticalBatchesSignature(5).judge(same).status is PASS
-    assert IdenticalBatchesSignature(5).judge(differ).status is FAIL
-    assert SkewSignature(("tf_version", "pkg:tensorflow-cpu")).judge(same).status is PASS
-    assert SkewSignature(("tf_version",)).judge(differ).status is FAIL
-    assert NoErrorSignature().judge(same).status is PASS
+    assert IdenticalBatchesSignature(5).judge(LogHistory(same)).status is PASS
+    assert IdenticalBatchesSignature(5).judge(LogHistory(differ)).status is FAIL
+    assert SkewSignature(("tf_version", "pkg:tensorflow-cpu")).judge(LogHistory(same)).status is PASS
+    assert SkewSignature(("tf_version",)).judge(LogHistory(differ)).status is FAIL
+    assert NoErrorSignature().judge(LogHistory(same)).status is PASS
 
 
 def test_pattern_signature_and_a_non_positive_entry_is_never_a_candidate():
@@ -313,9 +314,11 @@ def test_identical_batches_compares_the_replicas_of_one_worker():
         ]
         return [observe(text_log("worker-0", *lines))]
 
-    assert IdenticalBatchesSignature(5).judge(worker(lambda s: [f"d{s}", f"d{s}"])).status is PASS
-    assert IdenticalBatchesSignature(5).judge(worker(lambda s: [f"d{s}", f"e{s}"])).status is FAIL
-    assert IdenticalBatchesSignature(5).judge(worker(lambda s: [f"d{s}"])).status is UNKNOWN  # one lane: cannot tell
+    assert IdenticalBatchesSignature(5).judge(LogHistory(worker(lambda s: [f"d{s}", f"d{s}"]))).status is PASS
+    assert IdenticalBatchesSignature(5).judge(LogHistory(worker(lambda s: [f"d{s}", f"e{s}"]))).status is FAIL
+    assert (
+        IdenticalBatchesSignature(5).judge(LogHistory(worker(lambda s: [f"d{s}"]))).status is UNKNOWN
+    )  # one lane: cannot tell
 
 
 def test_a_class_naming_its_cause_is_specific_a_tf_status_class_is_not():

@@ -11,6 +11,7 @@ import pytest
 
 from chaos.checks.verdict import Status
 from chaos.diagnose import watch_for
+from chaos.diagnose.history import LogHistory
 from chaos.diagnose.match import confident, rank
 from chaos.diagnose.observe import observe_files
 from chaos.diagnose.servers import target_host
@@ -61,7 +62,9 @@ def test_the_server_target_line_names_the_host(line, host):
 
 def test_a_localhost_server_target_alone_is_no_evidence_of_a_localhost_tf_config(tmp_path):
     workers = _observe(tmp_path, {"worker-0.log": TF20_HANG})
-    assert LOCALHOST_SIGNATURE.judge(workers).status is UNKNOWN  # cannot tell: TF <= 2.3 prints localhost anyway
+    assert (
+        LOCALHOST_SIGNATURE.judge(LogHistory(workers)).status is UNKNOWN
+    )  # cannot tell: TF <= 2.3 prints localhost anyway
 
 
 def test_a_localhost_target_beside_a_configured_host_is_evidence(tmp_path):
@@ -73,7 +76,7 @@ def test_a_localhost_target_beside_a_configured_host_is_evidence(tmp_path):
             "worker-1.log": "I grpc_server_lib.cc:457] Started server with target: grpc://localhost:23601\n",
         },
     )
-    judged = LOCALHOST_SIGNATURE.judge(workers)
+    judged = LOCALHOST_SIGNATURE.judge(LogHistory(workers))
     assert judged.status is PASS and "localhost:23601" in proof_lines(judged)[0].text
 
 

@@ -23,6 +23,7 @@ import pytest
 from chaos.checks.verdict import Status
 from chaos.diagnose import build, read_logs
 from chaos.diagnose.catalogue import KnownFailure
+from chaos.diagnose.history import LogHistory
 from chaos.diagnose.logs import WorkerLog
 from chaos.diagnose.match import judge_entry, rank, tied_first
 from chaos.diagnose.observe import observe, observe_all
@@ -248,15 +249,15 @@ def test_a_kill_expected_and_absent_costs_one_only_where_the_exits_are_known():
     )
     error = WorkerLog("worker-0", "w0", ("UnavailableError: Socket closed",), (1,))
     exited_1 = WorkerLog("worker-1", "w1", ("command terminated with exit code 1",), (1,))
-    no_exit = judge_entry(killed, [observe(error)])  # no exit in the logs: cannot tell
+    no_exit = judge_entry(killed, LogHistory([observe(error)]))  # no exit in the logs: cannot tell
     assert not no_exit.kills_absent and no_exit.score == pytest.approx(3.0)
-    exit_1 = judge_entry(killed, [observe(error), observe(exited_1)])
+    exit_1 = judge_entry(killed, LogHistory([observe(error), observe(exited_1)]))
     assert exit_1.kills_absent and exit_1.score == pytest.approx(3 * 3 / 5 - 1)
     # the chief's exit alone says nothing of worker-1's: no penalty (the signature still misses)
     chief_exit = WorkerLog(
         "worker-0", "w0", ("UnavailableError: Socket closed", "command terminated with exit code 1"), (1, 2)
     )
-    only_chief = judge_entry(killed, [observe(chief_exit)])
+    only_chief = judge_entry(killed, LogHistory([observe(chief_exit)]))
     assert not only_chief.kills_absent and only_chief.score == pytest.approx(3 * 3 / 5)
 
 
@@ -295,9 +296,9 @@ def test_bring_up_stall_needs_steps_and_a_late_first_step():
     late = WorkerLog("worker-0", "w", (wait, ev(event="step", step=1, t=1795741003.0)), (1, 2))
     no_steps = WorkerLog("worker-0", "w", (wait, "2026-11-27 00:57:26.000000: I something later"), (1, 2))
     sig = BringUpStallSignature(15)
-    assert sig.judge([observe(healthy)]).status is FAIL  # 4.6 s: a healthy bring-up
-    assert sig.judge([observe(late)]).status is PASS  # 16.7 s
-    assert sig.judge([observe(no_steps)]).status is UNKNOWN  # no step lines: cannot tell
+    assert sig.judge(LogHistory([observe(healthy)])).status is FAIL  # 4.6 s: a healthy bring-up
+    assert sig.judge(LogHistory([observe(late)])).status is PASS  # 16.7 s
+    assert sig.judge(LogHistory([observe(no_steps)])).status is UNKNOWN  # no step lines: cannot tell
 
 
 def test_a_stall_check_of_a_bring_up_fault_becomes_a_bring_up_stall(shipped):
