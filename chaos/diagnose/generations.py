@@ -24,6 +24,7 @@ from chaos.events import (
     StopEvent,
 )
 from chaos.events_text import short_class
+from chaos.fingerprints import fingerprint_of
 
 # What a worker's observations keep, whatever the log's length: a long log
 # repeats its errors, waits and step times; the first ones (the last waits and
@@ -50,6 +51,7 @@ class Generation:
     last_t: float | None = None
     fingerprint: dict[str, str] | None = None
     start: Evidence | None = None
+    started: StartEvent | None = None  # its start event (its line: ``start``), as the timeline holds it
     notable: list[Evidence] = field(
         default_factory=list
     )  # this generation's flagged lines (shapes, errors, exits, waits)
@@ -201,7 +203,8 @@ def add_event(event: Event, evidence: Evidence, generations: list[Generation]) -
         gen = generations[-1]
     if isinstance(event, StartEvent):
         gen.start = evidence
-        gen.fingerprint = {"tf_version": event.tf_version, **event.fingerprint}
+        gen.started = replace(event, evidence=evidence)
+        gen.fingerprint = fingerprint_of(event)
     elif isinstance(event, StepEvent):
         gen.steps.append(replace(event, evidence=evidence))
     elif isinstance(event, ErrorEvent):

@@ -4,7 +4,7 @@
 ``LogHistory`` is what the signatures judge: that timeline, and each log's observations
 (``chaos.diagnose.observations``) for what no event states: the lines a worker waited at,
 the shapes of lines, the loss values a log printed, where a log's generations begin. The
-signatures of errors, exits and batches read the timeline alone; a run's own timeline and
+signatures of errors, exits, batches and environments read the timeline alone; a run's own timeline and
 what diagnose reads back from its logs can be set side by side (``chaos diagnose
 --timeline``; tests/unit/diagnose/test_diagnose_history.py).
 
@@ -38,12 +38,13 @@ def _in_log_order(worker: WorkerObservations) -> list[Event]:
     """The worker's events, generation by generation, each generation's in the order of its lines."""
     out: list[Event] = []
     for gen in worker.generations:
-        out += sorted([*gen.steps, *gen.errors, *gen.exits], key=_line_number)
+        started = [gen.started] if gen.started is not None else []
+        out += sorted([*started, *gen.steps, *gen.errors, *gen.exits], key=_line_number)
     return out
 
 
 def timeline_of(workers: list[WorkerObservations]) -> Timeline:
-    """One timeline of every error, exit and step diagnose read from these logs (as it counts
+    """One timeline of every start, error, exit and step diagnose read from these logs (as it counts
     them: not the lines after a worker said it was done, nor the runner's teardown kills).
     Its run info knows only how many workers the logs name; what a job would train is not in
     its logs, so nothing is claimed of it (no evidence, no steps per epoch)."""

@@ -268,6 +268,7 @@ def renamed(w: WorkerObservations, name: str) -> WorkerObservations:
         g.hang_lines = [(t, ev(e)) for t, e in g.hang_lines]
         g.notable = [ev(e) for e in g.notable]
         g.start = ev(g.start)
+        g.started = moved([g.started])[0] if g.started is not None else None
     w.flagged = [(ev(e), names) for e, names in w.flagged]
     w.coordination = [ev(e) for e in w.coordination]
     if w.watched is not None:

@@ -1,8 +1,8 @@
 """Signatures: one measured symptom each, judged against the history of every worker
 log (``chaos.diagnose.history.LogHistory``): the timeline of the events the logs state,
-read by the signatures of errors, exits and batches, and each log's observations, read
-by those of what no event states (waits, stalls, speed, environments, line shapes and
-patterns). A signature's judgement is the one result every check of
+read by the signatures of errors, exits, batches and environments, and each log's
+observations, read by those of what no event states (waits, stalls and speed, which
+count within a log's generations, line shapes and patterns). A signature's judgement is the one result every check of
 this framework gives (``chaos.checks.verdict.Verdict``): pass (the symptom is
 in the logs), fail (the logs show it is not), or unknown (the logs lack what it
 needs: no timestamps for a stall, no exit codes, no fingerprints; the reason
@@ -31,8 +31,9 @@ from chaos.diagnose.read_events import NO_TIME, error_cls, timed, when
 from chaos.diagnose.servers import only_uninformative_targets
 from chaos.diagnose.shapes import shapes_in
 from chaos.diagnose.watch import required_literals
-from chaos.events import ErrorEvent, Event, ExitEvent, LogLine, StepEvent
+from chaos.events import ErrorEvent, Event, ExitEvent, LogLine, StartEvent, StepEvent
 from chaos.events_text import short_class
+from chaos.fingerprints import fingerprint_of
 from chaos.workload.grammar import STATUS_CLASSES
 
 QUIET_BEFORE_ERROR_S = 2.0
@@ -345,15 +346,13 @@ class SkewSignature(Signature):
         return "workers' environments differ in " + ", ".join(self.keys)
 
     def judge(self, logs: LogHistory) -> Verdict:
-        workers = logs.workers
-        prints = [(w, w.fingerprint) for w in workers if w.fingerprint is not None]
-        if len(prints) < 2:
+        firsts = [started[0] for started in logs.per_log(StartEvent)]  # each log's first start
+        if len(firsts) < 2:
             return self.cannot_tell("fewer than two workers print their environment")
         for key in self.keys:
-            if len({fp.get(key, "<absent>") for _, fp in prints}) < 2:
+            if len({fingerprint_of(s).get(key, "<absent>") for s in firsts}) < 2:
                 return self.not_seen(f"every worker has the same {key}")
-        starts = [gen.start for w, _ in prints for gen in w.generations[:1] if gen.start is not None]
-        return self.seen(starts[:MAX_EVIDENCE])
+        return self.seen(firsts[:MAX_EVIDENCE])
 
 
 @dataclass(frozen=True)

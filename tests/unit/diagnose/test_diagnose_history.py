@@ -1,10 +1,11 @@
 """What `chaos diagnose` reads is the runner's own history (chaos/diagnose/history.py): on the
 recorded runs of a whole audit battery, the timeline read back from a run's worker logs holds
-the run's own step and exit events, equal and in the same order, and every error event the run
-recorded (issue 39, one history); the signatures of errors, exits and batches judge that timeline."""
+the run's own start, step and exit events, equal and in the same order, and every error event the run
+recorded (issue 39, one history); the signatures of errors, exits, batches and environments judge that timeline."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 from pathlib import Path
@@ -18,8 +19,8 @@ from chaos.diagnose.logs import WorkerLog
 from chaos.diagnose.observations import Evidence
 from chaos.diagnose.observe import observe_all
 from chaos.diagnose.selfcheck import report_logs
-from chaos.diagnose.signatures import ErrorSignature, ExitSignature, NoErrorSignature
-from chaos.events import ErrorEvent, ExitEvent, StepEvent
+from chaos.diagnose.signatures import ErrorSignature, ExitSignature, NoErrorSignature, SkewSignature
+from chaos.events import ErrorEvent, ExitEvent, StartEvent, StepEvent
 from chaos.events_text import short_class
 from chaos.report.model import Report
 from chaos.timeline import Timeline
@@ -41,9 +42,9 @@ def _workers_events(timeline, kinds) -> list:
 def test_a_runs_logs_read_back_into_its_own_steps_exits_and_errors(path):
     report = _report(path)
     read = timeline_of(observe_all(report_logs(report)))
-    own = _workers_events(report.timeline, (StepEvent, ExitEvent))
+    own = _workers_events(report.timeline, (StartEvent, StepEvent, ExitEvent))
     assert len(own) > 500
-    assert _workers_events(read, (StepEvent, ExitEvent)) == own  # equal events, in the run's order
+    assert _workers_events(read, (StartEvent, StepEvent, ExitEvent)) == own  # equal events, in the run's order
     read_errors = {(e.source, short_class(e.error_class), e.message) for e in read.of(ErrorEvent)}
     for e in _workers_events(report.timeline, (ErrorEvent,)):
         assert (e.source, short_class(e.error_class), e.message) in read_errors
@@ -109,10 +110,19 @@ def test_the_history_gives_each_logs_events_in_its_lines_order_whatever_its_cloc
     assert [e.evidence.where for e in proof.evidence] == ["chief.log:1", "chief.log:2", "worker-1.log:1", "job.log:1"]
 
 
-def test_the_error_exit_and_batch_signatures_judge_the_timeline_alone():
+def test_the_error_exit_batch_and_environment_signatures_judge_the_timeline_alone():
     """What they read is the history's timeline: an event put there is judged, with no line behind it."""
     logs = LogHistory(observe_all([_logged("worker-0", "Epoch 1/2")]))
     assert ExitSignature(137).judge(logs).status is Status.UNKNOWN and NoErrorSignature().judge(logs).passed
     killed = ExitEvent(t=1.0, source="worker-0", exit_code=137, evidence=Evidence("w.log:9", "worker-0", "x"))
     logs = LogHistory(logs.workers, Timeline(logs.timeline.info, [*logs.timeline.events, killed]))
     assert ExitSignature(137).judge(logs).passed and NoErrorSignature().judge(logs).failed
+    starts = [
+        StartEvent(t=0.5, source=f"worker-{i}", tf_version=v, evidence=Evidence(f"w{i}.log:1", f"worker-{i}", "start"))
+        for i, v in enumerate(("2.21.0", "2.15.1"))
+    ]
+    skew = SkewSignature(("tf_version",))
+    assert skew.judge(logs).status is Status.UNKNOWN  # no start in the timeline
+    assert skew.judge(LogHistory(logs.workers, Timeline(logs.timeline.info, starts))).passed
+    same = [dataclasses.replace(s, tf_version="2.21.0") for s in starts]
+    assert skew.judge(LogHistory(logs.workers, Timeline(logs.timeline.info, same))).failed
