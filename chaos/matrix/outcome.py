@@ -27,7 +27,6 @@ HANG_S = 10.0  # no step and no error this long inside the window: a hang (a hea
 
 
 CHECK = "bounded"  # the matrix's one question of a cell
-OUTCOMES = ("error", "normal", "slowed", "progress", "hang", "not judged")
 
 
 def _judged(outcome: str, detail: str, evidence: tuple = ()) -> Verdict:
