@@ -15,7 +15,7 @@ import json
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import requests
@@ -78,7 +78,10 @@ class _Worker:
     generation: int
     container: Any
     follower: LogFollower
-    watcher: threading.Thread
+    watcher: threading.Thread | None = None
+    # The exit is recorded once, by the watcher or by the restart that replaces the container.
+    exit_lock: threading.Lock = field(default_factory=threading.Lock)
+    exit_recorded: bool = False
 
 
 class DockerCluster(
@@ -417,6 +420,16 @@ class DockerCluster(
                 self.record(StopEvent(t=time.time(), source=self.worker_name(i), reason=reason))
             docker_api.stop(old.container, grace_s=grace_s)
             old.watcher.join(timeout=10)
+            if old.watcher.is_alive():
+                # Its exit is this generation's: recorded now, before the new one starts (a watcher
+                # slower than the join, on a loaded engine, recorded it in the next generation, whose
+                # runner then saw its new workers as failed).
+                try:
+                    result = old.container.wait(timeout=30)
+                except Exception:  # noqa: BLE001 - gone or unanswered: the watcher may still say it
+                    result = None
+                if result is not None:
+                    self._record_exit(old, result)
             old.follower.join(timeout=5)
             docker_api.ignore_gone(old.container.remove, force=True, v=True)  # v: its anonymous volumes
         for i in indices:
@@ -516,10 +529,11 @@ class DockerCluster(
             container = self._create(index, generation, recipe, standby=False)
             container.start()
         follower = LogFollower(container, name, self.events, self.spec.launch.parser(name))
-        watcher = threading.Thread(target=self._watch_exit, args=(container, name), name=f"exit-{name}", daemon=True)
+        worker = _Worker(index, generation, container, follower, None)
+        worker.watcher = threading.Thread(target=self._watch_exit, args=(worker,), name=f"exit-{name}", daemon=True)
         follower.start()
-        watcher.start()
-        self.workers[index] = _Worker(index, generation, container, follower, watcher)
+        worker.watcher.start()
+        self.workers[index] = worker
         self._record_address(container, name)
 
     # --- standbys (chaos.backends.docker.standby) ----------------------------------
@@ -600,15 +614,31 @@ class DockerCluster(
         if address:
             self.record(AddressEvent(t=time.time(), source=RUNNER, task=name, address=address))
 
-    def _watch_exit(self, container, source: str) -> None:
+    def _watch_exit(self, worker: _Worker) -> None:
         try:
-            result = container.wait()
-            container.reload()
-            oom = bool(container.attrs["State"].get("OOMKilled"))
+            result = worker.container.wait()
         except Exception:  # removed during teardown
             return
+        self._record_exit(worker, result)
+
+    def _record_exit(self, worker: _Worker, result: dict) -> None:
+        """Record ``worker``'s exit (``result``: its container's wait answer) unless it was recorded."""
+        with worker.exit_lock:
+            if worker.exit_recorded:
+                return
+            try:
+                worker.container.reload()
+                oom = bool(worker.container.attrs["State"].get("OOMKilled"))
+            except Exception:  # removed during teardown
+                return
+            worker.exit_recorded = True
         self.events.append(
-            ExitEvent(t=time.time(), source=source, exit_code=int(result.get("StatusCode", -1)), oom_killed=oom)
+            ExitEvent(
+                t=time.time(),
+                source=self.worker_name(worker.index),
+                exit_code=int(result.get("StatusCode", -1)),
+                oom_killed=oom,
+            )
         )
 
 

@@ -16,7 +16,7 @@ from chaos.backends.docker import limits as docker_limits
 from chaos.backends.docker.cluster import DockerCluster
 from chaos.backends.spec import Deployment, Limits, WriteLimit
 from chaos.errors import InfrastructureError
-from chaos.events import RestartEvent, StopEvent
+from chaos.events import ExitEvent, RestartEvent, StopEvent
 from chaos.worker.control import MemoryDemand, control_file_script
 from chaos.worker.settings import ENV_VAR, WorkerSettings
 
@@ -197,6 +197,28 @@ def test_a_restart_says_which_workers_it_stops_while_they_still_run(cluster, mon
     assert kinds == [("stop", "worker-1"), ("restart", "worker-0"), ("restart", "worker-1")]
     (stop,) = [e for e in cluster.events.snapshot() if isinstance(e, StopEvent)]
     assert stop.reason == "worker-0 failed"
+
+
+class ExitedContainer(FakeContainer):
+    """Stopped: the engine answers its wait with its exit code."""
+
+    def wait(self, timeout=None):
+        return {"StatusCode": 137}
+
+
+def test_an_exit_the_watcher_has_not_recorded_by_the_restart_is_recorded_before_it_once(cluster, monkeypatch):
+    """A watcher slower than the restart's join (a loaded engine) recorded the old container's exit
+    after the new generation started, whose runner then took its new workers for failed."""
+    monkeypatch.setattr(docker_api, "create_container", lambda client, image, **kw: FakeContainer(kw["name"]))
+    attach(cluster, 0, FakeContainer("exited"), running=False)
+    attach(cluster, 1, ExitedContainer("killed"), running=True)  # its watcher is still waiting
+    old = cluster.workers[1]
+    cluster.restart([0, 1], reason="no progress for 30s")
+    kinds = [(e.kind, e.source) for e in cluster.events.snapshot() if isinstance(e, (ExitEvent, RestartEvent))]
+    assert kinds == [("exit", "worker-1"), ("restart", "worker-0"), ("restart", "worker-1")]
+    cluster._record_exit(old, {"StatusCode": 137})  # the watcher, at last: said already
+    exits = [e for e in cluster.events.snapshot() if isinstance(e, ExitEvent)]
+    assert [(e.source, e.exit_code) for e in exits] == [("worker-1", 137)]
 
 
 # --- commands, resources, state -------------------------------------------------------
