@@ -147,7 +147,28 @@ def explain(report) -> str:
     from chaos.report import terminal_summary
 
     where = report.artifacts.get("page") or next(iter(report.artifacts.values()), "")
-    return terminal_summary([report]) + (f"\n  its report and logs: {where}" if where else "")
+    return (
+        terminal_summary([report])
+        + (f"\n  its report and logs: {where}" if where else "")
+        + "\n  its lifecycle:"
+        + "".join(f"\n    {line}" for line in lifecycle(report))
+    )
+
+
+def lifecycle(report) -> list[str]:
+    """The run's injects, stops, exits and restarts, in time: who ended which worker, in a CI log
+    that keeps no report folder."""
+    events = [e for e in report.timeline.events if e.kind in ("inject", "stop", "exit", "restart", "phase")]
+    start = events[0].t if events else 0.0
+    return [
+        f"{e.t - start:7.1f}s {e.kind} {e.source} "
+        + " ".join(
+            f"{k}={getattr(e, k)}"
+            for k in ("fault", "phase", "exit_code", "oom_killed", "reason")
+            if getattr(e, k, None) not in (None, "")
+        )
+        for e in events
+    ]
 
 
 @pytest.mark.parametrize(
