@@ -158,17 +158,10 @@ def explain(report) -> str:
 def lifecycle(report) -> list[str]:
     """The run's injects, stops, exits and restarts, in time: who ended which worker, in a CI log
     that keeps no report folder."""
+    from chaos.events_text import event_line
+
     events = [e for e in report.timeline.events if e.kind in ("inject", "stop", "exit", "restart", "phase")]
-    start = events[0].t if events else 0.0
-    return [
-        f"{e.t - start:7.1f}s {e.kind} {e.source} "
-        + " ".join(
-            f"{k}={getattr(e, k)}"
-            for k in ("fault", "phase", "exit_code", "oom_killed", "reason")
-            if getattr(e, k, None) not in (None, "")
-        )
-        for e in events
-    ]
+    return [event_line(e, events[0].t) for e in events]
 
 
 @pytest.mark.parametrize(

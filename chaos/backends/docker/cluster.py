@@ -632,14 +632,15 @@ class DockerCluster(
             except Exception:  # removed during teardown
                 return
             worker.exit_recorded = True
-        self.events.append(
-            ExitEvent(
-                t=time.time(),
-                source=self.worker_name(worker.index),
-                exit_code=int(result.get("StatusCode", -1)),
-                oom_killed=oom,
+            # Appended under the lock: a restart that found it recorded may then start the next generation.
+            self.events.append(
+                ExitEvent(
+                    t=time.time(),
+                    source=self.worker_name(worker.index),
+                    exit_code=int(result.get("StatusCode", -1)),
+                    oom_killed=oom,
+                )
             )
-        )
 
 
 def device_under(mounts: str, point: str) -> str:
