@@ -571,9 +571,15 @@ class DockerCluster(
                     continue
                 try:
                     container = self._create(index, generation, recipe, standby=True)
+                    # Started off the network, joined only at its go: an address held now could
+                    # be one a partitioned worker just freed (Docker hands out the lowest free
+                    # address and derives the MAC from it), and the standby would answer the
+                    # packets still sent to that worker with resets, which the proxy passes on
+                    # as a closed connection instead of the partition's silence (measured).
+                    self.network.disconnect(container)
                     container.start()
                 except Exception:  # noqa: BLE001 - no standby: the worker is made fresh when due
-                    continue
+                    continue  # (one created but not started is the teardown's, by its label)
                 self.standbys[index] = _Standby(container, recipe, generation)
 
     def _take_standby(self, index: int, generation: int, recipe: Recipe):
@@ -592,8 +598,7 @@ class DockerCluster(
             )
             if usable:
                 name = self.worker_name(index)
-                # Reachable as the worker first, then full CPU weight, then go.
-                self.network.disconnect(container, force=True)
+                # Reachable as the worker first (it waited off the network), then full CPU weight, then go.
                 self.network.connect(container, aliases=[name])
                 container.update(cpu_shares=recipe.resources.get("cpu_shares", ACTIVE_CPU_SHARES))
                 container.put_archive(CONTROL_DIR, go_archive(dict(recipe.late_env)))

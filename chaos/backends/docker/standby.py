@@ -2,8 +2,9 @@
 
 A standby is the next container of one worker slot, created and started early
 at ``STANDBY_CPU_SHARES`` (it imports TensorFlow only on CPU nobody else
-wants), attached to the run's network under no alias (nothing can reach it
-as the worker yet), waiting for its go file. When the slot's next container
+wants), off the run's network (it joins it under the worker's name at its go:
+an address held while waiting could be one a partitioned worker freed), waiting
+for its go file. When the slot's next container
 is due, the standby serves only if it was created exactly as a fresh one would
 be (``Recipe``: image, command, limits, and the environment less the keys the
 go file carries); otherwise it is removed and a fresh container is created.
