@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chaos.diagnose.generations import Generation
 from chaos.diagnose.logs import worker_index
@@ -434,6 +434,13 @@ def attribute_cycle(workers: list[WorkerObservations], k: int) -> Attribution:
     if any(line.weak for line in causes) and not all(line.weak for line in causes):
         rest += [line for line in causes if line.weak]  # a return code after a line that says what failed
         causes = [line for line in causes if not line.weak]
+    if causes and all(_mismatch(line) for line in causes) and _from_skew(gens)[0] is not None:
+        # A collective's type or shape mismatch is raised by whichever worker compares (the group's
+        # leader answers CompleteInstance with it): with one worker's environment odd, the mismatch
+        # is that worker's doing, not the comparer's (version-skew-tf215-..., CI of 2026-12-07:
+        # the chief raised it first and was named the root).
+        rest += [replace(line, kind="effect") for line in causes]
+        causes = []
     roots: list[Labelled] = []
     root_worker, sure, no_root = None, False, ""
     if causes:
@@ -631,6 +638,11 @@ def _from_missing(workers: list[WorkerObservations], untold: list[str]) -> tuple
         f"no line states a cause: {m.who} {m.what} ({m.evidence.where}), as likely, not sure: "
         "the lines show whom the others lost, not why"
     ]
+
+
+def _mismatch(line: _Line) -> bool:
+    """An error of the worker's own that only says two workers' tensors disagree."""
+    return line.kind == "cause" and "collective_mismatch" in shapes_in(line.text)
 
 
 def _from_skew(gens) -> tuple[str | None, list[str]]:

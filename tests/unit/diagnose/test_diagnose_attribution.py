@@ -188,6 +188,45 @@ def test_two_different_errors_of_their_own_name_the_first_but_not_sure():
     assert any("worker-0 failed on its own" in u for u in a.untold)
 
 
+TYPE_MISMATCH = "Collective instance 112 expected type 1 and data_type 9 but got type 1 and data_type 1"
+
+
+def mismatch_run(odd_tf: str) -> list[WorkerLog]:
+    """As version-skew-tf215-... ran in CI: the chief compares, and its C++ line states the mismatch as
+    its own error; both workers' Python errors then say the collective was aborted by it."""
+
+    def start(source: str, tf: str) -> str:
+        return ev("start", source, 0, tf_version=tf, fingerprint={"tf_version": tf, "pkg:tensorflow-cpu": tf})
+
+    aborted = "Collective ops is aborted by: " + TYPE_MISMATCH
+    return logs(
+        worker_0=[
+            start("worker-0", "2.21.0"),
+            f"E0000 00:00:{T0 + 1:.6f}     120 base_collective_executor.cc:252] "
+            f"BaseCollectiveExecutor::StartAbort INTERNAL: {TYPE_MISMATCH}",
+            err("worker-0", 1.1, "InternalError", aborted + " [Op:CollectiveBcastSend]"),
+            exit_("worker-0", 2, 1),
+        ],
+        worker_1=[
+            start("worker-1", odd_tf),
+            err("worker-1", 1.2, "InternalError", aborted + " grpc_status:13 [Op:CollectiveBcastRecv]"),
+            exit_("worker-1", 2, 1),
+        ],
+    )
+
+
+def test_a_collective_mismatch_is_the_odd_environments_doing_not_the_comparers():
+    """version-skew-tf215-...: whichever worker compares raises the mismatch (CI of 2026-12-07: the
+    chief, named the root for sure); with one worker's environment odd, that worker is the likely root."""
+    a = first(mismatch_run(odd_tf="2.15.1"))
+    assert (a.root_worker, a.sure) == ("worker-1", False)
+    assert a.root is None and {c.worker for c in a.cascade} == {"worker-0", "worker-1"}
+    assert any("worker-1's environment differs" in u for u in a.untold)
+    # the control: the same errors with one environment are the comparer's own, as before
+    same = first(mismatch_run(odd_tf="2.21.0"))
+    assert (same.root_worker, same.sure) == ("worker-0", True)
+
+
 def test_only_peers_errors_name_a_likely_root_never_a_sure_one():
     for name in (
         "paused-worker-times-out-then-recovers",
