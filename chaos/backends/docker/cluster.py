@@ -575,7 +575,7 @@ class DockerCluster(
                     # be one a partitioned worker just freed (Docker hands out the lowest free
                     # address and derives the MAC from it), and the standby would answer the
                     # packets still sent to that worker with resets, which the proxy passes on
-                    # as a closed connection instead of the partition's silence (measured).
+                    # as a closed connection instead of the partition's silence (docs/findings.md, 2026-12-08).
                     self.network.disconnect(container)
                     container.start()
                 except Exception:  # noqa: BLE001 - no standby: the worker is made fresh when due
