@@ -499,8 +499,8 @@ class DockerCluster(
             name=f"{self.prefix}-{name}-g{generation}",
             labels={**self.labels, "io.tfchaos.role": role, "io.tfchaos.worker": str(index)},
             network=self.network.name,
-            # A standby is on the network (it can reach the proxy) but nothing
-            # reaches it as the worker until its go.
+            # A standby is made on the network (so it can join it at its go) under no alias,
+            # and taken off it before it starts (_make_standby_containers).
             aliases=[] if standby else [name],
             environment=recipe.standby_env() if standby else {**dict(recipe.early_env), **dict(recipe.late_env)},
             volumes={self.volume.name: self.spec.launch.checkpoint_dir},
